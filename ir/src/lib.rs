@@ -1,0 +1,1 @@
+//! The Glow instruction IR.
