@@ -1,1 +1,29 @@
-//! The Glow instruction IR.
+//! The Glow instruction IR: types, the opcode table, functions, the `.gir`
+//! parser and printer, the verifier and diagnostics.
+
+pub mod ast;
+pub mod builder;
+pub mod diag;
+pub mod function;
+pub mod lexer;
+pub mod opcode;
+pub mod parser;
+pub mod printer;
+pub mod shapes;
+pub mod span;
+pub mod types;
+pub mod verifier;
+
+#[allow(clippy::all, unused_parens)]
+mod grammar {
+    include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
+}
+
+pub use diag::{Diagnostic, Severity};
+pub use function::{
+    Function, InstData, InstId, MemberValue, Module, Mutability, Operand, Value, WeightData,
+    WeightId, WeightInit,
+};
+pub use opcode::{Opcode, OperandKind};
+pub use span::Span;
+pub use types::{ElemKind, Type};

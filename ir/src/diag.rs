@@ -1,0 +1,244 @@
+//! The one diagnostic type and the one place that renders it
+//! (codespan-reporting, reshaped to `file:line:col: error: message`).
+
+use crate::span::{line_col, Span};
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// A labelled span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// A diagnostic about a source file: a message, a primary span with an
+/// optional label, secondary labels and notes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    pub primary: Option<Label>,
+    pub secondary: Vec<Label>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            primary: None,
+            secondary: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+    pub fn warning(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(message)
+        }
+    }
+    pub fn at(mut self, span: Span) -> Diagnostic {
+        self.primary = Some(Label {
+            span,
+            message: String::new(),
+        });
+        self
+    }
+    pub fn at_labelled(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.primary = Some(Label {
+            span,
+            message: label.into(),
+        });
+        self
+    }
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.secondary.push(Label {
+            span,
+            message: label.into(),
+        });
+        self
+    }
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// 1-based line of the primary span, if any.
+    pub fn line(&self, source: &[u8]) -> Option<usize> {
+        self.primary
+            .as_ref()
+            .map(|l| line_col(source, l.span.start as usize).0)
+    }
+
+    /// Renders as `file:line:col: error: message`, the source line with a
+    /// caret underline and label, then `= note:` lines.
+    pub fn render(&self, file_name: &str, source: &[u8]) -> String {
+        let Some(primary) = &self.primary else {
+            let mut out = format!(
+                "{}: {}: {}\n",
+                file_name,
+                self.severity.as_str(),
+                self.message
+            );
+            for n in &self.notes {
+                out.push_str(&format!("  = note: {}\n", n));
+            }
+            return out;
+        };
+        // Lossy text keeps byte offsets for valid UTF-8; invalid bytes only
+        // appear before the first error, which is reported at that byte.
+        let text = String::from_utf8_lossy(source);
+        let clamp = |s: Span| {
+            let len = text.len();
+            let start = (s.start as usize).min(len);
+            let end = (s.end as usize).clamp(start, len);
+            let start = floor_char(&text, start);
+            start..ceil_char(&text, end)
+        };
+        let file = SimpleFile::new(file_name, text.as_ref());
+        let severity = match self.severity {
+            Severity::Error => cs::Severity::Error,
+            Severity::Warning => cs::Severity::Warning,
+            Severity::Note => cs::Severity::Note,
+        };
+        let mut labels =
+            vec![cs::Label::primary((), clamp(primary.span)).with_message(&primary.message)];
+        for l in &self.secondary {
+            labels.push(cs::Label::secondary((), clamp(l.span)).with_message(&l.message));
+        }
+        let diag = cs::Diagnostic::new(severity)
+            .with_message(&self.message)
+            .with_labels(labels)
+            .with_notes(self.notes.iter().map(|n| format!("note: {n}")).collect());
+        let config = term::Config {
+            chars: term::Chars::ascii(),
+            ..term::Config::default()
+        };
+        let mut buf = term::termcolor::NoColor::new(Vec::new());
+        if term::emit(&mut buf, &config, &file, &diag).is_err() {
+            return format!(
+                "{}: {}: {}\n",
+                file_name,
+                self.severity.as_str(),
+                self.message
+            );
+        }
+        let rendered = String::from_utf8_lossy(&buf.into_inner()).into_owned();
+        let (line, col) = line_col(source, primary.span.start as usize);
+        let mut out = format!(
+            "{}:{}:{}: {}: {}\n",
+            file_name,
+            line,
+            col,
+            self.severity.as_str(),
+            self.message
+        );
+        // Drop codespan's own header and `--> file:line:col` lines.
+        for l in rendered.lines().skip(2) {
+            out.push_str(l.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Renders a list of diagnostics, one after another.
+pub fn render_all(diags: &[Diagnostic], file_name: &str, source: &[u8]) -> String {
+    diags.iter().map(|d| d.render(file_name, source)).collect()
+}
+
+/// The candidate closest to `word` by edit distance, if close enough to be
+/// a plausible typo.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over chars.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + (ca != cb) as usize)
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_file_line_col_and_caret() {
+        let src = b"function f\ndeclare {\n  %x = bad\n}\n";
+        let d = Diagnostic::error("unknown thing")
+            .at_labelled(Span::new(28, 31), "here")
+            .with_note("a note");
+        let out = d.render("t.gir", src);
+        assert!(
+            out.starts_with("t.gir:3:8: error: unknown thing\n"),
+            "{out}"
+        );
+        assert!(out.contains("3 |   %x = bad"), "{out}");
+        assert!(out.contains("^^^ here"), "{out}");
+        assert!(out.contains("= note: a note"), "{out}");
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(did_you_mean("relux", ["relu", "tanh"]), Some("relu"));
+        assert_eq!(did_you_mean("zzzz", ["relu", "tanh"]), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

@@ -1,0 +1,394 @@
+//! Functions: weights and instructions in dense tables indexed by small ids,
+//! with program order kept apart from instruction data (as in Cranelift).
+
+use crate::opcode::{Default, MemberType, Opcode, OperandKind};
+use crate::span::SourceMap;
+use crate::types::Type;
+use std::collections::HashMap;
+
+/// A weight, by its index in `Function::weights`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WeightId(pub u32);
+
+/// An instruction, by its index in `Function::insts` (not its position).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstId(pub u32);
+
+impl WeightId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+impl InstId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What an operand names: a weight or the result of an instruction
+/// (an `allocactivation` or a `tensorview` in a valid function).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    Weight(WeightId),
+    Inst(InstId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutability {
+    /// Read-only constant contents (Glow `Constant`).
+    Const,
+    /// Inputs and outputs, observable from outside (Glow `Placeholder`).
+    Mutable,
+}
+
+impl Mutability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mutability::Const => "const",
+            Mutability::Mutable => "mutable",
+        }
+    }
+}
+
+/// Inline contents of a weight.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WeightInit {
+    /// Every element has this value.
+    Splat(f64),
+    /// One value per element, for float element kinds.
+    Floats(Vec<f64>),
+    /// One value per element, for integer, quantized and bool kinds.
+    Ints(Vec<i64>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightData {
+    pub name: String,
+    pub ty: Type,
+    pub mutability: Mutability,
+    pub init: Option<WeightInit>,
+}
+
+/// A member value as written; the verifier checks it against the table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemberValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    IntArray(Vec<i64>),
+    FloatArray(Vec<f64>),
+    Type(Type),
+    Enum(String),
+    Str(String),
+}
+
+impl MemberValue {
+    /// The value a table default stands for.
+    pub fn from_default(d: Default) -> Option<MemberValue> {
+        Some(match d {
+            Default::Required => return None,
+            Default::Int(v) => MemberValue::Int(v),
+            Default::Float(v) => MemberValue::Float(v),
+            Default::Bool(v) => MemberValue::Bool(v),
+            Default::IntArray(v) => MemberValue::IntArray(v.to_vec()),
+            Default::FloatArray(v) => MemberValue::FloatArray(v.to_vec()),
+            Default::Enum(v) => MemberValue::Enum(v.to_string()),
+            Default::Str(v) => MemberValue::Str(v.to_string()),
+        })
+    }
+
+    /// Whether the value has the member type `ty`.
+    pub fn has_type(&self, ty: MemberType) -> bool {
+        match (self, ty) {
+            (MemberValue::Int(_), MemberType::Int)
+            | (MemberValue::Float(_), MemberType::Float)
+            | (MemberValue::Bool(_), MemberType::Bool)
+            | (MemberValue::IntArray(_), MemberType::IntArray)
+            | (MemberValue::FloatArray(_), MemberType::FloatArray)
+            | (MemberValue::Type(_), MemberType::Type)
+            | (MemberValue::Str(_), MemberType::Str) => true,
+            (MemberValue::Enum(v), MemberType::Enum(vals)) => vals.contains(&v.as_str()),
+            _ => false,
+        }
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            MemberValue::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+    pub fn as_float(&self) -> Option<f64> {
+        match self {
+            MemberValue::Float(v) => Some(*v),
+            MemberValue::Int(v) => Some(*v as f64),
+            _ => None,
+        }
+    }
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            MemberValue::Bool(v) => Some(*v),
+            _ => None,
+        }
+    }
+    pub fn as_ints(&self) -> Option<&[i64]> {
+        match self {
+            MemberValue::IntArray(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn as_floats(&self) -> Option<&[f64]> {
+        match self {
+            MemberValue::FloatArray(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn as_type(&self) -> Option<&Type> {
+        match self {
+            MemberValue::Type(t) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            MemberValue::Enum(s) | MemberValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    pub kind: OperandKind,
+    pub value: Value,
+}
+
+/// One instruction. `members` is indexed like the opcode's member table;
+/// `None` means a required member is missing (the verifier reports it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstData {
+    pub name: String,
+    pub opcode: Opcode,
+    pub operands: Vec<Operand>,
+    pub members: Vec<Option<MemberValue>>,
+}
+
+impl InstData {
+    /// The member called `name`, if the opcode has it and it is set.
+    pub fn member(&self, name: &str) -> Option<&MemberValue> {
+        let i = self.opcode.info().member_index(name)?;
+        self.members.get(i)?.as_ref()
+    }
+    pub fn member_int(&self, name: &str) -> Option<i64> {
+        self.member(name)?.as_int()
+    }
+    pub fn member_float(&self, name: &str) -> Option<f64> {
+        self.member(name)?.as_float()
+    }
+    pub fn member_ints(&self, name: &str) -> Option<&[i64]> {
+        self.member(name)?.as_ints()
+    }
+    pub fn member_type(&self, name: &str) -> Option<&Type> {
+        self.member(name)?.as_type()
+    }
+    pub fn member_str(&self, name: &str) -> Option<&str> {
+        self.member(name)?.as_str()
+    }
+
+    /// Sets a member by name; false when the opcode has no such member.
+    pub fn set_member(&mut self, name: &str, value: MemberValue) -> bool {
+        match self.opcode.info().member_index(name) {
+            Some(i) => {
+                self.members[i] = Some(value);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A function: weights, an instruction table and the program order.
+#[derive(Clone, Debug, Default)]
+pub struct Function {
+    pub name: String,
+    pub weights: Vec<WeightData>,
+    /// Every instruction ever created; erased ones stay here but leave `layout`.
+    pub insts: Vec<InstData>,
+    /// Program order.
+    pub layout: Vec<InstId>,
+    /// Source spans, when the function was parsed.
+    pub spans: SourceMap,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>) -> Function {
+        Function {
+            name: name.into(),
+            ..Function::default()
+        }
+    }
+
+    pub fn weight(&self, w: WeightId) -> &WeightData {
+        &self.weights[w.index()]
+    }
+
+    pub fn inst(&self, i: InstId) -> &InstData {
+        &self.insts[i.index()]
+    }
+
+    pub fn inst_mut(&mut self, i: InstId) -> &mut InstData {
+        &mut self.insts[i.index()]
+    }
+
+    pub fn weight_ids(&self) -> impl Iterator<Item = WeightId> + '_ {
+        (0..self.weights.len() as u32).map(WeightId)
+    }
+
+    /// Instructions in program order.
+    pub fn inst_ids(&self) -> impl Iterator<Item = InstId> + '_ {
+        self.layout.iter().copied()
+    }
+
+    /// The name of a value.
+    pub fn value_name(&self, v: Value) -> &str {
+        match v {
+            Value::Weight(w) => &self.weight(w).name,
+            Value::Inst(i) => &self.inst(i).name,
+        }
+    }
+
+    /// The type of a buffer value: a weight's type, an alloc's or view's `Ty`.
+    pub fn value_type(&self, v: Value) -> Option<&Type> {
+        match v {
+            Value::Weight(w) => Some(&self.weight(w).ty),
+            Value::Inst(i) => {
+                let inst = self.inst(i);
+                match inst.opcode {
+                    Opcode::AllocActivation | Opcode::TensorView => inst.member_type("Ty"),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The buffer at the end of a tensorview chain, with the element offset
+    /// of `v` inside it.
+    pub fn origin(&self, mut v: Value) -> (Value, u64) {
+        let mut offset = 0u64;
+        // Bounded by the instruction count so a malformed cycle cannot hang.
+        for _ in 0..=self.insts.len() {
+            let Value::Inst(i) = v else { break };
+            let inst = self.inst(i);
+            if inst.opcode != Opcode::TensorView {
+                break;
+            }
+            let Some(src) = inst.operands.first() else {
+                break;
+            };
+            if let (Some(offs), Some(src_ty)) =
+                (inst.member_ints("Offsets"), self.value_type(src.value))
+            {
+                offset += linear_offset(offs, &src_ty.dims);
+            }
+            v = src.value;
+        }
+        (v, offset)
+    }
+
+    /// Position of every instruction in program order (erased ones absent).
+    pub fn positions(&self) -> HashMap<InstId, usize> {
+        self.layout
+            .iter()
+            .enumerate()
+            .map(|(p, &i)| (i, p))
+            .collect()
+    }
+
+    /// Looks a value up by name.
+    pub fn lookup(&self, name: &str) -> Option<Value> {
+        if let Some(w) = self.weights.iter().position(|w| w.name == name) {
+            return Some(Value::Weight(WeightId(w as u32)));
+        }
+        self.layout
+            .iter()
+            .copied()
+            .find(|&i| self.inst(i).name == name)
+            .map(Value::Inst)
+    }
+
+    /// Use lists of every value, computed over the program order.
+    pub fn uses(&self) -> UseLists {
+        let mut uses: HashMap<Value, Vec<Use>> = HashMap::new();
+        for &i in &self.layout {
+            for (k, op) in self.inst(i).operands.iter().enumerate() {
+                uses.entry(op.value).or_default().push(Use {
+                    inst: i,
+                    operand: k,
+                });
+            }
+        }
+        UseLists { uses }
+    }
+
+    /// Removes an instruction from the program order.
+    pub fn erase(&mut self, i: InstId) {
+        self.layout.retain(|&x| x != i);
+    }
+}
+
+/// Row-major linear index of `offsets` in a tensor of `dims`.
+pub fn linear_offset(offsets: &[i64], dims: &[u64]) -> u64 {
+    let mut lin = 0u64;
+    for (k, &o) in offsets.iter().enumerate() {
+        let stride: u64 = dims.iter().skip(k + 1).product();
+        lin = lin.saturating_add((o.max(0) as u64).saturating_mul(stride));
+    }
+    lin
+}
+
+/// One use of a value: instruction and operand index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Use {
+    pub inst: InstId,
+    pub operand: usize,
+}
+
+/// Users of each value, in program order.
+#[derive(Clone, Debug, Default)]
+pub struct UseLists {
+    uses: HashMap<Value, Vec<Use>>,
+}
+
+impl UseLists {
+    /// The uses of `v`, in program order.
+    pub fn users(&self, v: Value) -> &[Use] {
+        self.uses.get(&v).map(Vec::as_slice).unwrap_or(&[])
+    }
+    pub fn num_users(&self, v: Value) -> usize {
+        self.users(v).len()
+    }
+}
+
+/// A parsed file: its functions in order.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub functions: Vec<Function>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_structs_stay_small() {
+        assert_eq!(std::mem::size_of::<Value>(), 8);
+        assert_eq!(std::mem::size_of::<Operand>(), 12);
+        assert!(std::mem::size_of::<InstData>() <= 80);
+    }
+
+    #[test]
+    fn linear_offsets() {
+        assert_eq!(linear_offset(&[1, 2], &[3, 4]), 6);
+        assert_eq!(linear_offset(&[0, 0, 1], &[2, 2, 2]), 1);
+    }
+}

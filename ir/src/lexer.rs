@@ -1,0 +1,223 @@
+//! The `.gir` lexer (logos). Newlines are tokens because the grammar is
+//! line-based; runs of blank or comment-only lines collapse into one.
+
+use crate::span::Span;
+use logos::Logos;
+
+/// A token; text-carrying tokens borrow from the source.
+#[derive(Logos, Clone, Copy, Debug, PartialEq)]
+#[logos(skip r"[ \t\r\f]+")]
+#[logos(skip(r"//[^\n]*", allow_greedy = true))]
+#[logos(skip(r";[^\n]*", allow_greedy = true))]
+pub enum Tok<'a> {
+    #[token("\n")]
+    Newline,
+    #[token("function")]
+    Function,
+    #[token("declare")]
+    Declare,
+    #[token("code")]
+    Code,
+    #[token("WeightVar")]
+    WeightVar,
+    #[token("const")]
+    Const,
+    #[token("mutable")]
+    Mutable,
+    #[token("x", priority = 5)]
+    X,
+    #[regex(r"%[A-Za-z0-9_.$\-]+")]
+    Name(&'a str),
+    #[regex(r#"%"([^"\\\n]|\\.)*""#)]
+    QuotedName(&'a str),
+    #[regex(r"@[A-Za-z_]+")]
+    OperandKind(&'a str),
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*")]
+    Ident(&'a str),
+    #[regex(r"-?[0-9]+", priority = 3)]
+    Int(&'a str),
+    #[regex(r"-?[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?")]
+    #[regex(r"-?[0-9]+[eE][+-]?[0-9]+")]
+    #[regex(r"-?(inf|nan)", priority = 10)]
+    Float(&'a str),
+    #[regex(r#""([^"\\\n]|\\.)*""#)]
+    Str(&'a str),
+    #[token("=")]
+    Eq,
+    #[token(",")]
+    Comma,
+    #[token(":")]
+    Colon,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("<")]
+    Lt,
+    #[token(">")]
+    Gt,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("...")]
+    Ellipsis,
+}
+
+impl Tok<'_> {
+    /// How the token reads in a diagnostic.
+    pub fn describe(&self) -> String {
+        match self {
+            Tok::Newline => "end of line".into(),
+            Tok::Name(s) | Tok::QuotedName(s) => format!("value name `{s}`"),
+            Tok::OperandKind(s) => format!("`{s}`"),
+            Tok::Ident(s) => format!("identifier `{s}`"),
+            Tok::Int(s) => format!("integer `{s}`"),
+            Tok::Float(s) => format!("float `{s}`"),
+            Tok::Str(s) => format!("string {s}"),
+            other => format!("`{}`", other.text()),
+        }
+    }
+
+    fn text(&self) -> &'static str {
+        match self {
+            Tok::Function => "function",
+            Tok::Declare => "declare",
+            Tok::Code => "code",
+            Tok::WeightVar => "WeightVar",
+            Tok::Const => "const",
+            Tok::Mutable => "mutable",
+            Tok::X => "x",
+            Tok::Eq => "=",
+            Tok::Comma => ",",
+            Tok::Colon => ":",
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
+            Tok::LBracket => "[",
+            Tok::RBracket => "]",
+            Tok::Lt => "<",
+            Tok::Gt => ">",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::Ellipsis => "...",
+            _ => "",
+        }
+    }
+}
+
+/// A character that starts no token.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LexError {
+    pub span: Span,
+}
+
+/// The token stream the grammar consumes: `(start, token, end)` triples with
+/// blank lines folded and a final newline guaranteed.
+pub struct Lexer<'a> {
+    inner: logos::SpannedIter<'a, Tok<'a>>,
+    last_was_newline: bool,
+    done: bool,
+    len: usize,
+}
+
+impl<'a> Lexer<'a> {
+    pub fn new(source: &'a str) -> Lexer<'a> {
+        Lexer {
+            inner: Tok::lexer(source).spanned(),
+            last_was_newline: true,
+            done: false,
+            len: source.len(),
+        }
+    }
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = Result<(usize, Tok<'a>, usize), LexError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.inner.next() {
+                Some((Ok(Tok::Newline), span)) => {
+                    if self.last_was_newline {
+                        continue;
+                    }
+                    self.last_was_newline = true;
+                    return Some(Ok((span.start, Tok::Newline, span.end)));
+                }
+                Some((Ok(tok), span)) => {
+                    self.last_was_newline = false;
+                    return Some(Ok((span.start, tok, span.end)));
+                }
+                Some((Err(()), span)) => {
+                    return Some(Err(LexError {
+                        span: Span::new(span.start, span.end),
+                    }));
+                }
+                None => {
+                    if self.done || self.last_was_newline {
+                        return None;
+                    }
+                    self.done = true;
+                    self.last_was_newline = true;
+                    return Some(Ok((self.len, Tok::Newline, self.len)));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok<'_>> {
+        Lexer::new(s).map(|t| t.unwrap().1).collect()
+    }
+
+    #[test]
+    fn lexes_a_line() {
+        let t = toks("  0 %conv.res = allocactivation { Ty: float<8 x 2>} // size: 4\n\n; c\n");
+        assert_eq!(
+            t,
+            vec![
+                Tok::Int("0"),
+                Tok::Name("%conv.res"),
+                Tok::Eq,
+                Tok::Ident("allocactivation"),
+                Tok::LBrace,
+                Tok::Ident("Ty"),
+                Tok::Colon,
+                Tok::Ident("float"),
+                Tok::Lt,
+                Tok::Int("8"),
+                Tok::X,
+                Tok::Int("2"),
+                Tok::Gt,
+                Tok::RBrace,
+                Tok::Newline,
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers_and_names() {
+        assert_eq!(
+            toks(r#"-3 0.5 1e-3 -inf nan %"a b" @in ..."#),
+            vec![
+                Tok::Int("-3"),
+                Tok::Float("0.5"),
+                Tok::Float("1e-3"),
+                Tok::Float("-inf"),
+                Tok::Float("nan"),
+                Tok::QuotedName(r#"%"a b""#),
+                Tok::OperandKind("@in"),
+                Tok::Ellipsis,
+                Tok::Newline,
+            ]
+        );
+    }
+}

@@ -1,0 +1,678 @@
+//! Parsing `.gir` text: bytes → tokens → syntax tree → `Module`, with every
+//! syntax and name error reported as a `Diagnostic` with a span.
+
+use crate::ast::*;
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::function::*;
+use crate::grammar::FileParser;
+use crate::lexer::{LexError, Lexer, Tok};
+use crate::opcode::{MemberType, Opcode, OperandKind};
+use crate::span::{ItemSpans, SourceMap, Span};
+use crate::types::{ElemKind, Type, MAX_DIMS};
+use lalrpop_util::ParseError;
+use std::collections::HashMap;
+
+/// Parses a whole file. On any error, returns every diagnostic found.
+pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
+    let text = match std::str::from_utf8(source) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.valid_up_to();
+            return Err(vec![Diagnostic::error("invalid UTF-8 in input")
+                .at_labelled(
+                    Span::new(at, at + 1),
+                    "this byte is not valid UTF-8",
+                )]);
+        }
+    };
+    let mut recovered = Vec::new();
+    let result = FileParser::new().parse(&mut recovered, Lexer::new(text));
+    let mut diags: Vec<Diagnostic> = recovered
+        .into_iter()
+        .map(|r| syntax_error(r.error, text))
+        .collect();
+    let funcs = match result {
+        Ok(funcs) => funcs,
+        Err(e) => {
+            diags.push(syntax_error(e, text));
+            return Err(diags);
+        }
+    };
+    let mut module = Module::default();
+    let mut fn_names: HashMap<String, usize> = HashMap::new();
+    for f in &funcs {
+        let name = unquote_text(&f.name);
+        if let Some(&prev) = fn_names.get(&name) {
+            diags.push(
+                Diagnostic::error(format!("function `{name}` is defined twice"))
+                    .at(span(&f.name))
+                    .with_secondary(Span::new(prev, prev), "first defined here"),
+            );
+        }
+        fn_names.insert(name, f.name.start);
+        module
+            .functions
+            .push(Lowerer::default().lower(f, &mut diags));
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        Err(diags)
+    } else {
+        Ok(module)
+    }
+}
+
+fn span<T>(t: &Spanned<T>) -> Span {
+    Span::new(t.start, t.end)
+}
+
+fn syntax_error(e: ParseError<usize, Tok<'_>, LexError>, text: &str) -> Diagnostic {
+    match e {
+        ParseError::InvalidToken { location } => {
+            Diagnostic::error("unexpected character").at(Span::new(location, location + 1))
+        }
+        ParseError::UnrecognizedEof { location, expected } => {
+            Diagnostic::error("unexpected end of file")
+                .at(Span::new(location, location))
+                .with_note(expected_note(&expected))
+        }
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => {
+            let found = tok.describe();
+            let mut d = Diagnostic::error(format!(
+                "expected {}, found {}",
+                expected_short(&expected),
+                found
+            ))
+            .at_labelled(Span::new(l, r.max(l + 1)), "unexpected here");
+            if expected.len() > 1 {
+                d = d.with_note(expected_note(&expected));
+            }
+            if tok == Tok::Ellipsis {
+                d = d.with_note("Glow's dump cuts arrays after 4 elements; write every element");
+            }
+            d
+        }
+        ParseError::ExtraToken { token: (l, tok, r) } => {
+            Diagnostic::error(format!("unexpected {}", tok.describe())).at(Span::new(l, r))
+        }
+        ParseError::User { error } => {
+            let bad = text.get(error.span.range()).unwrap_or("");
+            let ch = bad
+                .chars()
+                .next()
+                .map(|c| format!(" `{}`", c.escape_debug()))
+                .unwrap_or_default();
+            Diagnostic::error(format!("unexpected character{ch}")).at(error.span)
+        }
+    }
+}
+
+fn clean(expected: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = expected
+        .iter()
+        .map(|e| {
+            let inner = e.trim_matches('"').replace("\\\"", "\"");
+            match inner.as_str() {
+                "end of line" | "integer" | "float" | "string" | "identifier" | "%name" => inner,
+                "%\"quoted name\"" => "%\"quoted name\"".into(),
+                "@in, @out or @inout" => "an operand (`@in %x`)".into(),
+                other => format!("`{other}`"),
+            }
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn expected_short(expected: &[String]) -> String {
+    let v = clean(expected);
+    match v.len() {
+        0 => "something else".into(),
+        1 => v[0].clone(),
+        2 => format!("{} or {}", v[0], v[1]),
+        _ => "one of several tokens".into(),
+    }
+}
+
+fn expected_note(expected: &[String]) -> String {
+    format!("expected one of {}", clean(expected).join(", "))
+}
+
+/// The name a `%name` or `%"quoted"` token stands for.
+pub fn unquote_name(raw: &str) -> String {
+    let body = raw.strip_prefix('%').unwrap_or(raw);
+    if body.starts_with('"') {
+        unescape(&body[1..body.len() - 1])
+    } else {
+        body.to_string()
+    }
+}
+
+fn unquote_text(t: &Text) -> String {
+    if t.value.starts_with('"') {
+        unescape(&t.value[1..t.value.len() - 1])
+    } else {
+        unquote_name(t.value)
+    }
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct Lowerer {
+    names: HashMap<String, (Value, usize)>,
+    func: Function,
+}
+
+impl Lowerer {
+    fn lower(mut self, f: &FuncAst, diags: &mut Vec<Diagnostic>) -> Function {
+        self.func.name = unquote_text(&f.name);
+        self.func.spans = SourceMap {
+            function: Some(span(&f.name)),
+            ..SourceMap::default()
+        };
+        // Names first, so operands may name values defined later (the verifier
+        // reports the use-before-definition with a better message).
+        for (i, w) in f.weights.iter().enumerate() {
+            self.define(&w.name, Value::Weight(WeightId(i as u32)), diags);
+        }
+        for (i, inst) in f.insts.iter().enumerate() {
+            self.define(&inst.name, Value::Inst(InstId(i as u32)), diags);
+        }
+        for w in &f.weights {
+            let (data, spans) = self.lower_weight(w, diags);
+            self.func.weights.push(data);
+            self.func.spans.weights.push(spans);
+        }
+        for inst in &f.insts {
+            let (data, spans) = self.lower_inst(inst, diags);
+            let id = InstId(self.func.insts.len() as u32);
+            self.func.insts.push(data);
+            self.func.layout.push(id);
+            self.func.spans.insts.push(spans);
+        }
+        self.func
+    }
+
+    fn define(&mut self, name: &Text, v: Value, diags: &mut Vec<Diagnostic>) {
+        let n = unquote_name(name.value);
+        if let Some(&(_, prev)) = self.names.get(&n) {
+            diags.push(
+                Diagnostic::error(format!("`%{}` is defined twice", n))
+                    .at_labelled(span(name), "redefined here")
+                    .with_secondary(
+                        Span::new(prev, prev + name.value.len()),
+                        "first defined here",
+                    ),
+            );
+            return;
+        }
+        self.names.insert(n, (v, name.start));
+    }
+
+    fn resolve(&self, name: &Text, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+        let n = unquote_name(name.value);
+        if let Some(&(v, _)) = self.names.get(&n) {
+            return Some(v);
+        }
+        let mut d = Diagnostic::error(format!("use of undefined value `%{}`", n)).at(span(name));
+        let mut candidates: Vec<&str> = self.names.keys().map(String::as_str).collect();
+        candidates.sort();
+        if let Some(s) = did_you_mean(&n, candidates) {
+            d = d.with_note(format!("did you mean `%{}`?", s));
+        }
+        diags.push(d);
+        None
+    }
+
+    fn lower_weight(&self, w: &WeightAst, diags: &mut Vec<Diagnostic>) -> (WeightData, ItemSpans) {
+        let ty = lower_type(&w.ty, diags).unwrap_or_else(|| Type::float(&[1]));
+        let mutability = if w.mutable.value == "const" {
+            Mutability::Const
+        } else {
+            Mutability::Mutable
+        };
+        let mut init = None;
+        let mut seen = false;
+        for m in &w.members {
+            if m.name.value != "Data" {
+                let mut d = Diagnostic::error(format!("unknown weight member `{}`", m.name.value))
+                    .at(span(&m.name))
+                    .with_note("a weight has one member, `Data`");
+                if did_you_mean(m.name.value, ["Data"]).is_some() {
+                    d = d.with_note("did you mean `Data`?");
+                }
+                diags.push(d);
+                continue;
+            }
+            if seen {
+                diags.push(Diagnostic::error("member `Data` is given twice").at(span(&m.name)));
+                continue;
+            }
+            seen = true;
+            init = lower_data(&m.value, &ty, diags);
+        }
+        let spans = ItemSpans {
+            line: Span::new(w.start, w.end),
+            name: span(&w.name),
+            head: Span::new(w.ty.start, w.ty.end),
+            operands: Vec::new(),
+            members: Vec::new(),
+        };
+        (
+            WeightData {
+                name: unquote_name(w.name.value),
+                ty,
+                mutability,
+                init,
+            },
+            spans,
+        )
+    }
+
+    fn lower_inst(&self, inst: &InstAst, diags: &mut Vec<Diagnostic>) -> (InstData, ItemSpans) {
+        let mut spans = ItemSpans {
+            line: Span::new(inst.start, inst.end),
+            name: span(&inst.name),
+            head: span(&inst.opcode),
+            operands: Vec::new(),
+            members: Vec::new(),
+        };
+        let opcode = match Opcode::from_name(inst.opcode.value) {
+            Some(o) => o,
+            None => {
+                let mut d = Diagnostic::error(format!("unknown opcode `{}`", inst.opcode.value))
+                    .at(span(&inst.opcode));
+                if let Some(s) =
+                    did_you_mean(inst.opcode.value, Opcode::ALL.iter().map(|o| o.name()))
+                {
+                    d = d.with_note(format!("did you mean `{}`?", s));
+                }
+                diags.push(d);
+                Opcode::Touch
+            }
+        };
+        let info = opcode.info();
+        let mut operands = Vec::new();
+        for o in &inst.operands {
+            let kind = match o.kind.value {
+                "@in" => OperandKind::In,
+                "@out" => OperandKind::Out,
+                "@inout" => OperandKind::InOut,
+                other => {
+                    let mut d = Diagnostic::error(format!("unknown operand kind `{}`", other))
+                        .at(span(&o.kind));
+                    if let Some(s) = did_you_mean(other, ["@in", "@out", "@inout"]) {
+                        d = d.with_note(format!("did you mean `{}`?", s));
+                    }
+                    diags.push(d.with_note("operand kinds are `@in`, `@out` and `@inout`"));
+                    continue;
+                }
+            };
+            if let Some(value) = self.resolve(&o.name, diags) {
+                operands.push(Operand { kind, value });
+                spans.operands.push(Span::new(o.kind.start, o.name.end));
+            }
+        }
+        let mut members: Vec<Option<MemberValue>> = info
+            .members
+            .iter()
+            .map(|m| MemberValue::from_default(m.default))
+            .collect();
+        spans.members = vec![None; info.members.len()];
+        for m in &inst.members {
+            let Some(idx) = info.member_index(m.name.value) else {
+                let mut d =
+                    Diagnostic::error(format!("`{}` has no member `{}`", info.name, m.name.value))
+                        .at(span(&m.name));
+                let names: Vec<&str> = info.members.iter().map(|d| d.name).collect();
+                if let Some(s) = did_you_mean(m.name.value, names.iter().copied()) {
+                    d = d.with_note(format!("did you mean `{}`?", s));
+                } else if names.is_empty() {
+                    d = d.with_note(format!("`{}` takes no members", info.name));
+                } else {
+                    d = d.with_note(format!("its members are {}", names.join(", ")));
+                }
+                diags.push(d);
+                continue;
+            };
+            if spans.members[idx].is_some() {
+                diags.push(
+                    Diagnostic::error(format!("member `{}` is given twice", m.name.value))
+                        .at(span(&m.name)),
+                );
+                continue;
+            }
+            spans.members[idx] = Some(Span::new(m.name.start, m.end));
+            if let Some(v) = lower_member(&m.value, info.members[idx].ty, diags) {
+                members[idx] = Some(v);
+            }
+        }
+        let data = InstData {
+            name: unquote_name(inst.name.value),
+            opcode,
+            operands,
+            members,
+        };
+        (data, spans)
+    }
+}
+
+fn num_span(n: &Spanned<Num>) -> Span {
+    Span::new(n.start, n.end)
+}
+
+fn parse_int(n: &Spanned<Num>, diags: &mut Vec<Diagnostic>) -> Option<i64> {
+    match n.value {
+        Num::Int(s) => match s.parse::<i64>() {
+            Ok(v) => Some(v),
+            Err(_) => {
+                diags.push(Diagnostic::error("integer out of range").at(num_span(n)));
+                None
+            }
+        },
+        Num::Float(s) => {
+            diags.push(
+                Diagnostic::error(format!("expected an integer, found float `{}`", s))
+                    .at(num_span(n)),
+            );
+            None
+        }
+    }
+}
+
+fn parse_float(n: &Spanned<Num>) -> f64 {
+    let s = match n.value {
+        Num::Int(s) | Num::Float(s) => s,
+    };
+    // The lexer only produces digits, `inf` and `nan`, so this parses.
+    s.parse::<f64>().unwrap_or(f64::NAN)
+}
+
+/// Lowers a written type, checking the element kind and dimensions.
+fn lower_type(t: &TypeAst, diags: &mut Vec<Diagnostic>) -> Option<Type> {
+    let base = t.elem.value;
+    let quantized = matches!(base, "i8" | "ui8" | "i16" | "i32");
+    let mut quant = None;
+    if quantized {
+        let (mut scale, mut offset) = (None, None);
+        for (k, v) in &t.quant {
+            match k.value {
+                "S" => scale = Some(parse_float(v) as f32),
+                "O" => offset = parse_int(v, diags).map(|o| o as i32),
+                other => diags.push(
+                    Diagnostic::error(format!("unknown quantization parameter `{}`", other))
+                        .at(span(k))
+                        .with_note("quantization parameters are `S:scale O:offset`"),
+                ),
+            }
+        }
+        match (scale, offset) {
+            (Some(s), Some(o)) => quant = Some((s, o)),
+            _ => {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "quantized type `{}` needs `[S:scale O:offset]`",
+                        base
+                    ))
+                    .at(span(&t.elem)),
+                );
+                return None;
+            }
+        }
+    } else if let Some((k, _)) = t.quant.first() {
+        diags.push(
+            Diagnostic::error(format!(
+                "`{}` is not a quantized type and takes no parameters",
+                base
+            ))
+            .at(span(k)),
+        );
+    }
+    let Some(elem) = ElemKind::from_name(base, quant) else {
+        let mut d = Diagnostic::error(format!("unknown element type `{}`", base)).at(span(&t.elem));
+        if let Some(s) = did_you_mean(base, ElemKind::BASE_NAMES.iter().copied()) {
+            d = d.with_note(format!("did you mean `{}`?", s));
+        } else {
+            d = d.with_note(format!(
+                "element types are {}",
+                ElemKind::BASE_NAMES.join(", ")
+            ));
+        }
+        diags.push(d);
+        return None;
+    };
+    let mut dims = Vec::new();
+    let mut ok = true;
+    for d in &t.dims {
+        match d.value.parse::<u64>() {
+            Ok(v) if v > 0 => dims.push(v),
+            _ => {
+                diags.push(Diagnostic::error("a dimension must be a positive integer").at(span(d)));
+                ok = false;
+            }
+        }
+    }
+    if dims.len() > MAX_DIMS {
+        diags.push(
+            Diagnostic::error(format!(
+                "a type has at most {} dimensions, found {}",
+                MAX_DIMS,
+                dims.len()
+            ))
+            .at(Span::new(t.start, t.end)),
+        );
+        ok = false;
+    }
+    let ty = Type { elem, dims };
+    if ok
+        && ty
+            .dims
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .is_none_or(|n| n.checked_mul(8).is_none())
+    {
+        diags.push(Diagnostic::error("type is too large").at(Span::new(t.start, t.end)));
+        ok = false;
+    }
+    ok.then_some(ty)
+}
+
+/// Lowers a member value, coercing where the member's type allows it
+/// (integers for floats, `1`/`0` for bools). A value of another type is kept
+/// as written; the verifier reports the mismatch.
+fn lower_member(v: &ValueAst, ty: MemberType, diags: &mut Vec<Diagnostic>) -> Option<MemberValue> {
+    Some(match v {
+        ValueAst::Num(n) => match (&n.value, ty) {
+            (Num::Int(_), MemberType::Float) | (Num::Float(_), _) => {
+                MemberValue::Float(parse_float(n))
+            }
+            (Num::Int(s), MemberType::Bool) if *s == "0" || *s == "1" => {
+                MemberValue::Bool(*s == "1")
+            }
+            (Num::Int(_), _) => MemberValue::Int(parse_int(n, diags)?),
+        },
+        ValueAst::Ident(t) => match t.value {
+            "true" => MemberValue::Bool(true),
+            "false" => MemberValue::Bool(false),
+            other => MemberValue::Enum(other.to_string()),
+        },
+        ValueAst::Str(t) => MemberValue::Str(unescape(&t.value[1..t.value.len() - 1])),
+        ValueAst::Type(t) => MemberValue::Type(lower_type(t, diags)?),
+        ValueAst::Array {
+            elems, truncated, ..
+        } => {
+            if let Some((l, r)) = truncated {
+                diags.push(truncated_error(*l, *r));
+                return None;
+            }
+            let mut nums = Vec::new();
+            for e in elems {
+                match e {
+                    ValueAst::Num(n) => nums.push(n),
+                    other => {
+                        let (l, r) = other.span();
+                        diags.push(
+                            Diagnostic::error("expected a number in this array")
+                                .at(Span::new(l, r)),
+                        );
+                        return None;
+                    }
+                }
+            }
+            let all_int = nums.iter().all(|n| matches!(n.value, Num::Int(_)));
+            if ty == MemberType::FloatArray || !all_int {
+                MemberValue::FloatArray(nums.iter().map(|n| parse_float(n)).collect())
+            } else {
+                let mut ints = Vec::new();
+                for n in nums {
+                    ints.push(parse_int(n, diags)?);
+                }
+                MemberValue::IntArray(ints)
+            }
+        }
+        ValueAst::Call { func, .. } => {
+            diags.push(
+                Diagnostic::error(format!(
+                    "`{}(...)` is only allowed in a weight's `Data`",
+                    func.value
+                ))
+                .at(span(func)),
+            );
+            return None;
+        }
+    })
+}
+
+fn truncated_error(l: usize, r: usize) -> Diagnostic {
+    Diagnostic::error("this array was truncated by a Glow dump and cannot be read back")
+        .at_labelled(Span::new(l, r), "elements are missing here")
+        .with_note("Glow's dump prints only the first elements of an array; write every element")
+}
+
+/// Lowers a weight's `Data`: `splat(v)` or one value per element.
+fn lower_data(v: &ValueAst, ty: &Type, diags: &mut Vec<Diagnostic>) -> Option<WeightInit> {
+    match v {
+        ValueAst::Call { func, arg, .. } if func.value == "splat" => {
+            Some(WeightInit::Splat(parse_float(arg)))
+        }
+        ValueAst::Array {
+            elems,
+            truncated,
+            start,
+            end,
+        } => {
+            if let Some((l, r)) = truncated {
+                diags.push(truncated_error(*l, *r));
+                return None;
+            }
+            if elems.len() as u64 != ty.size() {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "`Data` has {} values but the type `{}` has {} elements",
+                        elems.len(),
+                        ty,
+                        ty.size()
+                    ))
+                    .at(Span::new(*start, *end)),
+                );
+                return None;
+            }
+            if ty.elem.is_float() {
+                let mut out = Vec::with_capacity(elems.len());
+                for e in elems {
+                    match e {
+                        ValueAst::Num(n) => out.push(parse_float(n)),
+                        other => {
+                            let (l, r) = other.span();
+                            diags.push(Diagnostic::error("expected a number").at(Span::new(l, r)));
+                            return None;
+                        }
+                    }
+                }
+                Some(WeightInit::Floats(out))
+            } else {
+                let mut out = Vec::with_capacity(elems.len());
+                for e in elems {
+                    let v = match e {
+                        ValueAst::Num(n) => parse_int(n, diags)?,
+                        ValueAst::Ident(t) if ty.elem == ElemKind::Bool && t.value == "true" => 1,
+                        ValueAst::Ident(t) if ty.elem == ElemKind::Bool && t.value == "false" => 0,
+                        other => {
+                            let (l, r) = other.span();
+                            diags.push(
+                                Diagnostic::error(format!(
+                                    "expected an integer for `{}` data",
+                                    ty.elem.base_name()
+                                ))
+                                .at(Span::new(l, r)),
+                            );
+                            return None;
+                        }
+                    };
+                    out.push(v);
+                }
+                Some(WeightInit::Ints(out))
+            }
+        }
+        other => {
+            let (l, r) = other.span();
+            diags.push(
+                Diagnostic::error("`Data` must be an array of values or `splat(value)`")
+                    .at(Span::new(l, r)),
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::printer::{print_module, PrintOptions};
+
+    const LENET: &str = include_str!("../../examples/lenet.gir");
+
+    fn round(s: &str) -> String {
+        match parse(s.as_bytes()) {
+            Ok(m) => print_module(&m, PrintOptions::default()),
+            Err(d) => panic!("{}", crate::diag::render_all(&d, "t.gir", s.as_bytes())),
+        }
+    }
+
+    #[test]
+    fn print_parse_is_a_fixed_point() {
+        let once = round(LENET);
+        assert_eq!(round(&once), once);
+        assert!(
+            once.contains("1 %conv = convolution @out %conv.res, @in %input"),
+            "{once}"
+        );
+    }
+
+    #[test]
+    fn errors_are_collected_per_line() {
+        let src = "function f\ndeclare {\n  %a = WeightVar float<2> cnst\n  %b = WeightVar float<2 x> const\n}\n\ncode {\n}\n";
+        let diags = parse(src.as_bytes()).unwrap_err();
+        assert_eq!(diags.len(), 2, "{diags:#?}");
+    }
+}
