@@ -4,6 +4,7 @@
 pub mod ast;
 pub mod builder;
 pub mod diag;
+pub mod expect;
 pub mod function;
 pub mod lexer;
 pub mod opcode;

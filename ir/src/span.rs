@@ -50,11 +50,13 @@ pub struct SourceMap {
 }
 
 impl SourceMap {
+    /// Spans of weight `i`; `None` for weights that were not parsed.
     pub fn weight(&self, i: usize) -> Option<&ItemSpans> {
-        self.weights.get(i)
+        self.weights.get(i).filter(|s| s.line != Span::default())
     }
+    /// Spans of instruction `i`; `None` for instructions a pass created.
     pub fn inst(&self, i: usize) -> Option<&ItemSpans> {
-        self.insts.get(i)
+        self.insts.get(i).filter(|s| s.line != Span::default())
     }
 }
 
