@@ -1,1 +1,145 @@
-fn main() {}
+//! glow-lit: runs the lit-style regression suite (see docs/testing.md).
+//!
+//! Thin command-line layer over the `glow_lit` library: argument parsing, tool lookup next to this
+//! executable, streaming per-test lines in discovery order, the summary, and the exit code
+//! (0 all good, 1 some test FAILED/XPASSED/UNRESOLVED/TIMED OUT, 2 usage or discovery error).
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use glow_lit::report::{detail_block, result_line, summary, time_report, Counts};
+use glow_lit::{discover, run_all, tools_in_dir, RunConfig};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Run lit-style tests (RUN lines + FileCheck) with a built-in shell.
+#[derive(Parser, Debug)]
+#[command(name = "glow-lit", version)]
+struct Args {
+    /// Test files or directories (default: the current directory).
+    paths: Vec<PathBuf>,
+    /// Number of tests to run in parallel (default: available cores).
+    #[arg(short = 'j', long = "workers")]
+    jobs: Option<usize>,
+    /// Show the RUN lines and output of failing tests.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Show the RUN lines and output of every test.
+    #[arg(short = 'a', long = "show-all")]
+    all: bool,
+    /// Only print failures and the summary.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Only run tests whose name (`suite :: path`) matches this regular expression.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Per-test time limit in seconds (0 = none).
+    #[arg(long, value_name = "S")]
+    timeout: Option<f64>,
+    /// Write a JUnit-style XML report to this file.
+    #[arg(long, value_name = "F")]
+    xunit_xml_output: Option<PathBuf>,
+    /// Print the slowest tests and a histogram of test times.
+    #[arg(long)]
+    time_tests: bool,
+    /// List the unsupported tests in the summary.
+    #[arg(long)]
+    show_unsupported: bool,
+    /// Where `%t` files go (default: `lit-output` beside the directory of this executable).
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Use this executable for a tool name, e.g. `--tool glow-filecheck=/path/FileCheck`.
+    #[arg(long, value_name = "NAME=PATH")]
+    tool: Vec<String>,
+}
+
+fn main() {
+    let args = Args::parse();
+    match run(args) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("glow-lit: error: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run(args: Args) -> Result<i32> {
+    let exe = std::env::current_exe().context("cannot locate the glow-lit executable")?;
+    let bin_dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    let mut tools = tools_in_dir(&bin_dir);
+    for t in &args.tool {
+        let Some((name, path)) = t.split_once('=') else {
+            bail!("--tool expects NAME=PATH, got `{t}`");
+        };
+        tools.insert(name.to_string(), std::path::absolute(path)?);
+    }
+    let output_dir = match &args.output_dir {
+        Some(d) => std::path::absolute(d)?,
+        None => bin_dir.parent().unwrap_or(&bin_dir).join("lit-output"),
+    };
+    let mut cfg = RunConfig::new(tools, output_dir);
+    cfg.timeout = args
+        .timeout
+        .filter(|t| *t > 0.0)
+        .map(Duration::from_secs_f64);
+
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let mut tests = discover(&paths)?;
+    if let Some(f) = &args.filter {
+        let re = regex::Regex::new(f).with_context(|| format!("invalid --filter regex `{f}`"))?;
+        tests.retain(|t| re.is_match(&t.display_name()));
+    }
+    if tests.is_empty() {
+        eprintln!("glow-lit: error: did not discover any tests for the provided path(s)");
+        println!("0 passed, 0 failed");
+        return Ok(1);
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let total = tests.len();
+    let stdout = std::io::stdout();
+    if !args.quiet {
+        println!("-- Testing: {total} tests, {} workers --", jobs.min(total));
+    }
+    let start = Instant::now();
+    let results = run_all(&tests, &cfg, jobs, |i, test, r| {
+        let mut out = stdout.lock();
+        for w in &r.warnings {
+            eprintln!("glow-lit: warning: {}: {w}", test.display_name());
+        }
+        let failed = r.code.is_failure();
+        if !args.quiet || failed {
+            let _ = writeln!(out, "{}", result_line(test, r, i, total));
+        }
+        if args.all || ((args.verbose || args.all) && failed) {
+            let _ = write!(out, "{}", detail_block(test, r));
+        }
+        let _ = out.flush();
+    });
+    let elapsed = start.elapsed();
+    if let Some(path) = &args.xunit_xml_output {
+        std::fs::write(path, glow_lit::xunit::render(&tests, &results, elapsed))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if args.time_tests {
+        println!("{}", time_report(&tests, &results));
+    }
+    print!(
+        "{}",
+        summary(&tests, &results, elapsed, args.show_unsupported)
+    );
+    let counts = Counts::of(&results);
+    println!("\n{}", counts.final_line());
+    Ok(if counts.failed() { 1 } else { 0 })
+}
