@@ -66,6 +66,9 @@ pub enum Tok<'a> {
     RParen,
     #[token("...")]
     Ellipsis,
+    /// Text that starts no token; the grammar rejects it like any
+    /// unexpected token, so parsing recovers at the end of the line.
+    Unknown(&'a str),
 }
 
 impl Tok<'_> {
@@ -79,6 +82,7 @@ impl Tok<'_> {
             Tok::Int(s) => format!("integer `{s}`"),
             Tok::Float(s) => format!("float `{s}`"),
             Tok::Str(s) => format!("string {s}"),
+            Tok::Unknown(s) => format!("unexpected character `{}`", s.escape_debug()),
             other => format!("`{}`", other.text()),
         }
     }

@@ -27,6 +27,7 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
     };
     let mut recovered = Vec::new();
     let result = FileParser::new().parse(&mut recovered, Lexer::new(text));
+    let had_syntax_errors = !recovered.is_empty();
     let mut diags: Vec<Diagnostic> = recovered
         .into_iter()
         .map(|r| syntax_error(r.error, text))
@@ -50,10 +51,14 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
             );
         }
         fn_names.insert(name, f.name.start);
-        module
-            .functions
-            .push(Lowerer::default().lower(f, &mut diags));
+        let mut lowerer = Lowerer::default();
+        if had_syntax_errors {
+            lowerer.broken = defined_names(&text[f.start..f.end]);
+        }
+        module.functions.push(lowerer.lower(f, &mut diags));
     }
+    // Report in source order, whichever stage found the problem.
+    diags.sort_by_key(|d| d.primary.as_ref().map_or(0, |l| l.span.start));
     if diags.iter().any(Diagnostic::is_error) {
         Err(diags)
     } else {
@@ -86,7 +91,7 @@ fn syntax_error(e: ParseError<usize, Tok<'_>, LexError>, text: &str) -> Diagnost
                 found
             ))
             .at_labelled(Span::new(l, r.max(l + 1)), "unexpected here");
-            if expected.len() > 1 {
+            if clean(&expected).len() > 4 {
                 d = d.with_note(expected_note(&expected));
             }
             if tok == Tok::Ellipsis {
@@ -113,10 +118,14 @@ fn clean(expected: &[String]) -> Vec<String> {
     let mut v: Vec<String> = expected
         .iter()
         .map(|e| {
-            let inner = e.trim_matches('"').replace("\\\"", "\"");
+            let inner = e
+                .strip_prefix('"')
+                .and_then(|e| e.strip_suffix('"'))
+                .unwrap_or(e);
+            let inner = inner.replace("\\\"", "\"");
             match inner.as_str() {
-                "end of line" | "integer" | "float" | "string" | "identifier" | "%name" => inner,
-                "%\"quoted name\"" => "%\"quoted name\"".into(),
+                "end of line" | "integer" | "float" | "string" | "identifier" => inner,
+                "%name" | "%\"quoted name\"" => "a value name".into(),
                 "@in, @out or @inout" => "an operand (`@in %x`)".into(),
                 other => format!("`{other}`"),
             }
@@ -132,7 +141,7 @@ fn expected_short(expected: &[String]) -> String {
     match v.len() {
         0 => "something else".into(),
         1 => v[0].clone(),
-        2 => format!("{} or {}", v[0], v[1]),
+        2..=4 => format!("{} or {}", v[..v.len() - 1].join(", "), v[v.len() - 1]),
         _ => "one of several tokens".into(),
     }
 }
@@ -177,9 +186,37 @@ fn unescape(s: &str) -> String {
     out
 }
 
+/// Every name a line defines (`[N] %name =`), found from tokens alone, so a
+/// line that failed to parse still counts as defining its name.
+fn defined_names(text: &str) -> std::collections::HashSet<String> {
+    let mut names = std::collections::HashSet::new();
+    let toks: Vec<Tok> = Lexer::new(text)
+        .filter_map(Result::ok)
+        .map(|t| t.1)
+        .collect();
+    let mut line_start = true;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Newline => line_start = true,
+            Tok::Int(_) if line_start => {}
+            Tok::Name(n) | Tok::QuotedName(n) if line_start => {
+                if toks.get(i + 1) == Some(&Tok::Eq) {
+                    names.insert(unquote_name(n));
+                }
+                line_start = false;
+            }
+            _ => line_start = false,
+        }
+    }
+    names
+}
+
 #[derive(Default)]
 struct Lowerer {
     names: HashMap<String, (Value, usize)>,
+    /// Names defined on lines that did not parse; uses of them are not
+    /// reported again.
+    broken: std::collections::HashSet<String>,
     func: Function,
 }
 
@@ -233,6 +270,9 @@ impl Lowerer {
         let n = unquote_name(name.value);
         if let Some(&(v, _)) = self.names.get(&n) {
             return Some(v);
+        }
+        if self.broken.contains(&n) {
+            return None;
         }
         let mut d = Diagnostic::error(format!("use of undefined value `%{}`", n)).at(span(name));
         let mut candidates: Vec<&str> = self.names.keys().map(String::as_str).collect();
