@@ -1,0 +1,664 @@
+//! The matching algorithm (LLVM's `FileCheck::checkInput` and
+//! `FileCheckString::Check`, `CheckDag`, `CheckNot`, `CheckNext`).
+//!
+//! LABEL directives split the input into blocks first; every check string
+//! then matches inside its block, after its DAG group and before its NOTs
+//! are verified on the skipped region. Every result that the input dump
+//! shows is recorded as a [`Diag`].
+
+use crate::diag::{self, Diag, MatchTy};
+use crate::directive::{self, CheckString, DagNot};
+use crate::pattern::{CheckKind, Env, Found, Pattern};
+use crate::source::{Kind, Loc, Sources};
+use crate::{dump, DumpInput, Options, Outcome};
+
+/// Runs a whole check (see [`crate::check`]).
+pub fn run(
+    check_name: &str,
+    check_text: &str,
+    input_name: &str,
+    input_text: &str,
+    opts: &Options,
+) -> Outcome {
+    let mut err = String::new();
+    let prefixes: Vec<String> = if opts.check_prefixes.is_empty() {
+        vec!["CHECK".to_string()]
+    } else {
+        opts.check_prefixes.clone()
+    };
+    let comments: Vec<String> = opts
+        .comment_prefixes
+        .clone()
+        .unwrap_or_else(|| vec!["COM".to_string(), "RUN".to_string()]);
+    if let Some(msg) = validate_prefixes(&prefixes, &comments) {
+        return usage(msg);
+    }
+    let mut sources = Sources::default();
+    let check_buf = sources.add(
+        check_name,
+        crate::source::canonicalize(check_text, opts.strict_whitespace),
+    );
+    let input_buf = sources.add(
+        input_name,
+        crate::source::canonicalize(input_text, opts.strict_whitespace),
+    );
+    let mut implicit = Vec::new();
+    for pat in &opts.implicit_check_not {
+        let text = format!("-implicit-check-not='{}'", pat);
+        let buf = sources.add("command line", text);
+        if let Err((off, msg)) = Pattern::parse(pat, CheckKind::Not, false, 1, false, false, false)
+        {
+            sources.print(
+                &mut err,
+                Loc {
+                    buf,
+                    offset: 21 + off,
+                },
+                Kind::Error,
+                &msg,
+                None,
+            );
+            return Outcome {
+                exit_code: 2,
+                stderr: err,
+            };
+        }
+        implicit.push(buf);
+    }
+    let mut env = Env::default();
+    if let Err(msg) = apply_defines(&opts.defines, &mut env) {
+        return usage(msg);
+    }
+    if opts.reject_misspelled {
+        let found =
+            crate::spell::find_misspellings(&sources.bufs[check_buf].text, &prefixes, &comments);
+        if let Some(m) = found.first() {
+            let loc = Loc {
+                buf: check_buf,
+                offset: m.offset,
+            };
+            let msg = format!(
+                "misspelled directive '{}'; did you mean '{}'?",
+                m.written, m.suggestion
+            );
+            sources.print(&mut err, loc, Kind::Error, &msg, None);
+            return Outcome {
+                exit_code: 2,
+                stderr: err,
+            };
+        }
+    }
+    let (file, used) = match directive::read_check_file(
+        &sources, check_buf, opts, &prefixes, &comments, &implicit, &mut err,
+    ) {
+        Ok(x) => x,
+        Err(()) => {
+            return Outcome {
+                exit_code: 2,
+                stderr: err,
+            }
+        }
+    };
+    let unused: Vec<&String> = prefixes.iter().filter(|p| !used.contains(p)).collect();
+    let none_found = unused.len() == prefixes.len();
+    if (none_found || (!opts.allow_unused_prefixes && !unused.is_empty()))
+        && (implicit.is_empty() || !opts.check_prefixes.is_empty())
+    {
+        let list: Vec<String> = unused.iter().map(|p| format!("'{}:'", p)).collect();
+        let es = if unused.len() > 1 { "es" } else { "" };
+        return usage(format!(
+            "error: no check strings found with prefix{} {}\n",
+            es,
+            list.join(", ")
+        ));
+    }
+    if sources.bufs[input_buf].text.is_empty() && !opts.allow_empty {
+        return usage(format!(
+            "FileCheck error: '{}' is empty.\nFileCheck command line:  {}\n",
+            input_name, opts.command_line
+        ));
+    }
+    let mut m = Matcher {
+        sources: &sources,
+        input: input_buf,
+        env,
+        diags: Vec::new(),
+        out: String::new(),
+        opts,
+        failure: None,
+    };
+    let ok = m.check_input(&file.strings);
+    let mut stderr = m.out;
+    let diags = m.diags;
+    if let (false, true, Some((block, region))) = (ok, opts.diff, m.failure) {
+        stderr.push_str(&crate::diff::render(
+            &sources,
+            input_buf,
+            &file.strings,
+            block,
+            region,
+        ));
+    }
+    let dump = match opts.dump_input {
+        DumpInput::Always => true,
+        DumpInput::Fail => !ok,
+        DumpInput::Never => false,
+    };
+    if dump {
+        stderr.push_str(&dump::render(
+            &sources, check_buf, input_buf, &diags, opts, !ok,
+        ));
+    }
+    Outcome {
+        exit_code: if ok { 0 } else { 1 },
+        stderr,
+    }
+}
+
+fn usage(msg: String) -> Outcome {
+    Outcome {
+        exit_code: 2,
+        stderr: msg,
+    }
+}
+
+fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String> {
+    let mut seen: Vec<&String> = Vec::new();
+    for (p, is_comment) in prefixes
+        .iter()
+        .map(|p| (p, false))
+        .chain(comments.iter().map(|p| (p, true)))
+    {
+        let valid = p.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && p.bytes().all(directive::is_word);
+        if !valid {
+            let what = if is_comment { "comment" } else { "check" };
+            return Some(format!(
+                "error: supplied {what} prefix must start with a letter and contain only alphanumeric characters, hyphens, and underscores: '{p}'\n"
+            ));
+        }
+        if seen.contains(&p) {
+            return Some(format!(
+                "error: supplied check prefix must be unique among check and comment prefixes: '{p}'\n"
+            ));
+        }
+        seen.push(p);
+    }
+    None
+}
+
+fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), String> {
+    for (name, value) in defines {
+        if let Some(n) = name.strip_prefix('#') {
+            let body = format!("{n}:{value}");
+            let block = crate::numeric::parse_block(&body)
+                .map_err(|m| format!("Global defines:1:1: error: {m}\n-D#{n}={value}\n"))?;
+            let (Some(def), Some(expr)) = (block.def, block.expr) else {
+                return Err(format!(
+                    "error: invalid numeric definition '-D#{n}={value}'\n"
+                ));
+            };
+            let v = expr
+                .eval(&env.nums, 0)
+                .map_err(|m| format!("error: {m}\n"))?;
+            let f = block
+                .format
+                .unwrap_or_else(|| expr.implicit_format(&env.nums));
+            env.nums.insert(def, (v, f));
+        } else {
+            let ok = {
+                let n = name.strip_prefix('$').unwrap_or(name);
+                n.bytes()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                    && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            };
+            if !ok {
+                return Err(format!("Global defines:1:19: error: invalid variable name\nGlobal define #1: {name}={value}\n"));
+            }
+            env.strings.insert(name.clone(), value.clone());
+        }
+    }
+    Ok(())
+}
+
+struct Matcher<'a> {
+    sources: &'a Sources,
+    input: usize,
+    env: Env,
+    diags: Vec<Diag>,
+    out: String,
+    opts: &'a Options,
+    /// The failing block (check string indices) and its input region.
+    failure: Option<((usize, usize), (usize, usize))>,
+}
+
+impl Matcher<'_> {
+    fn text(&self) -> &str {
+        &self.sources.bufs[self.input].text
+    }
+
+    /// LLVM's `checkInput`: labels first, then each block in order.
+    fn check_input(&mut self, strings: &[CheckString]) -> bool {
+        let end = self.text().len();
+        let mut buf_start = 0;
+        let mut failed = false;
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let (region_start, region_end);
+            if j == strings.len() {
+                (region_start, region_end) = (buf_start, end);
+            } else {
+                if strings[j].pat.kind != CheckKind::Label {
+                    j += 1;
+                    continue;
+                }
+                let Some((pos, len)) = self.check_string(&strings[j], buf_start, end, true) else {
+                    self.failure = Some(((i, j + 1), (buf_start, end)));
+                    return false;
+                };
+                (region_start, region_end) = (buf_start, pos + len);
+                buf_start = pos + len;
+                j += 1;
+            }
+            if i != 0 && self.opts.enable_var_scope {
+                self.env.clear_locals();
+            }
+            let mut cur = region_start;
+            let block_start = i;
+            while i != j {
+                match self.check_string(&strings[i], cur, region_end, false) {
+                    Some((pos, len)) => cur = pos + len,
+                    None => {
+                        if self.failure.is_none() {
+                            self.failure = Some(((block_start, j), (region_start, region_end)));
+                        }
+                        failed = true;
+                        i = j;
+                        break;
+                    }
+                }
+                i += 1;
+            }
+            if j == strings.len() {
+                break;
+            }
+        }
+        !failed
+    }
+
+    /// LLVM's `FileCheckString::Check`; returns the absolute match start and
+    /// length (from the first to the last COUNT match).
+    fn check_string(
+        &mut self,
+        cs: &CheckString,
+        start: usize,
+        end: usize,
+        scan: bool,
+    ) -> Option<(usize, usize)> {
+        let mut last_pos = start;
+        let mut nots: Vec<&DagNot> = Vec::new();
+        if !scan {
+            last_pos = self.check_dag(cs, start, end, &mut nots)?;
+        }
+        let count = match cs.pat.kind {
+            CheckKind::Count(n) => n,
+            _ => 1,
+        };
+        let desc = describe(&cs.prefix, cs.pat.kind, cs.literal);
+        let mut last_end = last_pos;
+        let mut first = 0;
+        for i in 1..=count {
+            let f = self.try_match(&cs.pat, cs.loc, last_end, end, &desc, Some((i, count)))?;
+            if i == 1 {
+                first = last_end + f.start;
+            }
+            last_end += f.end;
+        }
+        let len = last_end - first;
+        if !scan {
+            if let Some(kind) = line_error(cs.pat.kind, &self.text()[last_pos..first]) {
+                self.report_wrong_line(cs, kind, last_pos, first, len);
+                return None;
+            }
+            if self.check_not(&nots, last_pos, first) {
+                return None;
+            }
+        }
+        Some((first, len))
+    }
+
+    /// Matches one expected pattern in `[start, end)`; reports failures.
+    /// `count` is (this match, of how many) for COUNT directives.
+    fn try_match(
+        &mut self,
+        pat: &Pattern,
+        loc: Loc,
+        start: usize,
+        end: usize,
+        desc: &str,
+        count: Option<(usize, usize)>,
+    ) -> Option<Found> {
+        let sources = self.sources;
+        let hay = &sources.bufs[self.input].text[start..end];
+        match pat.find(hay, &self.env) {
+            Err(e) => {
+                let at = Loc {
+                    buf: loc.buf,
+                    offset: loc.offset + e.at,
+                };
+                sources.print(&mut self.out, at, Kind::Error, &e.msg, None);
+                self.diags.push(Diag::new(
+                    loc,
+                    pat.kind,
+                    MatchTy::InvalidPattern,
+                    start,
+                    end,
+                ));
+                self.diags.push(
+                    Diag::new(loc, pat.kind, MatchTy::InvalidPattern, start, start)
+                        .with_note(e.msg),
+                );
+                None
+            }
+            Ok(None) => {
+                let mut msg = format!("{desc}: expected string not found in input");
+                if let Some((i, n)) = count.filter(|c| c.1 > 1) {
+                    msg.push_str(&format!(" ({i} out of {n})"));
+                }
+                sources.print(&mut self.out, loc, Kind::Error, &msg, None);
+                sources.print(
+                    &mut self.out,
+                    il(self.input, start),
+                    Kind::Note,
+                    "scanning from here",
+                    None,
+                );
+                self.diags.push(Diag::new(
+                    loc,
+                    pat.kind,
+                    MatchTy::NoneButExpected,
+                    start,
+                    end,
+                ));
+                self.substitution_notes(pat, loc, start);
+                if let Some(best) = diag::fuzzy_best(&pat.example(), hay) {
+                    let at = start + best;
+                    sources.print(
+                        &mut self.out,
+                        il(self.input, at),
+                        Kind::Note,
+                        "possible intended match here",
+                        None,
+                    );
+                    self.diags
+                        .push(Diag::new(loc, pat.kind, MatchTy::Fuzzy, at, at));
+                }
+                None
+            }
+            Ok(Some(f)) => {
+                if self.opts.verbose && pat.kind != CheckKind::Eof {
+                    self.diags.push(Diag::new(
+                        loc,
+                        pat.kind,
+                        MatchTy::FoundAndExpected,
+                        start + f.start,
+                        start + f.end,
+                    ));
+                }
+                self.define(&f);
+                Some(f)
+            }
+        }
+    }
+
+    fn define(&mut self, f: &Found) {
+        for (n, v) in &f.str_defs {
+            self.env.strings.insert(n.clone(), v.clone());
+        }
+        for (n, v, fmt) in &f.num_defs {
+            self.env.nums.insert(n.clone(), (*v, *fmt));
+        }
+    }
+
+    fn substitution_notes(&mut self, pat: &Pattern, loc: Loc, at: usize) {
+        for (_, note) in pat.substitution_notes(&self.env) {
+            self.sources
+                .print(&mut self.out, il(self.input, at), Kind::Note, &note, None);
+            self.diags
+                .push(Diag::new(loc, pat.kind, MatchTy::NoneButExpected, at, at).with_note(note));
+        }
+    }
+
+    fn report_wrong_line(
+        &mut self,
+        cs: &CheckString,
+        kind: LineError,
+        prev_end: usize,
+        first: usize,
+        len: usize,
+    ) {
+        let s = self.sources;
+        let desc = describe(&cs.prefix, cs.pat.kind, false);
+        let msg = match kind {
+            LineError::Same => format!("{desc}: is on the same line as previous match"),
+            LineError::NotNext => format!("{desc}: is not on the line after the previous match"),
+            LineError::NotSame => format!("{desc}: is not on the same line as the previous match"),
+        };
+        s.print(&mut self.out, cs.loc, Kind::Error, &msg, None);
+        s.print(
+            &mut self.out,
+            il(self.input, first),
+            Kind::Note,
+            "'next' match was here",
+            None,
+        );
+        s.print(
+            &mut self.out,
+            il(self.input, prev_end),
+            Kind::Note,
+            "previous match ended here",
+            None,
+        );
+        if kind == LineError::NotNext {
+            let nl = self.text()[prev_end..first]
+                .find('\n')
+                .map_or(prev_end, |i| prev_end + i);
+            s.print(
+                &mut self.out,
+                il(self.input, nl + 1),
+                Kind::Note,
+                "non-matching line after previous match is here",
+                None,
+            );
+        }
+        self.diags.push(Diag::new(
+            cs.loc,
+            cs.pat.kind,
+            MatchTy::WrongLine,
+            first,
+            first + len,
+        ));
+    }
+
+    /// LLVM's `CheckNot`: every NOT is tried on `[start, end)`; all failures are reported.
+    fn check_not(&mut self, nots: &[&DagNot], start: usize, end: usize) -> bool {
+        let mut failed = false;
+        for n in nots {
+            let s = self.sources;
+            let hay = &s.bufs[self.input].text[start..end];
+            match n.pat.find(hay, &self.env) {
+                Err(e) => {
+                    let at = Loc {
+                        buf: n.loc.buf,
+                        offset: n.loc.offset + e.at,
+                    };
+                    s.print(&mut self.out, at, Kind::Error, &e.msg, None);
+                    self.diags.push(Diag::new(
+                        n.loc,
+                        CheckKind::Not,
+                        MatchTy::InvalidPattern,
+                        start,
+                        end,
+                    ));
+                    failed = true;
+                }
+                Ok(None) => {
+                    if self.opts.verbose_verbose {
+                        self.diags.push(Diag::new(
+                            n.loc,
+                            CheckKind::Not,
+                            MatchTy::NoneAndExcluded,
+                            start,
+                            end,
+                        ));
+                    }
+                }
+                Ok(Some(f)) => {
+                    let (ms, me) = (start + f.start, start + f.end);
+                    let desc = describe(&n.prefix, CheckKind::Not, false);
+                    let msg = format!("{desc}: excluded string found in input");
+                    s.print(&mut self.out, n.loc, Kind::Error, &msg, None);
+                    s.print(
+                        &mut self.out,
+                        il(self.input, ms),
+                        Kind::Note,
+                        "found here",
+                        Some((ms, me)),
+                    );
+                    self.diags.push(Diag::new(
+                        n.loc,
+                        CheckKind::Not,
+                        MatchTy::FoundButExcluded,
+                        ms,
+                        me,
+                    ));
+                    for (_, note) in n.pat.substitution_notes(&self.env) {
+                        s.print(&mut self.out, il(self.input, ms), Kind::Note, &note, None);
+                        self.diags.push(
+                            Diag::new(n.loc, CheckKind::Not, MatchTy::Note, ms, ms).with_note(note),
+                        );
+                    }
+                    failed = true;
+                }
+            }
+        }
+        failed
+    }
+
+    /// LLVM's `CheckDag`: returns where the positive pattern starts searching.
+    fn check_dag<'c>(
+        &mut self,
+        cs: &'c CheckString,
+        start: usize,
+        end: usize,
+        nots: &mut Vec<&'c DagNot>,
+    ) -> Option<usize> {
+        if cs.dag_nots.is_empty() {
+            return Some(start);
+        }
+        let mut start_pos = start;
+        // Sorted, non-overlapping match ranges of the current DAG group.
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for (idx, dn) in cs.dag_nots.iter().enumerate() {
+            if dn.pat.kind == CheckKind::Not {
+                nots.push(dn);
+                continue;
+            }
+            let desc = describe(&dn.prefix, CheckKind::Dag, false);
+            let mut match_pos = start_pos;
+            let mut mi = 0;
+            loop {
+                let f = self.try_match(&dn.pat, dn.loc, match_pos, end, &desc, None)?;
+                let m = (match_pos + f.start, match_pos + f.end);
+                let mut overlap = false;
+                while mi < ranges.len() {
+                    if m.0 < ranges[mi].1 {
+                        overlap = ranges[mi].0 < m.1;
+                        break;
+                    }
+                    mi += 1;
+                }
+                if !overlap {
+                    ranges.insert(mi, m);
+                    break;
+                }
+                if self.opts.verbose_verbose {
+                    self.diags.push(Diag::new(
+                        dn.loc,
+                        CheckKind::Dag,
+                        MatchTy::Discarded,
+                        m.0,
+                        m.1,
+                    ));
+                }
+                match_pos = ranges[mi].1;
+            }
+            let group_ends = cs
+                .dag_nots
+                .get(idx + 1)
+                .is_none_or(|n| n.pat.kind == CheckKind::Not);
+            if group_ends {
+                if !nots.is_empty() {
+                    let gap_end = ranges[0].0;
+                    if self.check_not(nots, start_pos, gap_end) {
+                        return None;
+                    }
+                    nots.clear();
+                }
+                start_pos = ranges.last().map_or(start_pos, |r| r.1);
+                ranges.clear();
+            }
+        }
+        Some(start_pos)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineError {
+    Same,
+    NotNext,
+    NotSame,
+}
+
+/// LLVM's `CheckNext`/`CheckSame` on the skipped region.
+fn line_error(kind: CheckKind, skipped: &str) -> Option<LineError> {
+    let n = count_newlines(skipped);
+    match kind {
+        CheckKind::Next | CheckKind::Empty if n == 0 => Some(LineError::Same),
+        CheckKind::Next | CheckKind::Empty if n != 1 => Some(LineError::NotNext),
+        CheckKind::Same if n != 0 => Some(LineError::NotSame),
+        _ => None,
+    }
+}
+
+/// Counts line breaks, treating `\r\n` and `\n\r` as one.
+fn count_newlines(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\n' || b[i] == b'\r' {
+            n += 1;
+            if i + 1 < b.len() && (b[i + 1] == b'\n' || b[i + 1] == b'\r') && b[i + 1] != b[i] {
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    n
+}
+
+/// `CHECK-NEXT`, `CHECK{LITERAL}`, `CHECK-COUNT` ...
+fn describe(prefix: &str, kind: CheckKind, literal: bool) -> String {
+    let mut d = CheckString::describe(prefix, kind);
+    if literal {
+        d.push_str("{LITERAL}");
+    }
+    d
+}
+
+/// A location in the input buffer.
+fn il(buf: usize, offset: usize) -> Loc {
+    Loc { buf, offset }
+}

@@ -1,0 +1,671 @@
+//! Check patterns: parsing `{{regex}}`, `[[VAR:re]]`, `[[VAR]]`, `[[#...]]`
+//! and matching them against a slice of the input.
+//!
+//! A pattern is kept as pieces and turned into one Rust regex at match time,
+//! once the values of the variables it uses are known. A use of a string
+//! variable defined earlier in the same pattern (a backreference in LLVM) is
+//! emulated by matching the definition's regex again and rejecting matches
+//! whose two captures differ.
+
+use crate::numeric::{self, Expr, Format};
+use crate::regex_dialect::{escape, translate_regex};
+use regex::Regex;
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+
+/// Directive kinds, as LLVM's `Check::FileCheckType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckKind {
+    Plain,
+    Next,
+    Same,
+    Not,
+    Dag,
+    Label,
+    Empty,
+    /// `CHECK-COUNT-n`.
+    Count(usize),
+    /// The implicit end-of-input check owning trailing NOT/DAG directives.
+    Eof,
+}
+
+impl CheckKind {
+    /// The `-SUFFIX` used in messages (`CHECK-NEXT`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            CheckKind::Plain => "",
+            CheckKind::Next => "-NEXT",
+            CheckKind::Same => "-SAME",
+            CheckKind::Not => "-NOT",
+            CheckKind::Dag => "-DAG",
+            CheckKind::Label => "-LABEL",
+            CheckKind::Empty => "-EMPTY",
+            CheckKind::Count(_) => "-COUNT",
+            CheckKind::Eof => "-EOF",
+        }
+    }
+
+    /// The label used in the input dump (`check`, `next`, ...).
+    pub fn abbrev(self) -> &'static str {
+        match self {
+            CheckKind::Plain => "check",
+            CheckKind::Next => "next",
+            CheckKind::Same => "same",
+            CheckKind::Not => "not",
+            CheckKind::Dag => "dag",
+            CheckKind::Label => "label",
+            CheckKind::Empty => "empty",
+            CheckKind::Count(n) if n > 1 => "count",
+            CheckKind::Count(_) => "check",
+            CheckKind::Eof => "eof",
+        }
+    }
+}
+
+/// One piece of a pattern.
+#[derive(Clone, Debug)]
+pub enum Piece {
+    Lit(String),
+    Regex(String),
+    StrDef {
+        name: String,
+        regex: String,
+    },
+    StrUse {
+        name: String,
+        at: usize,
+    },
+    NumDef {
+        name: String,
+        format: Option<Format>,
+        expr: Option<Expr>,
+        at: usize,
+    },
+    NumUse {
+        text: String,
+        expr: Expr,
+        format: Option<Format>,
+        at: usize,
+    },
+}
+
+/// A parsed pattern.
+#[derive(Debug)]
+pub struct Pattern {
+    pub pieces: Vec<Piece>,
+    pub kind: CheckKind,
+    /// Line of the directive in the check file (the value of `@LINE`).
+    pub line: usize,
+    pub full_lines: bool,
+    pub ignore_case: bool,
+    pub strict_ws: bool,
+    cache: OnceCell<Option<Regex>>,
+}
+
+/// Variable values.
+#[derive(Clone, Default, Debug)]
+pub struct Env {
+    pub strings: BTreeMap<String, String>,
+    pub nums: BTreeMap<String, (i128, Format)>,
+}
+
+impl Env {
+    /// Drops variables not starting with `$` (`--enable-var-scope`).
+    pub fn clear_locals(&mut self) {
+        self.strings.retain(|k, _| k.starts_with('$'));
+        self.nums.retain(|k, _| k.starts_with('$'));
+    }
+}
+
+/// A successful match, relative to the searched slice.
+#[derive(Debug)]
+pub struct Found {
+    pub start: usize,
+    pub end: usize,
+    pub str_defs: Vec<(String, String)>,
+    pub num_defs: Vec<(String, i128, Format)>,
+}
+
+/// Why a match could not even be attempted.
+#[derive(Debug)]
+pub struct SubstError {
+    /// Offset in the pattern text of the offending block.
+    pub at: usize,
+    pub msg: String,
+}
+
+/// A parse error at an offset of the pattern text.
+pub type ParseError = (usize, String);
+
+impl Pattern {
+    /// Parses `text` (already whitespace-canonicalised) for a directive of `kind`.
+    pub fn parse(
+        text: &str,
+        kind: CheckKind,
+        literal: bool,
+        line: usize,
+        full_lines: bool,
+        ignore_case: bool,
+        strict_ws: bool,
+    ) -> Result<Pattern, ParseError> {
+        let mut pieces = Vec::new();
+        if kind != CheckKind::Empty && kind != CheckKind::Eof {
+            parse_pieces(text, literal, &mut pieces)?;
+        }
+        let full_lines = full_lines && kind != CheckKind::Not;
+        Ok(Pattern {
+            pieces,
+            kind,
+            line,
+            full_lines,
+            ignore_case,
+            strict_ws,
+            cache: OnceCell::new(),
+        })
+    }
+
+    /// True when the pattern defines or uses variables.
+    pub fn has_variables(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| !matches!(p, Piece::Lit(_) | Piece::Regex(_)))
+    }
+
+    /// The text the fuzzy matcher compares against (LLVM: FixedStr, else
+    /// RegExStr without the substituted values).
+    pub fn example(&self) -> String {
+        if self.pieces.iter().all(|p| matches!(p, Piece::Lit(_))) && !self.full_lines {
+            return self
+                .pieces
+                .iter()
+                .map(|p| {
+                    if let Piece::Lit(s) = p {
+                        s.as_str()
+                    } else {
+                        ""
+                    }
+                })
+                .collect();
+        }
+        let mut re = String::new();
+        if self.full_lines {
+            re.push_str(if self.strict_ws { "^" } else { "^ *" });
+        }
+        for p in &self.pieces {
+            match p {
+                Piece::Lit(s) => re.push_str(&escape(s)),
+                Piece::Regex(r) | Piece::StrDef { regex: r, .. } => {
+                    re.push('(');
+                    re.push_str(r);
+                    re.push(')');
+                }
+                Piece::NumDef { format, .. } => {
+                    re.push('(');
+                    re.push_str(&format.unwrap_or(Format::UNSIGNED).regex());
+                    re.push(')');
+                }
+                Piece::StrUse { .. } | Piece::NumUse { .. } => {}
+            }
+        }
+        if self.full_lines {
+            re.push_str(if self.strict_ws { "$" } else { " *$" });
+        }
+        re
+    }
+
+    /// Notes `with "VAR" equal to "value"` for each substitution, in order.
+    pub fn substitution_notes(&self, env: &Env) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let mut local = Vec::new();
+        for p in &self.pieces {
+            match p {
+                Piece::StrDef { name, .. } => local.push(name.clone()),
+                Piece::StrUse { name, at } if !local.contains(name) => {
+                    if let Some(v) = env.strings.get(name) {
+                        out.push((
+                            *at,
+                            format!("with \"{}\" equal to \"{}\"", name, escape_note(v)),
+                        ));
+                    } else {
+                        out.push((*at, format!("uses undefined variable(s): \"{}\"", name)));
+                    }
+                }
+                Piece::NumUse {
+                    text,
+                    expr,
+                    format,
+                    at,
+                } => {
+                    if let Ok(v) = expr.eval(&env.nums, self.line) {
+                        let f = format.unwrap_or_else(|| expr.implicit_format(&env.nums));
+                        let shown = f.render(v).unwrap_or_else(|_| v.to_string());
+                        if !matches!(expr, Expr::Lit(_)) {
+                            out.push((*at, format!("with \"{}\" equal to \"{}\"", text, shown)));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Searches `hay` for the first match.
+    pub fn find(&self, hay: &str, env: &Env) -> Result<Option<Found>, SubstError> {
+        if self.kind == CheckKind::Eof {
+            return Ok(Some(Found {
+                start: hay.len(),
+                end: hay.len(),
+                str_defs: vec![],
+                num_defs: vec![],
+            }));
+        }
+        let (re_text, groups, backrefs) = self.build(env)?;
+        let compiled;
+        let re = if self.has_variables() {
+            compiled = Regex::new(&re_text).map_err(|e| SubstError {
+                at: 0,
+                msg: format!("invalid regex: {e}"),
+            })?;
+            &compiled
+        } else {
+            let cached = self.cache.get_or_init(|| Regex::new(&re_text).ok());
+            match cached {
+                Some(r) => r,
+                None => {
+                    return Err(SubstError {
+                        at: 0,
+                        msg: "invalid regex".into(),
+                    })
+                }
+            }
+        };
+        let mut pos = 0;
+        while pos <= hay.len() {
+            let Some(caps) = re.captures_at(hay, pos) else {
+                return Ok(None);
+            };
+            let m = caps.get(0).expect("group 0 always participates in a match");
+            let ok = backrefs
+                .iter()
+                .all(|(a, b)| caps.get(*a).map(|x| x.as_str()) == caps.get(*b).map(|x| x.as_str()));
+            if !ok {
+                // Retry from the next character, like a backtracking engine would.
+                pos = next_char(hay, m.start());
+                continue;
+            }
+            let mut found = Found {
+                start: m.start(),
+                end: m.end(),
+                str_defs: vec![],
+                num_defs: vec![],
+            };
+            if self.kind == CheckKind::Empty {
+                // The required newline is consumed but not part of the match.
+                found.start += 1;
+            }
+            for g in &groups {
+                let text = caps.get(g.group).map_or("", |x| x.as_str());
+                match &g.num {
+                    None => found.str_defs.push((g.name.clone(), text.to_string())),
+                    Some(f) => {
+                        let v = f.parse(text).ok_or_else(|| SubstError {
+                            at: 0,
+                            msg: format!("unable to represent numeric value '{text}'"),
+                        })?;
+                        found.num_defs.push((g.name.clone(), v, *f));
+                    }
+                }
+            }
+            return Ok(Some(found));
+        }
+        Ok(None)
+    }
+
+    /// Builds the regex text, the capture groups to record and the
+    /// (use, def) group pairs that must capture equal text.
+    #[allow(clippy::type_complexity)]
+    fn build(&self, env: &Env) -> Result<(String, Vec<Group>, Vec<(usize, usize)>), SubstError> {
+        let mut re = String::from("(?m)");
+        if self.ignore_case {
+            re.push_str("(?i)");
+        }
+        if self.kind == CheckKind::Empty {
+            re.push_str("(\n$)");
+            return Ok((re, vec![], vec![]));
+        }
+        if self.full_lines {
+            re.push('^');
+            if !self.strict_ws {
+                re.push_str(" *");
+            }
+        }
+        let mut groups = Vec::new();
+        let mut backrefs = Vec::new();
+        let mut local: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+        let mut next_group = 1;
+        for p in &self.pieces {
+            match p {
+                Piece::Lit(s) => re.push_str(&escape(s)),
+                Piece::Regex(r) => {
+                    re.push_str("(?:");
+                    re.push_str(r);
+                    re.push(')');
+                    next_group += count_groups(r);
+                }
+                Piece::StrDef { name, regex } => {
+                    let g = next_group;
+                    re.push('(');
+                    re.push_str(regex);
+                    re.push(')');
+                    next_group += 1 + count_groups(regex);
+                    local.insert(name, (g, regex));
+                    groups.push(Group {
+                        group: g,
+                        name: name.clone(),
+                        num: None,
+                    });
+                }
+                Piece::StrUse { name, at } => {
+                    if let Some((g, regex)) = local.get(name.as_str()) {
+                        backrefs.push((next_group, *g));
+                        re.push('(');
+                        re.push_str(regex);
+                        re.push(')');
+                        next_group += 1 + count_groups(regex);
+                    } else if let Some(v) = env.strings.get(name) {
+                        re.push_str(&escape(v));
+                    } else {
+                        return Err(SubstError {
+                            at: *at,
+                            msg: format!("undefined variable: {name}"),
+                        });
+                    }
+                }
+                Piece::NumDef {
+                    name,
+                    format,
+                    expr,
+                    at,
+                } => {
+                    let f = match (format, expr) {
+                        (Some(f), _) => *f,
+                        (None, Some(e)) => e.implicit_format(&env.nums),
+                        (None, None) => Format::UNSIGNED,
+                    };
+                    re.push('(');
+                    match expr {
+                        Some(e) => {
+                            let v = e
+                                .eval(&env.nums, self.line)
+                                .map_err(|msg| SubstError { at: *at, msg })?;
+                            let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
+                            re.push_str(&escape(&s));
+                        }
+                        None => re.push_str(&f.regex()),
+                    }
+                    re.push(')');
+                    groups.push(Group {
+                        group: next_group,
+                        name: name.clone(),
+                        num: Some(f),
+                    });
+                    next_group += 1;
+                }
+                Piece::NumUse {
+                    expr, format, at, ..
+                } => {
+                    let v = expr
+                        .eval(&env.nums, self.line)
+                        .map_err(|msg| SubstError { at: *at, msg })?;
+                    let f = format.unwrap_or_else(|| expr.implicit_format(&env.nums));
+                    let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
+                    re.push_str(&escape(&s));
+                }
+            }
+        }
+        if self.full_lines {
+            if !self.strict_ws {
+                re.push_str(" *");
+            }
+            re.push('$');
+        }
+        Ok((re, groups, backrefs))
+    }
+}
+
+struct Group {
+    group: usize,
+    name: String,
+    num: Option<Format>,
+}
+
+fn next_char(s: &str, i: usize) -> usize {
+    s[i..].chars().next().map_or(i + 1, |c| i + c.len_utf8())
+}
+
+/// Counts capturing groups in translated regex text.
+fn count_groups(r: &str) -> usize {
+    regex::Regex::new(r).map_or(0, |re| re.captures_len() - 1)
+}
+
+fn escape_note(v: &str) -> String {
+    let mut out = String::new();
+    for c in v.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Splits pattern text into pieces.
+fn parse_pieces(text: &str, literal: bool, pieces: &mut Vec<Piece>) -> Result<(), ParseError> {
+    if literal {
+        pieces.push(Piece::Lit(text.to_string()));
+        return Ok(());
+    }
+    let mut lit = String::new();
+    let mut i = 0;
+    let mut num_defined: Vec<String> = Vec::new();
+    let mut str_defined: Vec<String> = Vec::new();
+    while i < text.len() {
+        let rest = &text[i..];
+        if let Some(body_and_more) = rest.strip_prefix("{{") {
+            let Some(end) = body_and_more.find("}}") else {
+                return Err((i, "found start of regex string with no end '}}'".into()));
+            };
+            let body = &body_and_more[..end];
+            let tr = translate_regex(body).map_err(|m| (i + 2, format!("invalid regex: {m}")))?;
+            if let Err(e) = Regex::new(&tr) {
+                return Err((
+                    i + 2,
+                    format!("invalid regex: {}", first_line(&e.to_string())),
+                ));
+            }
+            flush(&mut lit, pieces);
+            pieces.push(Piece::Regex(tr));
+            i += 2 + end + 2;
+            continue;
+        }
+        if let Some(after) = rest.strip_prefix("[[") {
+            let Some(end) = var_end(after) else {
+                return Err((i, "Invalid substitution block, no ]] found\n".into()));
+            };
+            let body = &after[..end.0];
+            if let Some(e) = end.1 {
+                return Err((i + 2 + e, "missing closing \"]\" for regex variable".into()));
+            }
+            let at = i + 2;
+            flush(&mut lit, pieces);
+            pieces.push(
+                parse_block(body, at, &mut num_defined, &mut str_defined)
+                    .map_err(|(o, m)| (o, m + "\n"))?,
+            );
+            i += 2 + end.0 + 2;
+            continue;
+        }
+        let c = rest
+            .chars()
+            .next()
+            .expect("rest is non-empty inside the loop");
+        lit.push(c);
+        i += c.len_utf8();
+    }
+    flush(&mut lit, pieces);
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(s)
+        .trim()
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+fn flush(lit: &mut String, pieces: &mut Vec<Piece>) {
+    if !lit.is_empty() {
+        pieces.push(Piece::Lit(std::mem::take(lit)));
+    }
+}
+
+/// Finds the `]]` closing a substitution block, skipping nested brackets
+/// and backslash escapes (LLVM's `FindRegexVarEnd`). The second value reports
+/// an unbalanced `]`.
+fn var_end(s: &str) -> Option<(usize, Option<usize>)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut depth = 0usize;
+    while i < b.len() {
+        if depth == 0 && b[i..].starts_with(b"]]") {
+            return Some((i, None));
+        }
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' => depth += 1,
+            b']' => {
+                if depth == 0 {
+                    return Some((i, Some(i)));
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn is_name(s: &str) -> bool {
+    let n = s.strip_prefix('$').unwrap_or(s);
+    let mut it = n.chars();
+    matches!(it.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && it.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn parse_block(
+    body: &str,
+    at: usize,
+    nums: &mut Vec<String>,
+    strs: &mut Vec<String>,
+) -> Result<Piece, ParseError> {
+    let numeric_body = body
+        .strip_prefix('#')
+        .or_else(|| body.starts_with("@LINE").then_some(body));
+    if let Some(nb) = numeric_body {
+        let legacy = !body.starts_with('#');
+        if legacy && !legacy_line_ok(nb) {
+            return Err((at, "invalid pseudo numeric variable".into()));
+        }
+        let off = if legacy { at } else { at + 1 };
+        let block = numeric::parse_block(nb).map_err(|m| (off, m))?;
+        if let Some(e) = &block.expr {
+            let mut used = Vec::new();
+            e.vars(&mut used);
+            if let Some(v) = used.iter().find(|v| nums.contains(v)) {
+                return Err((
+                    off,
+                    format!("numeric variable '{v}' defined earlier in the same CHECK directive"),
+                ));
+            }
+        }
+        return Ok(match block.def {
+            Some(name) => {
+                if strs.contains(&name) {
+                    return Err((
+                        off,
+                        format!("string variable with name '{name}' already exists"),
+                    ));
+                }
+                nums.push(name.clone());
+                Piece::NumDef {
+                    name,
+                    format: block.format,
+                    expr: block.expr,
+                    at: off,
+                }
+            }
+            None => Piece::NumUse {
+                text: nb.trim().to_string(),
+                expr: block
+                    .expr
+                    .expect("parse_block returns an expression when there is no definition"),
+                format: block.format,
+                at: off,
+            },
+        });
+    }
+    let (name, regex) = match body.find(':') {
+        Some(c) => (&body[..c], Some(&body[c + 1..])),
+        None => (body, None),
+    };
+    if !is_name(name) {
+        return Err((at, "invalid variable name".into()));
+    }
+    match regex {
+        Some(r) => {
+            if nums.iter().any(|n| n == name) {
+                return Err((
+                    at,
+                    format!("numeric variable with name '{name}' already exists"),
+                ));
+            }
+            let tr = translate_regex(r)
+                .map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?;
+            if let Err(e) = Regex::new(&tr) {
+                return Err((
+                    at + name.len() + 1,
+                    format!("invalid regex: {}", first_line(&e.to_string())),
+                ));
+            }
+            strs.push(name.to_string());
+            Ok(Piece::StrDef {
+                name: name.to_string(),
+                regex: tr,
+            })
+        }
+        None => Ok(Piece::StrUse {
+            name: name.to_string(),
+            at,
+        }),
+    }
+}
+
+fn legacy_line_ok(b: &str) -> bool {
+    let rest = b.trim_start_matches("@LINE").trim();
+    if rest.is_empty() {
+        return true;
+    }
+    let num = rest
+        .strip_prefix('+')
+        .or_else(|| rest.strip_prefix('-'))
+        .map(str::trim);
+    num.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
