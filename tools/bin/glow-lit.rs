@@ -33,6 +33,9 @@ struct Args {
     /// Only run tests whose name (`suite :: path`) matches this regular expression.
     #[arg(long)]
     filter: Option<String>,
+    /// Skip tests whose name matches this regular expression.
+    #[arg(long, value_name = "RE")]
+    filter_out: Option<String>,
     /// Per-test time limit in seconds (0 = none).
     #[arg(long, value_name = "S")]
     timeout: Option<f64>,
@@ -94,6 +97,11 @@ fn run(args: Args) -> Result<i32> {
         let re = regex::Regex::new(f).with_context(|| format!("invalid --filter regex `{f}`"))?;
         tests.retain(|t| re.is_match(&t.display_name()));
     }
+    if let Some(f) = &args.filter_out {
+        let re =
+            regex::Regex::new(f).with_context(|| format!("invalid --filter-out regex `{f}`"))?;
+        tests.retain(|t| !re.is_match(&t.display_name()));
+    }
     if tests.is_empty() {
         eprintln!("glow-lit: error: did not discover any tests for the provided path(s)");
         println!("0 passed, 0 failed");
@@ -122,7 +130,7 @@ fn run(args: Args) -> Result<i32> {
         if !args.quiet || failed {
             let _ = writeln!(out, "{}", result_line(test, r, i, total));
         }
-        if args.all || ((args.verbose || args.all) && failed) {
+        if args.all || (args.verbose && failed) {
             let _ = write!(out, "{}", detail_block(test, r));
         }
         let _ = out.flush();

@@ -180,7 +180,7 @@ fn walk_dir(
         let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };
-        if settings.excludes.iter().any(|e| *e == name) || name.starts_with('.') {
+        if settings.excludes.contains(&name) || name.starts_with('.') {
             continue;
         }
         if path.is_dir() {
@@ -239,7 +239,7 @@ mod tests {
         )
         .unwrap();
         fs::write(d.join("c/w.txt"), "").unwrap();
-        let tests = discover(&[d.clone()]).unwrap();
+        let tests = discover(std::slice::from_ref(&d)).unwrap();
         let rels: Vec<_> = tests.iter().map(|t| t.rel.as_str()).collect();
         assert_eq!(rels, vec!["a/z.gir", "b/x.gir", "c/w.txt"]);
         assert!(tests[2].unsupported && !tests[0].unsupported);
