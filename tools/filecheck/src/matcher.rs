@@ -169,10 +169,14 @@ fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String>
         .map(|p| (p, false))
         .chain(comments.iter().map(|p| (p, true)))
     {
-        let valid = p.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && p.bytes().all(directive::is_word);
-        if !valid {
-            let what = if is_comment { "comment" } else { "check" };
+        let what = if is_comment { "comment" } else { "check" };
+        if p.is_empty() {
+            return Some(format!(
+                "error: supplied {what} prefix must not be the empty string\n"
+            ));
+        }
+        // LLVM's wording says "start with a letter" but it only checks the characters.
+        if !p.bytes().all(directive::is_word) {
             return Some(format!(
                 "error: supplied {what} prefix must start with a letter and contain only alphanumeric characters, hyphens, and underscores: '{p}'\n"
             ));

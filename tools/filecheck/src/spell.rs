@@ -75,7 +75,11 @@ pub fn find_misspellings(text: &str, prefixes: &[String], comments: &[String]) -
                     .is_some_and(|s| SUFFIXES.contains(&s))
             });
             let near = (idx > 0 && real[idx - 1]) || real.get(idx + 1).copied().unwrap_or(false);
-            if is_directive && near && tok.followed_by_text {
+            // Prose after the token ("CHECK-NOT lines below ...") is not a pattern.
+            let rest = &line[tok.offset + tok.name.len()..];
+            let pattern_like =
+                rest.contains("{{") || rest.contains("[[") || rest.split_whitespace().count() <= 3;
+            if is_directive && near && tok.followed_by_text && pattern_like {
                 out.push(Misspelling {
                     offset,
                     written: tok.name.to_string(),
@@ -114,7 +118,7 @@ fn judge(
     comments: &[String],
     mentioned: &[String],
 ) -> Option<String> {
-    let valid_for = |p: &str| {
+    let valid_for = |p: &String| {
         name == p
             || name
                 .strip_prefix(p)
@@ -125,15 +129,32 @@ fn judge(
                             .is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()))
                 })
     };
-    let all_known = prefixes.iter().chain(comments).chain(mentioned);
-    if all_known.clone().any(|p| valid_for(p)) {
+    let active = || prefixes.iter().chain(comments);
+    if active().chain(mentioned).any(valid_for) {
         // A valid name: only `CHECK :` (space before the colon) is wrong.
-        return (spaced && prefixes.iter().chain(comments).any(|p| valid_for(p)))
-            .then(|| format!("{name}:"));
+        return (spaced && active().any(valid_for)).then(|| format!("{name}:"));
+    }
+    // Directives of prefixes that only other RUN lines use are theirs to judge.
+    if mentioned
+        .iter()
+        .any(|m| name.starts_with(m.as_str()) && !active().any(|p| p == m))
+    {
+        return None;
+    }
+    for p in active() {
+        // `XCHECK:` (a disabled check) and `CHECK2:` (another prefix) are deliberate.
+        let extended = name.len() > p.len()
+            && (name.ends_with(p.as_str())
+                || (name.starts_with(p.as_str())
+                    && name.as_bytes()[p.len()] != b'-'
+                    && !SUFFIXES.contains(&&name[p.len()..])));
+        if extended {
+            return None;
+        }
     }
     // `P-X` where X is no near-suffix: most likely another prefix, unless X
     // chains two suffixes (`DAG-SAME`).
-    for p in all_known {
+    for p in active() {
         if let Some(x) = name
             .strip_prefix(p.as_str())
             .and_then(|r| r.strip_prefix('-'))
