@@ -133,7 +133,7 @@ fn classify(text: &str, start: usize, prefix: &str, is_comment: bool) -> Option<
             .filter(|&c| c > 0 && c <= i32::MAX as usize);
         let next = n.as_bytes().get(digits);
         let Some(count) = count.filter(|_| matches!(next, Some(b':') | Some(b'{'))) else {
-            return Some(mk(FoundKind::BadCount, false, used));
+            return Some(mk(FoundKind::BadCount, false, used + 6 + digits));
         };
         let off = used + 6 + digits;
         return parse_mods(rest, off)
@@ -223,9 +223,10 @@ pub fn read_check_file(
         let kind = match f.kind {
             FoundKind::Comment => continue,
             FoundKind::BadNot => {
+                // LLVM points at the suffix, just after `PREFIX-`.
                 sources.print(
                     err,
-                    loc(f.start),
+                    loc(f.after),
                     Kind::Error,
                     &format!("unsupported -NOT combo on prefix '{}'", f.prefix),
                     None,
@@ -237,7 +238,7 @@ pub fn read_check_file(
                     "invalid count in -COUNT specification on prefix '{}'",
                     f.prefix
                 );
-                sources.print(err, loc(f.start), Kind::Error, &msg, None);
+                sources.print(err, loc(f.after), Kind::Error, &msg, None);
                 return Err(());
             }
             FoundKind::Misspelled(k) => {

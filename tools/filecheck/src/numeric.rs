@@ -203,6 +203,10 @@ pub fn parse_block(body: &str) -> Result<Block, String> {
         let e = p.expr()?;
         p.ws();
         if p.i != p.s.len() {
+            let c = rest[p.i..].chars().next().unwrap_or(' ');
+            if c.is_ascii_punctuation() && c != ')' {
+                return Err(format!("unsupported operation '{c}'"));
+            }
             return Err(format!(
                 "unexpected characters at end of expression '{}'",
                 &rest[p.i..]

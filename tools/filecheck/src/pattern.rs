@@ -585,7 +585,14 @@ fn parse_block(
             return Err((at, "invalid pseudo numeric variable".into()));
         }
         let off = if legacy { at } else { at + 1 };
-        let block = numeric::parse_block(nb).map_err(|m| (off, m))?;
+        let block = numeric::parse_block(nb).map_err(|m| {
+            // Point at the offending operator, as LLVM does.
+            let at_op = m
+                .strip_prefix("unsupported operation '")
+                .and_then(|r| r.chars().next())
+                .and_then(|c| nb.find(c));
+            (off + at_op.unwrap_or(0), m)
+        })?;
         if let Some(e) = &block.expr {
             let mut used = Vec::new();
             e.vars(&mut used);

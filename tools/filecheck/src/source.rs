@@ -129,7 +129,7 @@ impl Sources {
                     } else {
                         '~'
                     });
-                    if src_out.chars().count() % 8 == 0 {
+                    if src_out.chars().count().is_multiple_of(8) {
                         break;
                     }
                 }
