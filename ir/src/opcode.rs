@@ -217,10 +217,10 @@ opcodes! {
     ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
     ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare;
     ElementSelect = "elementselect", [op("Dest", Out), op("Cond", In), op("LHS", In), op("RHS", In)], [], &[(0, 2), (0, 3)], shapes::select;
-    Relu = "relu", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::elementwise;
-    Sigmoid = "sigmoid", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::elementwise;
-    Tanh = "tanh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::elementwise;
-    Clip = "clip", [op("Dest", Out), op("Src", In)], [req("Min", M::Float), req("Max", M::Float)], &[(0, 1)], shapes::elementwise;
+    Relu = "relu", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::activation;
+    Sigmoid = "sigmoid", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary;
+    Tanh = "tanh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary;
+    Clip = "clip", [op("Dest", Out), op("Src", In)], [req("Min", M::Float), req("Max", M::Float)], &[(0, 1)], shapes::activation;
     SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],

@@ -1,0 +1,379 @@
+//! Per-opcode shape and element-type rules, referenced from the opcode table
+//! (`OpcodeInfo::shape`). They follow Glow's verifier (`lib/IR/Instrs.cpp`,
+//! the nodes' `verify`).
+//!
+//! A rule only runs when the verifier has already checked the operand count,
+//! that every operand is a typed buffer and that every member is present and
+//! of the right type; it still never panics and never overflows: member
+//! values are checked again (bad ones were reported by the verifier, so the
+//! rule just skips what depends on them) and all arithmetic is in `i128`.
+//!
+//! Element-type decisions (the "kinds" each opcode accepts):
+//! - float only (`float`, `float16`, `bfloat16`, `float64`): `sigmoid`, `tanh`,
+//!   `softmax`, `batchnormalization`, `localresponsenormalization`.
+//! - float or quantized: `convolution`, `maxpool`, `avgpool`,
+//!   `fullyconnected`, `matmul`, `batchmatmul`, `batchedadd`,
+//!   `batchedreduceadd`, `relu`, `clip`. Inputs and output share the base kind;
+//!   quantization parameters may differ (Glow rescales), and a quantized bias
+//!   (`convolution`, `fullyconnected`) or slice (`batchedadd`) may be any
+//!   quantized kind (Glow uses `i32` biases).
+//! - float, quantized or index: the binary arithmetic ops (`elementadd` ...
+//!   `elementmin`) and the inputs of `elementcmplte` (whose `Dest` is `bool`).
+//!   All operands share shape and base kind; quantization parameters may mix
+//!   (gir-language.md §8).
+//! - any kind, including `bool`: `copy` (identical types), `transpose`,
+//!   `inserttensor`, `extracttensor` (same element type exactly: they move
+//!   data), `elementselect` (`Cond` is `bool`; `LHS`, `RHS`, `Dest` share a
+//!   base kind), `splat`, `touch`, `debugprint`, `tensorview`.
+//! - `quantize`: float → quantized; `dequantize`: quantized → float;
+//!   `rescalequantized`: quantized → quantized of the same base kind.
+//! - A `tensorview` may change the element kind (a reinterpretation, as Glow
+//!   allows): its *byte* range must lie inside the source buffer.
+
+mod linalg;
+mod movement;
+mod spatial;
+
+pub use linalg::{
+    batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected, lrn,
+    matmul, softmax,
+};
+pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
+pub use spatial::{convolution, pool};
+
+use crate::function::InstData;
+use crate::types::{ElemKind, Type};
+
+/// What a shape rule sees: the instruction and each operand's type.
+pub struct ShapeCtx<'a> {
+    pub inst: &'a InstData,
+    pub types: Vec<&'a Type>,
+}
+
+/// A broken shape rule, pointing at an operand or a member when it can.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError {
+    pub operand: Option<usize>,
+    pub member: Option<&'static str>,
+    pub message: String,
+}
+
+pub type ShapeRule = fn(&ShapeCtx) -> Vec<ShapeError>;
+
+impl ShapeError {
+    pub fn at_operand(k: usize, message: impl Into<String>) -> ShapeError {
+        ShapeError {
+            operand: Some(k),
+            member: None,
+            message: message.into(),
+        }
+    }
+    pub fn at_member(name: &'static str, message: impl Into<String>) -> ShapeError {
+        ShapeError {
+            operand: None,
+            member: Some(name),
+            message: message.into(),
+        }
+    }
+}
+
+impl<'a> ShapeCtx<'a> {
+    /// Type of operand `k` (rules run only with one type per operand).
+    fn ty(&self, k: usize) -> &'a Type {
+        self.types[k]
+    }
+    /// The table name of operand `k` (`Dest`, `Src`, ...).
+    fn name(&self, k: usize) -> &'static str {
+        self.inst
+            .opcode
+            .info()
+            .operands
+            .get(k)
+            .map_or("operand", |o| o.name)
+    }
+    fn opcode(&self) -> &'static str {
+        self.inst.opcode.name()
+    }
+    fn ints(&self, member: &str) -> Option<&'a [i64]> {
+        self.inst.member_ints(member)
+    }
+    fn int(&self, member: &str) -> Option<i64> {
+        self.inst.member_int(member)
+    }
+}
+
+/// Which element kinds an operand accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kinds {
+    Float,
+    FloatOrQuantized,
+    Numeric,
+    Quantized,
+    Bool,
+    Any,
+}
+
+impl Kinds {
+    fn accepts(self, e: ElemKind) -> bool {
+        match self {
+            Kinds::Float => e.is_float(),
+            Kinds::FloatOrQuantized => e.is_float() || e.is_quantized(),
+            Kinds::Numeric => e != ElemKind::Bool,
+            Kinds::Quantized => e.is_quantized(),
+            Kinds::Bool => e == ElemKind::Bool,
+            Kinds::Any => true,
+        }
+    }
+    fn describe(self) -> &'static str {
+        match self {
+            Kinds::Float => "float element types",
+            Kinds::FloatOrQuantized => "float or quantized element types",
+            Kinds::Numeric => "float, quantized or index element types",
+            Kinds::Quantized => "quantized element types",
+            Kinds::Bool => "`bool`",
+            Kinds::Any => "any element type",
+        }
+    }
+}
+
+/// How much of the element type operands must share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Same {
+    /// Same kind, quantization parameters may differ.
+    Base,
+    /// Same kind and quantization parameters.
+    Exact,
+}
+
+/// Operand `k` must have an element kind in `kinds`.
+fn check_kind(ctx: &ShapeCtx, k: usize, kinds: Kinds, errs: &mut Vec<ShapeError>) -> bool {
+    let e = ctx.ty(k).elem;
+    if kinds.accepts(e) {
+        return true;
+    }
+    errs.push(ShapeError::at_operand(
+        k,
+        format!(
+            "`{}` has element type {} but `{}` accepts {} here",
+            ctx.name(k),
+            e,
+            ctx.opcode(),
+            kinds.describe()
+        ),
+    ));
+    false
+}
+
+/// Operand `k` must share the element type of operand `r`.
+fn check_same_elem(ctx: &ShapeCtx, k: usize, r: usize, same: Same, errs: &mut Vec<ShapeError>) {
+    let (a, b) = (ctx.ty(k).elem, ctx.ty(r).elem);
+    let ok = match same {
+        Same::Base => a.same_base(b),
+        Same::Exact => a == b,
+    };
+    if !ok {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has element type {} but `{}` has {}",
+                ctx.name(k),
+                a,
+                ctx.name(r),
+                b
+            ),
+        ));
+    }
+}
+
+/// Operand `k` must have the dims of operand `r`.
+fn check_same_shape(ctx: &ShapeCtx, k: usize, r: usize, errs: &mut Vec<ShapeError>) {
+    if !ctx.ty(k).same_shape(ctx.ty(r)) {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has type {} but `{}` has type {}: `{}` needs the same shape",
+                ctx.name(k),
+                ctx.ty(k),
+                ctx.name(r),
+                ctx.ty(r),
+                ctx.opcode()
+            ),
+        ));
+    }
+}
+
+/// Operand `k` must have `dims`; `verb` is "produces" for outputs and
+/// "expects" for inputs.
+fn check_dims(ctx: &ShapeCtx, k: usize, dims: &[u64], verb: &str, errs: &mut Vec<ShapeError>) {
+    let t = ctx.ty(k);
+    if t.dims != dims {
+        let want = Type::new(t.elem, dims);
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has type {} but `{}` {} {}",
+                ctx.name(k),
+                t,
+                ctx.opcode(),
+                verb,
+                want
+            ),
+        ));
+    }
+}
+
+/// Operand `k` must have rank `rank`.
+fn check_rank(ctx: &ShapeCtx, k: usize, rank: usize, errs: &mut Vec<ShapeError>) -> bool {
+    let t = ctx.ty(k);
+    if t.rank() == rank {
+        return true;
+    }
+    errs.push(ShapeError::at_operand(
+        k,
+        format!(
+            "`{}` must be {}-D for `{}`, found {}",
+            ctx.name(k),
+            rank,
+            ctx.opcode(),
+            t
+        ),
+    ));
+    false
+}
+
+/// The common element-wise pattern: every operand in `ops` accepts `kinds`,
+/// shares the base kind and the shape of the first one.
+fn uniform(ctx: &ShapeCtx, ops: &[usize], kinds: Kinds, errs: &mut Vec<ShapeError>) {
+    let Some(&r) = ops.first() else { return };
+    let ref_ok = check_kind(ctx, r, kinds, errs);
+    for &k in &ops[1..] {
+        if check_kind(ctx, k, kinds, errs) && ref_ok {
+            check_same_elem(ctx, k, r, Same::Base, errs);
+        }
+        check_same_shape(ctx, k, r, errs);
+    }
+}
+
+/// Operand indices `0..n`.
+fn all_operands(ctx: &ShapeCtx) -> Vec<usize> {
+    (0..ctx.types.len()).collect()
+}
+
+/// No shape constraints (`allocactivation`, `splat`, `touch`, ...).
+pub fn none(_: &ShapeCtx) -> Vec<ShapeError> {
+    Vec::new()
+}
+
+/// `copy`: `Dest` and `Src` have identical types.
+pub fn same_type(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    if ctx.types.len() == 2 && ctx.ty(0) != ctx.ty(1) {
+        errs.push(ShapeError::at_operand(
+            1,
+            format!(
+                "`Src` has type {} but `Dest` has type {}: `{}` needs identical types",
+                ctx.ty(1),
+                ctx.ty(0),
+                ctx.opcode()
+            ),
+        ));
+    }
+    errs
+}
+
+/// Binary arithmetic: same shape and base kind; float, quantized or index.
+pub fn elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::Numeric, &mut errs);
+    errs
+}
+
+/// `relu`, `clip`: same shape and base kind; float or quantized.
+pub fn activation(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::FloatOrQuantized, &mut errs);
+    errs
+}
+
+/// `sigmoid`, `tanh`: same shape and kind; float only.
+pub fn float_unary(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::Float, &mut errs);
+    errs
+}
+
+/// `elementcmplte`: `Dest` is `bool` of the inputs' shape; inputs agree.
+pub fn compare(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    check_kind(ctx, 0, Kinds::Bool, &mut errs);
+    uniform(ctx, &[1, 2], Kinds::Numeric, &mut errs);
+    check_same_shape(ctx, 0, 1, &mut errs);
+    errs
+}
+
+/// `elementselect`: `Cond` is `bool`; everything has `Dest`'s shape.
+pub fn select(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    check_kind(ctx, 1, Kinds::Bool, &mut errs);
+    check_same_shape(ctx, 1, 0, &mut errs);
+    uniform(ctx, &[0, 2, 3], Kinds::Any, &mut errs);
+    errs
+}
+
+/// `quantize`: float `Src` → quantized `Dest` of the same shape.
+pub fn quantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    convert(ctx, Kinds::Float, Kinds::Quantized)
+}
+
+/// `dequantize`: quantized `Src` → float `Dest` of the same shape.
+pub fn dequantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    convert(ctx, Kinds::Quantized, Kinds::Float)
+}
+
+/// `rescalequantized`: quantized → quantized, same base kind and shape.
+pub fn rescale_quantized(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = convert(ctx, Kinds::Quantized, Kinds::Quantized);
+    if errs.is_empty() {
+        check_same_elem(ctx, 0, 1, Same::Base, &mut errs);
+    }
+    errs
+}
+
+fn convert(ctx: &ShapeCtx, src: Kinds, dest: Kinds) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    check_kind(ctx, 0, dest, &mut errs);
+    check_kind(ctx, 1, src, &mut errs);
+    check_same_shape(ctx, 0, 1, &mut errs);
+    errs
+}
+
+/// An `i64` member value as a positive `i128`, for checked arithmetic.
+fn positive(v: i64) -> Option<i128> {
+    (v > 0).then_some(v as i128)
+}
+
+/// A 2-element array member of positive values (`Kernels`, `Strides`, ...).
+fn pair(ctx: &ShapeCtx, member: &str) -> Option<[i128; 2]> {
+    match ctx.ints(member)? {
+        &[a, b] => Some([positive(a)?, positive(b)?]),
+        _ => None,
+    }
+}
+
+/// The 4 non-negative `Pads` (top, left, bottom, right).
+fn pads(ctx: &ShapeCtx) -> Option<[i128; 4]> {
+    match ctx.ints("Pads")? {
+        &[t, l, b, r] if [t, l, b, r].iter().all(|&p| p >= 0) => {
+            Some([t as i128, l as i128, b as i128, r as i128])
+        }
+        _ => None,
+    }
+}
+
+/// An `i128` back to a dimension, if it is one.
+fn dim(v: i128) -> Option<u64> {
+    u64::try_from(v).ok().filter(|&d| d > 0)
+}
+
+#[cfg(test)]
+mod tests;

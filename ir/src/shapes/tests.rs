@@ -1,0 +1,536 @@
+//! Shape-rule tests: every opcode's lit example (`test/ir/opcodes`) is
+//! accepted, each rule rejects a broken example with the right message, the
+//! lit negative tests' annotations hold, and hostile values never panic.
+
+use crate::opcode::Opcode;
+use crate::verifier::verify_module;
+use std::path::PathBuf;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn messages(src: &str) -> Vec<(usize, String)> {
+    crate::verifier::tests::errors(src)
+}
+
+#[track_caller]
+fn rejects(weights: &[&str], inst: &str, text: &str) {
+    let src = crate::verifier::tests::func(weights, &[inst]);
+    let e = messages(&src);
+    assert!(
+        e.iter().any(|(_, m)| m.contains(text)),
+        "no error containing `{text}` in {e:#?}\n{src}"
+    );
+}
+
+#[track_caller]
+fn accepts(weights: &[&str], inst: &str) {
+    let src = crate::verifier::tests::func(weights, &[inst]);
+    assert_eq!(messages(&src), vec![], "{src}");
+}
+
+#[test]
+fn every_opcode_has_a_valid_example() {
+    for &op in Opcode::ALL {
+        let path = repo().join(format!("test/ir/opcodes/{}.gir", op.name()));
+        let src =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let m = crate::parser::parse(src.as_bytes())
+            .unwrap_or_else(|d| panic!("{}", crate::diag::render_all(&d, "x", src.as_bytes())));
+        let used = m
+            .functions
+            .iter()
+            .any(|f| f.inst_ids().any(|i| f.inst(i).opcode == op));
+        assert!(used, "{} does not use `{}`", path.display(), op.name());
+        let d = verify_module(&m);
+        assert!(
+            d.is_empty(),
+            "{}",
+            crate::diag::render_all(&d, &path.display().to_string(), src.as_bytes())
+        );
+    }
+}
+
+/// Every `// expected-error` of the verifier's negative lit tests holds
+/// (the same check `glow-opt --split-input-file --verify-diagnostics` makes).
+#[test]
+fn negative_lit_tests_hold() {
+    let dir = repo().join("test/diagnostics");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("test/diagnostics exists")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| (n.starts_with("verify-") || n.starts_with("shape-")) && n.ends_with(".gir"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "{names:?}");
+    for name in names {
+        let src = std::fs::read(dir.join(&name)).expect("readable");
+        for chunk in split_chunks(&src) {
+            let diags = match crate::parser::parse(&chunk) {
+                Err(d) => d,
+                Ok(m) => verify_module(&m),
+            };
+            let problems = crate::expect::check(&chunk, &diags);
+            assert!(
+                problems.is_empty(),
+                "{}",
+                crate::diag::render_all(&problems, &name, &chunk)
+            );
+        }
+    }
+}
+
+/// Splits at `// -----` lines, padding each chunk so line numbers stay.
+fn split_chunks(source: &[u8]) -> Vec<Vec<u8>> {
+    let mut chunks = Vec::new();
+    let mut current = Vec::new();
+    for (index, line) in source.split_inclusive(|&b| b == b'\n').enumerate() {
+        if String::from_utf8_lossy(line).trim() == "// -----" {
+            chunks.push(std::mem::take(&mut current));
+            current = vec![b'\n'; index + 1];
+            continue;
+        }
+        current.extend_from_slice(line);
+    }
+    chunks.push(current);
+    chunks
+}
+
+const CONV_W: &[&str] = &[
+    "%src = WeightVar float<8 x 28 x 28 x 4> mutable",
+    "%filter = WeightVar float<16 x 5 x 5 x 2> const",
+    "%bias = WeightVar float<16> const",
+    "%dest = WeightVar float<8 x 24 x 24 x 16> mutable",
+];
+
+#[test]
+fn convolution_shapes() {
+    let conv = "%c = convolution @out %dest, @in %src, @in %filter, @in %bias";
+    accepts(CONV_W, &format!("{conv} {{ Kernels: [5, 5], Group: 2 }}"));
+    rejects(
+        CONV_W,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 2, Pads: [2, 2, 2, 2] }}"),
+        "`Dest` has type float<8 x 24 x 24 x 16> but `convolution` produces float<8 x 28 x 28 x 16>",
+    );
+    rejects(
+        CONV_W,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 1 }}"),
+        "`Filter` has type float<16 x 5 x 5 x 2> but `convolution` expects float<16 x 5 x 5 x 4>",
+    );
+    rejects(
+        CONV_W,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 3 }}"),
+        "`Group: 3` does not divide the 4 input channels",
+    );
+    rejects(
+        CONV_W,
+        &format!("{conv} {{ Kernels: [3, 3], Group: 2 }}"),
+        "expects float<16 x 3 x 3 x 2>",
+    );
+    rejects(
+        CONV_W,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 2, Dilation: [20, 1] }}"),
+        "the kernel height (dilated to 81) is larger than the padded input height 28",
+    );
+    let mut w = CONV_W.to_vec();
+    w[2] = "%bias = WeightVar float<8> const";
+    rejects(
+        &w,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 2 }}"),
+        "`Bias` has type float<8>",
+    );
+    w[2] = "%bias = WeightVar float16<16> const";
+    rejects(
+        &w,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 2 }}"),
+        "`Bias` has element type float16 but `Src` has float",
+    );
+    w[0] = "%src = WeightVar index32<8 x 28 x 28 x 4> mutable";
+    rejects(
+        &w,
+        &format!("{conv} {{ Kernels: [5, 5], Group: 2 }}"),
+        "accepts float or quantized",
+    );
+    // NCHW, strides and dilation: OH = (10 + 1 + 1 - 5) / 2 + 1 = 4.
+    let nchw = &[
+        "%src = WeightVar float<1 x 4 x 10 x 10> mutable",
+        "%filter = WeightVar float<6 x 4 x 3 x 3> const",
+        "%bias = WeightVar float<6> const",
+        "%dest = WeightVar float<1 x 6 x 4 x 4> mutable",
+    ];
+    accepts(
+        nchw,
+        &format!("{conv} {{ Kernels: [3, 3], Strides: [2, 2], Pads: [1, 1, 1, 1], Dilation: [2, 2], Layout: NCHW }}"),
+    );
+    // Quantized: i8 data with an i32 bias.
+    let q = &[
+        "%src = WeightVar i8[S:0.5 O:0]<1 x 4 x 4 x 1> mutable",
+        "%filter = WeightVar i8[S:0.25 O:0]<2 x 1 x 1 x 1> const",
+        "%bias = WeightVar i32[S:0.125 O:0]<2> const",
+        "%dest = WeightVar i8[S:1.0 O:3]<1 x 4 x 4 x 2> mutable",
+    ];
+    accepts(q, &format!("{conv} {{ Kernels: [1, 1] }}"));
+}
+
+#[test]
+fn pool_shapes() {
+    let w = &[
+        "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
+        "%dest = WeightVar float<1 x 3 x 3 x 3> mutable",
+    ];
+    accepts(
+        w,
+        "%p = maxpool @out %dest, @in %src { Kernels: [2, 2], Strides: [2, 2] }",
+    );
+    rejects(
+        w,
+        "%p = avgpool @out %dest, @in %src { Kernels: [2, 2] }",
+        "`Dest` has type float<1 x 3 x 3 x 3> but `avgpool` produces float<1 x 5 x 5 x 3>",
+    );
+    rejects(
+        w,
+        "%p = maxpool @out %dest, @in %src { Kernels: [2, 2], Strides: [2, 2], Layout: NCHW }",
+        "produces float<1 x 6 x 3 x 1>",
+    );
+    rejects(
+        w,
+        "%p = maxpool @out %dest, @in %src { Kernels: [9, 1] }",
+        "larger than the padded input",
+    );
+}
+
+#[test]
+fn matrix_shapes() {
+    let fc = &[
+        "%src = WeightVar float<2 x 3> mutable",
+        "%w = WeightVar float<3 x 4> const",
+        "%b = WeightVar float<4> const",
+        "%dest = WeightVar float<2 x 5> mutable",
+    ];
+    rejects(
+        fc,
+        "%f = fullyconnected @out %dest, @in %src, @in %w, @in %b",
+        "`Dest` has type float<2 x 5> but `fullyconnected` produces float<2 x 4>",
+    );
+    let mm = &[
+        "%a = WeightVar float<2 x 3> mutable",
+        "%b = WeightVar float<4 x 5> mutable",
+        "%d = WeightVar float<2 x 5> mutable",
+    ];
+    rejects(
+        mm,
+        "%m = matmul @out %d, @in %a, @in %b",
+        "`RHS` has type float<4 x 5> but `matmul` expects float<3 x 5>",
+    );
+    rejects(
+        mm,
+        "%m = batchmatmul @out %d, @in %a, @in %b",
+        "`LHS` must be 3-D for `batchmatmul`",
+    );
+    let bmm = &[
+        "%a = WeightVar float<2 x 2 x 3> mutable",
+        "%b = WeightVar float<2 x 3 x 4> mutable",
+        "%d = WeightVar float<2 x 2 x 5> mutable",
+    ];
+    rejects(
+        bmm,
+        "%m = batchmatmul @out %d, @in %a, @in %b",
+        "produces float<2 x 2 x 4>",
+    );
+    let ba = &[
+        "%b = WeightVar float<3 x 4> mutable",
+        "%s = WeightVar float<3> mutable",
+        "%d = WeightVar float<4> mutable",
+    ];
+    rejects(
+        ba,
+        "%a = batchedadd @out %b, @in %b, @in %s",
+        "`Slice` has type float<3> but `batchedadd` expects float<4>",
+    );
+    rejects(
+        ba,
+        "%a = batchedreduceadd @out %s, @in %b { Axis: 2 }",
+        "`Axis: 2` is out of range",
+    );
+    rejects(
+        ba,
+        "%a = batchedreduceadd @out %s, @in %b { Axis: -1 }",
+        "`Axis: -1` is out of range",
+    );
+    accepts(ba, "%a = batchedreduceadd @out %s, @in %b { Axis: 1 }");
+    rejects(
+        ba,
+        "%a = batchedreduceadd @out %s, @in %b { Axis: 0 }",
+        "produces float<4>",
+    );
+    let one = &[
+        "%b = WeightVar float<7> mutable",
+        "%d = WeightVar float<1> mutable",
+    ];
+    accepts(one, "%a = batchedreduceadd @out %d, @in %b { Axis: 0 }");
+}
+
+#[test]
+fn elementwise_kinds_and_shapes() {
+    let w = &[
+        "%f = WeightVar float<2 x 3> mutable",
+        "%g = WeightVar float<3 x 2> mutable",
+        "%h = WeightVar float16<2 x 3> mutable",
+        "%i = WeightVar index32<2 x 3> mutable",
+        "%q = WeightVar i8[S:0.5 O:0]<2 x 3> mutable",
+        "%r = WeightVar i8[S:0.25 O:2]<2 x 3> mutable",
+        "%c = WeightVar bool<2 x 3> mutable",
+    ];
+    rejects(
+        w,
+        "%a = elementadd @out %f, @in %f, @in %g",
+        "`RHS` has type float<3 x 2> but `Dest` has type float<2 x 3>",
+    );
+    rejects(
+        w,
+        "%a = elementsub @out %f, @in %f, @in %h",
+        "`RHS` has element type float16 but `Dest` has float",
+    );
+    accepts(w, "%a = elementmax @out %i, @in %i, @in %i");
+    accepts(w, "%a = elementmul @out %q, @in %r, @in %q");
+    rejects(
+        w,
+        "%a = elementdiv @out %c, @in %c, @in %c",
+        "accepts float, quantized or index",
+    );
+    accepts(w, "%a = relu @out %q, @in %r");
+    rejects(
+        w,
+        "%a = relu @out %i, @in %i",
+        "`Dest` has element type index32",
+    );
+    rejects(
+        w,
+        "%a = sigmoid @out %q, @in %q",
+        "accepts float element types",
+    );
+    rejects(w, "%a = tanh @out %g, @in %f", "needs the same shape");
+    rejects(
+        w,
+        "%a = clip @out %h, @in %f { Min: 0, Max: 1 }",
+        "`Src` has element type float but `Dest` has float16",
+    );
+    accepts(w, "%a = elementcmplte @out %c, @in %q, @in %r");
+    rejects(
+        w,
+        "%a = elementcmplte @out %f, @in %f, @in %f",
+        "`Dest` has element type float but `elementcmplte` accepts `bool`",
+    );
+    accepts(w, "%a = elementselect @out %f, @in %c, @in %f, @in %f");
+    rejects(
+        w,
+        "%a = elementselect @out %f, @in %f, @in %f, @in %f",
+        "`Cond` has element type float",
+    );
+    rejects(
+        w,
+        "%a = elementselect @out %f, @in %c, @in %i, @in %f",
+        "`LHS` has element type index32 but `Dest` has float",
+    );
+    rejects(
+        w,
+        "%a = copy @out %f, @in %h",
+        "`Src` has type float16<2 x 3> but `Dest` has type float<2 x 3>",
+    );
+    rejects(w, "%a = copy @out %q, @in %r", "needs identical types");
+    accepts(w, "%a = quantize @out %q, @in %f");
+    rejects(
+        w,
+        "%a = quantize @out %f, @in %f",
+        "`Dest` has element type float but `quantize` accepts quantized",
+    );
+    accepts(w, "%a = dequantize @out %h, @in %q");
+    rejects(
+        w,
+        "%a = dequantize @out %h, @in %h",
+        "`Src` has element type float16",
+    );
+    accepts(w, "%a = rescalequantized @out %q, @in %r");
+    rejects(
+        w,
+        "%a = rescalequantized @out %q, @in %f",
+        "`Src` has element type float",
+    );
+}
+
+#[test]
+fn normalization_shapes() {
+    let w = &[
+        "%s = WeightVar float<2 x 5> mutable",
+        "%t = WeightVar float<2 x 5 x 1> mutable",
+        "%v = WeightVar float<5> mutable",
+        "%u = WeightVar float<2> mutable",
+        "%o = WeightVar float<2 x 5> mutable",
+    ];
+    accepts(w, "%a = softmax @out %o, @in %s");
+    rejects(
+        w,
+        "%a = softmax @out %t, @in %t",
+        "`Src` must be 2-D for `softmax`",
+    );
+    let bn = "%a = batchnormalization @out %o, @in %s, @in %v, @in %v, @in %v, @in %v";
+    accepts(w, &format!("{bn} {{ ChannelIdx: 1 }}"));
+    rejects(
+        w,
+        &format!("{bn} {{ ChannelIdx: 0 }}"),
+        "`Scale` has type float<5> but `batchnormalization` expects float<2>",
+    );
+    rejects(
+        w,
+        &format!("{bn} {{ ChannelIdx: 2 }}"),
+        "`ChannelIdx: 2` is out of range",
+    );
+    rejects(w, bn, "`ChannelIdx: 3` is out of range");
+    rejects(
+        w,
+        "%a = localresponsenormalization @out %s, @in %s, @out %t { HalfWindowSize: 1 }",
+        "`Scale` has type float<2 x 5 x 1> but `Src` has type float<2 x 5>",
+    );
+}
+
+#[test]
+fn movement_shapes() {
+    let w = &[
+        "%a = WeightVar float<2 x 3 x 4> mutable",
+        "%b = WeightVar float<4 x 2 x 3> mutable",
+        "%big = WeightVar float<4 x 6> mutable",
+        "%small = WeightVar float<2 x 3> mutable",
+        "%qs = WeightVar i8[S:1.0 O:0]<2 x 3> mutable",
+    ];
+    accepts(w, "%t = transpose @out %b, @in %a { Shuffle: [2, 0, 1] }");
+    rejects(
+        w,
+        "%t = transpose @out %b, @in %a { Shuffle: [0, 1, 2] }",
+        "`Dest` has type float<4 x 2 x 3> but `transpose` produces float<2 x 3 x 4>",
+    );
+    rejects(
+        w,
+        "%t = transpose @out %b, @in %a { Shuffle: [2, 2, 1] }",
+        "is not a permutation of 0..3",
+    );
+    rejects(
+        w,
+        "%t = transpose @out %b, @in %a { Shuffle: [2, 0] }",
+        "is not a permutation",
+    );
+    rejects(
+        w,
+        "%t = transpose @out %b, @in %a { Shuffle: [2, 0, -1] }",
+        "is not a permutation",
+    );
+    accepts(
+        w,
+        "%i = inserttensor @inout %big, @in %small { Offsets: [2, 0], Count: 2, Axis: 1 }",
+    );
+    rejects(
+        w,
+        "%i = inserttensor @inout %big, @in %small { Offsets: [2, 1], Count: 2, Axis: 1 }",
+        "dimension 1 reaches 7 but has size 6",
+    );
+    rejects(
+        w,
+        "%i = inserttensor @inout %big, @in %small { Offsets: [3, 0] }",
+        "dimension 0 reaches 5",
+    );
+    rejects(
+        w,
+        "%i = inserttensor @inout %big, @in %small { Offsets: [0] }",
+        "`Offsets` has 1 elements but `Dest` has rank 2",
+    );
+    rejects(
+        w,
+        "%i = inserttensor @inout %big, @in %small { Offsets: [0, 0], Axis: 2 }",
+        "`Axis: 2` is out of range",
+    );
+    rejects(
+        w,
+        "%i = inserttensor @inout %big, @in %qs { Offsets: [0, 0] }",
+        "`Src` has element type i8[S:1.0 O:0] but `Dest` has float",
+    );
+    accepts(
+        w,
+        "%e = extracttensor @out %small, @in %big { Offsets: [2, 3] }",
+    );
+    rejects(
+        w,
+        "%e = extracttensor @out %small, @in %big { Offsets: [2, 4] }",
+        "does not fit in `Src` float<4 x 6>",
+    );
+    rejects(
+        w,
+        "%e = extracttensor @out %small, @in %big { Offsets: [-1, 0] }",
+        "`Offsets` element 0 is negative",
+    );
+    rejects(
+        w,
+        "%e = extracttensor @out %small, @in %a { Offsets: [0, 0, 0] }",
+        "`Dest` must be 3-D",
+    );
+}
+
+#[test]
+fn tensorview_windows() {
+    let w = &[
+        "%x = WeightVar float<4 x 6> mutable",
+        "%y = WeightVar float<12> mutable",
+        "%z = WeightVar float<2 x 3> mutable",
+    ];
+    let view =
+        |ty: &str, offs: &str| format!("%v = tensorview @in %x {{ Ty: {ty}, Offsets: {offs} }}");
+    accepts(w, &view("float<12>", "[2, 0]"));
+    accepts(w, &view("float<24>", "[0, 0]"));
+    accepts(w, &view("index32<2 x 6>", "[2, 0]"));
+    accepts(w, &view("float16<4>", "[3, 4]"));
+    rejects(
+        w,
+        &view("float<12>", "[2, 1]"),
+        "covers bytes 52..100 but `Src` float<4 x 6> has only 96 bytes",
+    );
+    rejects(w, &view("float64<13>", "[0, 0]"), "has only 96 bytes");
+    rejects(
+        w,
+        &view("float<1>", "[4, 0]"),
+        "offset 4 is outside dimension 0 (size 4)",
+    );
+    rejects(
+        w,
+        &view("float<1>", "[0]"),
+        "`Offsets` has 1 elements but `Src` has rank 2",
+    );
+    rejects(w, &view("float<1>", "[0, -2]"), "negative");
+}
+
+#[test]
+fn hostile_values_never_panic() {
+    let huge = "%h = WeightVar float<1073741824 x 1073741824 x 1> mutable";
+    let w = &[huge, "%d = WeightVar float<2> mutable"];
+    let big = i64::MAX;
+    for inst in [
+        format!("%v = tensorview @in %h {{ Ty: float<1073741824 x 1073741824 x 1>, Offsets: [1073741823, {}, 1] }}", big),
+        "%v = tensorview @in %h { Ty: float<1073741824 x 1073741824 x 1>, Offsets: [1, 1, 1] }".to_string(),
+        format!("%i = inserttensor @inout %h, @in %h {{ Offsets: [{big}, {big}, {big}], Count: {big}, Axis: 0 }}"),
+        format!("%i = extracttensor @out %h, @in %h {{ Offsets: [{big}, 0, 0] }}"),
+        format!("%t = transpose @out %h, @in %h {{ Shuffle: [{big}, -{big}, 0] }}"),
+        format!("%r = batchedreduceadd @out %d, @in %h {{ Axis: -{big} }}"),
+        format!("%p = maxpool @out %d, @in %h {{ Kernels: [{big}, {big}], Strides: [{big}, 1], Pads: [{big}, {big}, {big}, {big}] }}"),
+        format!("%b = batchnormalization @out %h, @in %h, @in %d, @in %d, @in %d, @in %d {{ ChannelIdx: {big} }}"),
+    ] {
+        let src = crate::verifier::tests::func(w, &[&inst]);
+        let _ = messages(&src);
+    }
+    let w4 = &[
+        "%s = WeightVar float<1 x 1152921504606846975 x 1 x 1> mutable",
+        "%f = WeightVar float<1 x 1 x 1 x 1> mutable",
+        "%b = WeightVar float<1> mutable",
+    ];
+    let inst = format!("%c = convolution @out %s, @in %s, @in %f, @in %b {{ Kernels: [{big}, {big}], Strides: [1, 1], Pads: [{big}, {big}, {big}, {big}], Dilation: [{big}, {big}], Group: {big} }}");
+    let src = crate::verifier::tests::func(w4, &[&inst]);
+    let _ = messages(&src);
+}
