@@ -61,7 +61,7 @@ fn main() {
     match run(args) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("glow-lit: error: {e:#}");
+            err_line(&format!("glow-lit: error: {e:#}"));
             std::process::exit(2);
         }
     }
@@ -103,8 +103,8 @@ fn run(args: Args) -> Result<i32> {
         tests.retain(|t| !re.is_match(&t.display_name()));
     }
     if tests.is_empty() {
-        eprintln!("glow-lit: error: did not discover any tests for the provided path(s)");
-        println!("0 passed, 0 failed");
+        err_line("glow-lit: error: did not discover any tests for the provided path(s)");
+        out_line("0 passed, 0 failed");
         return Ok(1);
     }
     let jobs = args
@@ -118,13 +118,16 @@ fn run(args: Args) -> Result<i32> {
     let total = tests.len();
     let stdout = std::io::stdout();
     if !args.quiet {
-        println!("-- Testing: {total} tests, {} workers --", jobs.min(total));
+        out_line(&format!(
+            "-- Testing: {total} tests, {} workers --",
+            jobs.min(total)
+        ));
     }
     let start = Instant::now();
     let results = run_all(&tests, &cfg, jobs, |i, test, r| {
         let mut out = stdout.lock();
         for w in &r.warnings {
-            eprintln!("glow-lit: warning: {}: {w}", test.display_name());
+            err_line(&format!("glow-lit: warning: {}: {w}", test.display_name()));
         }
         let failed = r.code.is_failure();
         if !args.quiet || failed {
@@ -141,13 +144,25 @@ fn run(args: Args) -> Result<i32> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.time_tests {
-        println!("{}", time_report(&tests, &results));
+        out_line(&time_report(&tests, &results));
     }
-    print!(
-        "{}",
-        summary(&tests, &results, elapsed, args.show_unsupported)
-    );
+    out_text(&summary(&tests, &results, elapsed, args.show_unsupported));
     let counts = Counts::of(&results);
-    println!("\n{}", counts.final_line());
+    out_line(&format!("\n{}", counts.final_line()));
     Ok(if counts.failed() { 1 } else { 0 })
+}
+
+/// Writes to stdout, ignoring errors: a closed pipe (`glow-lit | head`) must not panic.
+fn out_text(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn out_line(text: &str) {
+    out_text(&format!("{text}\n"));
+}
+
+fn err_line(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

@@ -276,7 +276,16 @@ pub fn run_all(
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(test) = tests.get(i) else { break };
-                if tx.send((i, run_test(test, cfg))).is_err() {
+                // A bug in the runner must not take the whole run down: report it on the test.
+                let r =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_test(test, cfg)))
+                        .unwrap_or_else(|_| {
+                            verdict(
+                                ResultCode::Unresolved,
+                                "internal error in glow-lit (panic)\n".into(),
+                            )
+                        });
+                if tx.send((i, r)).is_err() {
                     break;
                 }
             });
