@@ -1,1 +1,30 @@
-//! Passes.
+//! The pass manager and Glow's IR optimizer passes.
+//!
+//! A pass is a `Pass` registered once in `registry::PASSES` under a
+//! kebab-case name; a `Pipeline` is a list of pass invocations built from
+//! `--pass`/`--passes`/`-O`/`--mode`; the `PassManager` runs it with the
+//! debugging hooks of `Instrumentation` (verify-each, IR dumps, stats, timing,
+//! bisection, debug output, crash reproducers, memory reports).
+
+pub mod analysis;
+pub mod cli;
+pub mod manager;
+pub mod pass;
+pub mod pipeline;
+pub mod registry;
+
+pub mod make_weights_const;
+pub mod verify;
+
+pub use manager::{Instrumentation, PassManager, RunFailure};
+pub use pass::{Pass, PassContext, PassOptions};
+pub use pipeline::{Pipeline, Step};
+
+use glow_ir::{Diagnostic, Module};
+
+/// Runs a pipeline on every function of a module with default
+/// instrumentation (verify-each on); the simple entry point for tools.
+pub fn run_pipeline(module: &mut Module, pipeline: &Pipeline) -> Result<(), Vec<Diagnostic>> {
+    let mut pm = PassManager::new(pipeline.clone(), Instrumentation::default());
+    pm.run(module).map(|_| ()).map_err(|f| f.diagnostics)
+}

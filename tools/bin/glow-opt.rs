@@ -1,1 +1,212 @@
-fn main() {}
+//! `glow-opt`: reads `.gir`, verifies it, runs a pipeline of passes on it and
+//! prints it in canonical form. Exit 0 on success, 1 on an input error (read,
+//! parse, verify, pass failure), 2 on a usage error. Output files are written
+//! atomically (temp file + rename). Reports from the debugging flags go to
+//! stderr; stdout only ever holds IR.
+
+use clap::Parser;
+use glow_ir::diag::{render_all, Diagnostic};
+use glow_ir::printer::{print_module, PrintOptions};
+use glow_ir::{expect, parser, verifier};
+use glow_passes::cli::{DebugArgs, PipelineArgs};
+use glow_passes::manager::read_reproducer;
+use glow_passes::{PassManager, Pipeline};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "glow-opt",
+    version,
+    about = "Parse, verify, optimize and print .gir instruction IR"
+)]
+struct Cli {
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+    #[command(flatten)]
+    debug: DebugArgs,
+    /// List the registered passes with a one-line summary each.
+    #[arg(long)]
+    list_passes: bool,
+    /// Replay a crash reproducer: its input with its pipeline.
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    run_reproducer: Option<String>,
+    /// Input file; `-` or absent reads standard input.
+    input: Option<String>,
+    /// Write the output here instead of standard output.
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Add Glow-style `// size:` and `// Users:` comments.
+    #[arg(long)]
+    annotate: bool,
+    /// Skip the verifier (the parser still checks syntax and names).
+    #[arg(long)]
+    no_verify: bool,
+    /// Treat `// -----` lines as separators of independent chunks.
+    #[arg(long)]
+    split_input_file: bool,
+    /// Check `// expected-error {{...}}` annotations against the diagnostics.
+    #[arg(long)]
+    verify_diagnostics: bool,
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("glow-opt: error: {msg}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.list_passes {
+        for p in glow_passes::registry::PASSES {
+            println!("  {:<20} {}", p.name, p.summary);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let input = cli.run_reproducer.as_deref().or(cli.input.as_deref());
+    let (name, source) = match read_input(input) {
+        Ok(x) => x,
+        Err(msg) => {
+            eprintln!("glow-opt: error: {msg}");
+            return ExitCode::from(1);
+        }
+    };
+    let pipeline = if cli.run_reproducer.is_some() {
+        match read_reproducer(&String::from_utf8_lossy(&source)).and_then(|p| Pipeline::parse(&p)) {
+            Ok(p) => p,
+            Err(msg) => return usage_error(&msg),
+        }
+    } else {
+        match cli.pipeline.pipeline() {
+            Ok(p) => p,
+            Err(msg) => return usage_error(&msg),
+        }
+    };
+    let instrumentation = match cli.debug.instrumentation() {
+        Ok(i) => i,
+        Err(msg) => return usage_error(&msg),
+    };
+    let chunks = if cli.split_input_file {
+        split_chunks(&source)
+    } else {
+        vec![source.clone()]
+    };
+    let mut outputs = Vec::new();
+    let mut failed = false;
+    let mut stderr = String::new();
+    for chunk in &chunks {
+        let (module, mut diags) = process(chunk, &cli);
+        let module = module.and_then(|mut m| {
+            let mut pm = PassManager::new(pipeline.clone(), instrumentation.clone());
+            let result = pm.run(&mut m);
+            stderr.push_str(&pm.log);
+            match result {
+                Ok(()) => Some(m),
+                Err(failure) => {
+                    diags.extend(failure.diagnostics);
+                    None
+                }
+            }
+        });
+        if cli.verify_diagnostics {
+            let problems = expect::check(chunk, &diags);
+            failed |= !problems.is_empty();
+            stderr.push_str(&render_all(&problems, &name, chunk));
+        } else {
+            failed |= diags.iter().any(Diagnostic::is_error);
+            stderr.push_str(&render_all(&diags, &name, chunk));
+        }
+        if let Some(m) = module {
+            outputs.push(print_module(
+                &m,
+                PrintOptions {
+                    annotate: cli.annotate,
+                },
+            ));
+        }
+    }
+    eprint!("{stderr}");
+    if failed {
+        return ExitCode::from(1);
+    }
+    let text = outputs.join("// -----\n");
+    match write_output(cli.output.as_deref(), &text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("glow-opt: error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Parses and verifies one chunk; the module is returned only when it is valid.
+fn process(source: &[u8], cli: &Cli) -> (Option<glow_ir::Module>, Vec<Diagnostic>) {
+    match parser::parse(source) {
+        Err(diags) => (None, diags),
+        Ok(m) => {
+            let diags = if cli.no_verify {
+                Vec::new()
+            } else {
+                verifier::verify_module(&m)
+            };
+            let ok = !diags.iter().any(Diagnostic::is_error);
+            (ok.then_some(m), diags)
+        }
+    }
+}
+
+fn read_input(path: Option<&str>) -> Result<(String, Vec<u8>), String> {
+    match path {
+        None | Some("-") => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(("<stdin>".to_string(), buf))
+        }
+        Some(p) => std::fs::read(p)
+            .map(|b| (p.to_string(), b))
+            .map_err(|e| format!("cannot read '{p}': {e}")),
+    }
+}
+
+/// Splits at `// -----` lines. Each chunk keeps its lines' numbers by being
+/// padded with the newlines of the chunks before it.
+fn split_chunks(source: &[u8]) -> Vec<Vec<u8>> {
+    let mut chunks = Vec::new();
+    let mut current: Vec<u8> = Vec::new();
+    for (index, line) in source.split_inclusive(|&b| b == b'\n').enumerate() {
+        if String::from_utf8_lossy(line).trim() == "// -----" {
+            chunks.push(std::mem::take(&mut current));
+            current = vec![b'\n'; index + 1];
+            continue;
+        }
+        current.extend_from_slice(line);
+    }
+    chunks.push(current);
+    chunks
+}
+
+/// Writes to `path` through a temp file in the same directory and a rename,
+/// so a failed run never leaves a partial file; `None` writes to stdout.
+fn write_output(path: Option<&Path>, text: &str) -> Result<(), String> {
+    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| format!("cannot write output: {e}"));
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| format!("cannot create a temporary file in '{}': {e}", dir.display()))?;
+    tmp.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| format!("cannot write '{}': {}", path.display(), e.error))?;
+    Ok(())
+}

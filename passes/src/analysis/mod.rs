@@ -1,0 +1,3 @@
+//! Analyses shared by passes and reports.
+
+pub mod memory;

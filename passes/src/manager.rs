@@ -1,0 +1,333 @@
+//! The pass manager: runs a pipeline over every function of a module with
+//! the debugging hooks users of LLVM's opt expect. Everything it reports goes
+//! to its `log` (stderr in the tools); the IR itself is never touched by it.
+
+use crate::analysis::memory::{memory_report, MemoryReport};
+use crate::pass::{PassContext, Stats};
+use crate::pipeline::Pipeline;
+use glow_ir::printer::{print_function, print_module, PrintOptions};
+use glow_ir::{Diagnostic, Function, Module};
+use std::fmt::Write;
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemReport {
+    Text,
+    Json,
+}
+
+/// Which hooks run around the passes.
+#[derive(Clone, Debug)]
+pub struct Instrumentation {
+    pub verify_each: bool,
+    pub print_before: Vec<String>,
+    pub print_after: Vec<String>,
+    pub print_before_all: bool,
+    pub print_after_all: bool,
+    pub print_changed: bool,
+    pub stats: bool,
+    pub time_passes: bool,
+    pub bisect_limit: Option<usize>,
+    pub debug_only: Vec<String>,
+    pub crash_reproducer: Option<std::path::PathBuf>,
+    pub mem_report: Option<MemReport>,
+}
+
+impl Default for Instrumentation {
+    fn default() -> Self {
+        Instrumentation {
+            verify_each: true,
+            print_before: Vec::new(),
+            print_after: Vec::new(),
+            print_before_all: false,
+            print_after_all: false,
+            print_changed: false,
+            stats: false,
+            time_passes: false,
+            bisect_limit: None,
+            debug_only: Vec::new(),
+            crash_reproducer: None,
+            mem_report: None,
+        }
+    }
+}
+
+/// A failed pipeline: the diagnostics to render, and where a reproducer
+/// was written if one was.
+#[derive(Debug)]
+pub struct RunFailure {
+    pub diagnostics: Vec<Diagnostic>,
+    pub reproducer: Option<std::path::PathBuf>,
+}
+
+/// Runs one pipeline.
+pub struct PassManager {
+    pipeline: Pipeline,
+    inst: Instrumentation,
+    /// Everything the hooks print, in order.
+    pub log: String,
+    pub stats: Stats,
+    times: Vec<(&'static str, Duration)>,
+    executions: usize,
+}
+
+impl PassManager {
+    pub fn new(pipeline: Pipeline, inst: Instrumentation) -> PassManager {
+        PassManager {
+            pipeline,
+            inst,
+            log: String::new(),
+            stats: Stats::default(),
+            times: Vec::new(),
+            executions: 0,
+        }
+    }
+
+    /// Runs the pipeline on every function, in order.
+    pub fn run(&mut self, module: &mut Module) -> Result<(), RunFailure> {
+        let before: Vec<MemoryReport> = module.functions.iter().map(memory_report).collect();
+        if self.inst.print_changed {
+            let _ = write!(
+                self.log,
+                "// *** IR Dump At Start ***\n{}",
+                print_module(module, PrintOptions::default())
+            );
+        }
+        let input = print_module(module, PrintOptions::default());
+        for f in &mut module.functions {
+            if let Err(mut failure) = self.run_function(f) {
+                failure.reproducer = self.write_reproducer(&input);
+                if let Some(path) = &failure.reproducer {
+                    failure.diagnostics.push(Diagnostic {
+                        severity: glow_ir::Severity::Note,
+                        ..Diagnostic::error(format!(
+                            "a reproducer was written to {}; replay it with `glow-opt --run-reproducer {}`",
+                            path.display(),
+                            path.display()
+                        ))
+                    });
+                }
+                return Err(failure);
+            }
+        }
+        self.finish(&before, module);
+        Ok(())
+    }
+
+    fn run_function(&mut self, f: &mut Function) -> Result<(), RunFailure> {
+        for step in self.pipeline.steps.clone() {
+            let name = step.pass.name;
+            self.executions += 1;
+            if let Some(limit) = self.inst.bisect_limit {
+                let run = self.executions <= limit;
+                let verb = if run { "running" } else { "NOT running" };
+                let _ = writeln!(
+                    self.log,
+                    "BISECT: {} pass ({}) {} on function ({})",
+                    verb, self.executions, name, f.name
+                );
+                if !run {
+                    continue;
+                }
+            }
+            if self.inst.print_before_all || self.inst.print_before.iter().any(|p| p == name) {
+                let _ = write!(
+                    self.log,
+                    "// *** IR Dump Before {} ***\n{}",
+                    name,
+                    print_function(f, PrintOptions::default())
+                );
+            }
+            let text_before = self
+                .inst
+                .print_changed
+                .then(|| print_function(f, PrintOptions::default()));
+            let debug_on = self.inst.debug_only.iter().any(|p| p == name);
+            let mut debug_text = String::new();
+            let start = Instant::now();
+            let mut pass = (step.pass.create)(&step.options).map_err(|e| RunFailure {
+                diagnostics: vec![Diagnostic::error(format!("pass `{name}`: {e}"))],
+                reproducer: None,
+            })?;
+            let stats = &mut self.stats;
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let mut cx = PassContext::new(name, stats, debug_on.then_some(&mut debug_text));
+                pass.run(f, &mut cx)
+            }));
+            self.times.push((name, start.elapsed()));
+            self.log.push_str(&debug_text);
+            let changed = match result {
+                Ok(Ok(changed)) => changed,
+                Ok(Err(diags)) => {
+                    return Err(RunFailure {
+                        diagnostics: diags,
+                        reproducer: None,
+                    })
+                }
+                Err(panic) => {
+                    let msg = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    return Err(RunFailure {
+                        diagnostics: vec![Diagnostic::error(format!(
+                            "internal error: pass `{name}` crashed on function `{}`: {msg}",
+                            f.name
+                        ))],
+                        reproducer: None,
+                    });
+                }
+            };
+            if self.inst.verify_each {
+                let diags = glow_ir::verifier::verify(f);
+                if diags.iter().any(Diagnostic::is_error) {
+                    let mut all = vec![Diagnostic::error(format!(
+                        "the IR of function `{}` is invalid after pass `{name}`",
+                        f.name
+                    ))
+                    .with_note(format!(
+                        "the function after `{name}`:\n{}",
+                        print_function(f, PrintOptions::default())
+                    ))];
+                    all.extend(diags);
+                    return Err(RunFailure {
+                        diagnostics: all,
+                        reproducer: None,
+                    });
+                }
+            }
+            if self.inst.print_after_all || self.inst.print_after.iter().any(|p| p == name) {
+                let _ = write!(
+                    self.log,
+                    "// *** IR Dump After {} ***\n{}",
+                    name,
+                    print_function(f, PrintOptions::default())
+                );
+            }
+            if let Some(before) = text_before {
+                let after = print_function(f, PrintOptions::default());
+                if changed || before != after {
+                    let diff = similar::TextDiff::from_lines(&before, &after);
+                    let _ = write!(
+                        self.log,
+                        "// *** IR Dump After {} on function {} (changed) ***\n{}",
+                        name,
+                        f.name,
+                        diff.unified_diff()
+                            .context_radius(3)
+                            .header("before", "after")
+                    );
+                } else {
+                    let _ = writeln!(
+                        self.log,
+                        "// *** IR Dump After {} on function {} omitted because no change ***",
+                        name, f.name
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, before: &[MemoryReport], module: &Module) {
+        if self.inst.stats {
+            self.log.push_str(&self.stats_text());
+        }
+        if self.inst.time_passes {
+            self.log.push_str(&self.time_text());
+        }
+        if let Some(format) = self.inst.mem_report {
+            let after: Vec<MemoryReport> = module.functions.iter().map(memory_report).collect();
+            for (b, a) in before.iter().zip(&after) {
+                match format {
+                    MemReport::Text => {
+                        let _ = write!(
+                            self.log,
+                            "// *** Memory before the pipeline ***\n{}",
+                            b.to_text()
+                        );
+                        let _ = write!(
+                            self.log,
+                            "// *** Memory after the pipeline ***\n{}",
+                            a.to_text()
+                        );
+                    }
+                    MemReport::Json => {
+                        let _ = writeln!(
+                            self.log,
+                            "{{\"before\": {}, \"after\": {}}}",
+                            b.to_json(),
+                            a.to_json()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// LLVM's `-stats` block.
+    pub fn stats_text(&self) -> String {
+        let rule =
+            "===-------------------------------------------------------------------------===";
+        let mut s =
+            format!("{rule}\n                          ... Statistics Collected ...\n{rule}\n\n");
+        for ((pass, counter), n) in &self.stats.counters {
+            let desc = crate::registry::lookup(pass)
+                .and_then(|p| p.stats.iter().find(|(c, _)| c == counter))
+                .map_or(*counter, |(_, d)| *d);
+            let _ = writeln!(s, "{:>8} {} - {}", n, pass, desc);
+        }
+        s.push('\n');
+        s
+    }
+
+    fn time_text(&self) -> String {
+        let total: Duration = self.times.iter().map(|(_, d)| *d).sum();
+        let mut s = String::from(
+            "===-------------------------------------------------------------------------===\n",
+        );
+        s.push_str("                      ... Pass execution timing report ...\n");
+        s.push_str(
+            "===-------------------------------------------------------------------------===\n",
+        );
+        let _ = writeln!(
+            s,
+            "  Total Execution Time: {:.4} seconds\n",
+            total.as_secs_f64()
+        );
+        s.push_str("   ---Wall Time---  --- Name ---\n");
+        for (name, d) in &self.times {
+            let pct = if total.is_zero() {
+                0.0
+            } else {
+                100.0 * d.as_secs_f64() / total.as_secs_f64()
+            };
+            let _ = writeln!(s, "   {:.4} ({:5.1}%)  {}", d.as_secs_f64(), pct, name);
+        }
+        let _ = writeln!(s, "   {:.4} (100.0%)  Total\n", total.as_secs_f64());
+        s
+    }
+
+    /// Writes the input and the pipeline so `--run-reproducer` replays them.
+    fn write_reproducer(&self, input: &str) -> Option<std::path::PathBuf> {
+        let path = self.inst.crash_reproducer.clone()?;
+        let text = format!(
+            "// glow-opt reproducer: --passes={}\n{}",
+            self.pipeline.to_text(),
+            input
+        );
+        std::fs::write(&path, text).ok()?;
+        Some(path)
+    }
+}
+
+/// Reads a reproducer: the pipeline text from its first line and the input.
+pub fn read_reproducer(text: &str) -> Result<String, String> {
+    let first = text.lines().next().unwrap_or("");
+    first
+        .strip_prefix("// glow-opt reproducer: --passes=")
+        .map(|p| p.trim().to_string())
+        .ok_or_else(|| "not a glow-opt reproducer: its first line must be `// glow-opt reproducer: --passes=...`".into())
+}

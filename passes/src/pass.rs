@@ -1,0 +1,88 @@
+//! The `Pass` trait and what a pass sees while it runs: its options, its
+//! statistics counters and, under `--debug-only`, a place to explain itself.
+
+use glow_ir::{Diagnostic, Function};
+use std::collections::BTreeMap;
+
+/// A transformation or check over one function.
+pub trait Pass {
+    /// Runs on `f`; returns whether anything changed. An `Err` is a user
+    /// error (for example `verify` or `make-weights-const` finding a problem).
+    fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>>;
+}
+
+/// `name{key=value,...}` options of one pass invocation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassOptions {
+    pub values: BTreeMap<String, String>,
+}
+
+impl PassOptions {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// A boolean option (`true`/`false`/`1`/`0`), or `default` when absent.
+    pub fn get_bool(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.get(key) {
+            None => Ok(default),
+            Some("true" | "1") => Ok(true),
+            Some("false" | "0") => Ok(false),
+            Some(v) => Err(format!("option `{key}` expects true or false, found `{v}`")),
+        }
+    }
+
+    /// An unsigned integer option, or `default` when absent.
+    pub fn get_u64(&self, key: &str, default: u64) -> Result<u64, String> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("option `{key}` expects an unsigned integer, found `{v}`")),
+        }
+    }
+}
+
+/// Counters per (pass, counter name), printed by `--stats`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub counters: BTreeMap<(&'static str, &'static str), u64>,
+}
+
+/// What a running pass may use besides the function.
+pub struct PassContext<'a> {
+    pub pass: &'static str,
+    pub(crate) stats: &'a mut Stats,
+    pub(crate) debug: Option<&'a mut String>,
+}
+
+impl<'a> PassContext<'a> {
+    /// A context for running a pass outside the manager (tests, tools).
+    pub fn new(
+        pass: &'static str,
+        stats: &'a mut Stats,
+        debug: Option<&'a mut String>,
+    ) -> PassContext<'a> {
+        PassContext { pass, stats, debug }
+    }
+
+    /// Adds `n` to one of the pass's declared counters.
+    pub fn bump(&mut self, counter: &'static str, n: u64) {
+        if n > 0 {
+            *self.stats.counters.entry((self.pass, counter)).or_default() += n;
+        }
+    }
+
+    /// Whether `--debug-only` selected this pass.
+    pub fn debugging(&self) -> bool {
+        self.debug.is_some()
+    }
+
+    /// Writes one line of explanation under `--debug-only`; the text is only
+    /// built when someone will read it.
+    pub fn debug(&mut self, line: impl FnOnce() -> String) {
+        if let Some(out) = self.debug.as_deref_mut() {
+            out.push_str(&format!("[{}] {}\n", self.pass, line()));
+        }
+    }
+}
