@@ -83,10 +83,8 @@ impl Pipeline {
         let steps = mode
             .pass_names()
             .into_iter()
-            .map(|n| Step {
-                pass: registry::lookup(n).expect("mode pipelines name registered passes"),
-                options: PassOptions::default(),
-            })
+            .filter_map(registry::lookup)
+            .map(|pass| Step { pass, options: PassOptions::default() })
             .collect();
         Pipeline { steps }
     }
