@@ -19,24 +19,12 @@ fn suite_files() -> Vec<PathBuf> {
     files
 }
 
-fn chunks(source: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = vec![Vec::new()];
-    for line in source.split_inclusive(|&b| b == b'\n') {
-        if String::from_utf8_lossy(line).trim() == "// -----" {
-            out.push(Vec::new());
-        } else {
-            out.last_mut().expect("never empty").extend_from_slice(line);
-        }
-    }
-    out
-}
-
 #[test]
 fn every_suite_file_round_trips() {
     let mut round_tripped = 0;
     for path in suite_files() {
         let source = std::fs::read(&path).expect("readable test file");
-        for chunk in chunks(&source) {
+        for chunk in glow_ir::expect::split_input(&source) {
             let Ok(module) = parser::parse(&chunk) else {
                 continue;
             };

@@ -5,6 +5,24 @@
 use crate::diag::{Diagnostic, Severity};
 use crate::span::{line_col, Span};
 
+/// Splits a `--split-input-file` input at `// -----` lines into independent
+/// chunks. Each chunk is padded with the newlines of the lines before it, so
+/// diagnostics keep the line numbers of the whole file.
+pub fn split_input(source: &[u8]) -> Vec<Vec<u8>> {
+    let mut chunks = Vec::new();
+    let mut current: Vec<u8> = Vec::new();
+    for (index, line) in source.split_inclusive(|&b| b == b'\n').enumerate() {
+        if String::from_utf8_lossy(line).trim() == "// -----" {
+            chunks.push(std::mem::take(&mut current));
+            current = vec![b'\n'; index + 1];
+            continue;
+        }
+        current.extend_from_slice(line);
+    }
+    chunks.push(current);
+    chunks
+}
+
 /// One `expected-<severity>[@+N|@-N] {{text}}` annotation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expectation {
@@ -145,6 +163,19 @@ pub fn check(source: &[u8], produced: &[Diagnostic]) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_chunks_keep_line_numbers() {
+        let chunks = split_input(b"a\n// -----\nb\nc\n  // -----  \nd");
+        assert_eq!(
+            chunks,
+            vec![
+                b"a\n".to_vec(),
+                b"\n\nb\nc\n".to_vec(),
+                b"\n\n\n\n\nd".to_vec()
+            ]
+        );
+    }
 
     #[test]
     fn finds_annotations_with_offsets() {

@@ -168,41 +168,36 @@ impl Type {
 /// Writes a float in the shortest text that reads back bit-exactly, always
 /// with a `.`, an exponent, `inf` or `nan` so it never reads as an integer.
 pub fn format_float(v: f64, out: &mut String) {
-    use std::fmt::Write;
-    if v.is_nan() {
-        out.push_str("nan");
-    } else if v.is_infinite() {
-        out.push_str(if v < 0.0 { "-inf" } else { "inf" });
-    } else {
-        let a = v.abs();
-        let text = if a != 0.0 && !(1e-5..1e16).contains(&a) {
-            format!("{:e}", v)
-        } else {
-            format!("{}", v)
-        };
-        out.push_str(&text);
-        if !text.contains(['.', 'e', 'E']) {
-            out.push_str(".0");
-        }
-    }
-    let _ = write!(out, "");
+    write_shortest(v, v.abs(), out)
 }
 
 /// `format_float` for an f32 value (printed with f32's shortest form).
 pub fn format_f32(v: f32, out: &mut String) {
-    if v.is_finite() {
-        let a = v.abs();
-        let text = if a != 0.0 && !(1e-5..1e16).contains(&a) {
-            format!("{:e}", v)
-        } else {
-            format!("{}", v)
-        };
-        out.push_str(&text);
-        if !text.contains(['.', 'e', 'E']) {
-            out.push_str(".0");
-        }
+    write_shortest(v, v.abs(), out)
+}
+
+fn write_shortest<T>(v: T, abs: T, out: &mut String)
+where
+    T: fmt::Display + fmt::LowerExp + Into<f64> + Copy,
+{
+    let a: f64 = abs.into();
+    if a.is_nan() {
+        out.push_str("nan");
+        return;
+    }
+    if a.is_infinite() {
+        out.push_str(if v.into() < 0.0 { "-inf" } else { "inf" });
+        return;
+    }
+    // Exponent form only where plain decimals would be long.
+    let text = if a != 0.0 && !(1e-5..1e16).contains(&a) {
+        format!("{:e}", v)
     } else {
-        format_float(v as f64, out);
+        format!("{}", v)
+    };
+    out.push_str(&text);
+    if !text.contains(['.', 'e', 'E']) {
+        out.push_str(".0");
     }
 }
 

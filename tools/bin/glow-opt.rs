@@ -88,7 +88,7 @@ fn main() -> ExitCode {
         Err(msg) => return usage_error(&msg),
     };
     let chunks = if cli.split_input_file {
-        split_chunks(&source)
+        expect::split_input(&source)
     } else {
         vec![source.clone()]
     };
@@ -169,23 +169,6 @@ fn read_input(path: Option<&str>) -> Result<(String, Vec<u8>), String> {
             .map(|b| (p.to_string(), b))
             .map_err(|e| format!("cannot read '{p}': {e}")),
     }
-}
-
-/// Splits at `// -----` lines. Each chunk keeps its lines' numbers by being
-/// padded with the newlines of the chunks before it.
-fn split_chunks(source: &[u8]) -> Vec<Vec<u8>> {
-    let mut chunks = Vec::new();
-    let mut current: Vec<u8> = Vec::new();
-    for (index, line) in source.split_inclusive(|&b| b == b'\n').enumerate() {
-        if String::from_utf8_lossy(line).trim() == "// -----" {
-            chunks.push(std::mem::take(&mut current));
-            current = vec![b'\n'; index + 1];
-            continue;
-        }
-        current.extend_from_slice(line);
-    }
-    chunks.push(current);
-    chunks
 }
 
 /// Writes to `path` through a temp file in the same directory and a rename,

@@ -67,7 +67,7 @@ fn negative_lit_tests_hold() {
     assert!(names.len() >= 10, "{names:?}");
     for name in names {
         let src = std::fs::read(dir.join(&name)).expect("readable");
-        for chunk in split_chunks(&src) {
+        for chunk in crate::expect::split_input(&src) {
             let diags = match crate::parser::parse(&chunk) {
                 Err(d) => d,
                 Ok(m) => verify_module(&m),
@@ -80,22 +80,6 @@ fn negative_lit_tests_hold() {
             );
         }
     }
-}
-
-/// Splits at `// -----` lines, padding each chunk so line numbers stay.
-fn split_chunks(source: &[u8]) -> Vec<Vec<u8>> {
-    let mut chunks = Vec::new();
-    let mut current = Vec::new();
-    for (index, line) in source.split_inclusive(|&b| b == b'\n').enumerate() {
-        if String::from_utf8_lossy(line).trim() == "// -----" {
-            chunks.push(std::mem::take(&mut current));
-            current = vec![b'\n'; index + 1];
-            continue;
-        }
-        current.extend_from_slice(line);
-    }
-    chunks.push(current);
-    chunks
 }
 
 const CONV_W: &[&str] = &[
