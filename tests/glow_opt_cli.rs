@@ -1,0 +1,107 @@
+//! `glow-opt`'s exit-code and output-file contract: 0 on success, 1 on an
+//! input error, 2 on a usage error, never a panic; an output file is either
+//! written whole or left untouched.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn glow_opt(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glow-opt"));
+    cmd.args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("glow-opt starts");
+    let input = stdin.unwrap_or(b"").to_vec();
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("glow-opt finishes");
+    writer.join().expect("stdin writer");
+    out
+}
+
+const VALID: &[u8] = b"function f\ndeclare {\n  %x = WeightVar float<2> mutable\n}\n\ncode {\n  0 %s = splat @out %x { Value: 1 }\n}\n";
+
+#[test]
+fn exit_codes() {
+    assert_eq!(glow_opt(&["-"], Some(VALID)).status.code(), Some(0));
+    assert_eq!(
+        glow_opt(&[], Some(b"function f\ndeclare {\n"))
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        glow_opt(&["/nonexistent/file.gir"], None).status.code(),
+        Some(1)
+    );
+    assert_eq!(glow_opt(&["--no-such-flag"], None).status.code(), Some(2));
+    assert_eq!(
+        glow_opt(&["--pass=no-such-pass"], Some(VALID))
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        glow_opt(&["--mode=fast"], Some(VALID)).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn arbitrary_bytes_never_crash() {
+    let mut seed = 0x2545f4914f6cdd1du64;
+    for len in [0usize, 1, 7, 64, 300] {
+        for _ in 0..8 {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed & 0xff) as u8
+                })
+                .collect();
+            let code = glow_opt(&["-"], Some(&bytes)).status.code();
+            assert!(matches!(code, Some(0 | 1)), "exit {code:?} on {bytes:?}");
+        }
+    }
+}
+
+#[test]
+fn output_file_is_atomic() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out.gir");
+    std::fs::write(&out, "previous contents").expect("write");
+    let path = out.to_str().expect("utf-8 path");
+    // A failing run leaves the old file as it was and no temp files behind.
+    let failed = glow_opt(&["-", "-o", path], Some(b"function f\n"));
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("read"),
+        "previous contents"
+    );
+    assert_eq!(entries(dir.path()), 1);
+    // A successful run replaces it whole.
+    let ok = glow_opt(&["-", "-o", path], Some(VALID));
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(ok.stdout.is_empty());
+    assert!(std::fs::read_to_string(&out)
+        .expect("read")
+        .starts_with("function f\n"));
+    assert_eq!(entries(dir.path()), 1);
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = glow_opt(&["-", "--annotate"], Some(VALID));
+    let b = glow_opt(&["-", "--annotate"], Some(VALID));
+    assert_eq!(a.stdout, b.stdout);
+    assert!(!a.stdout.is_empty());
+}
+
+fn entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir).expect("read dir").count()
+}
