@@ -8,11 +8,16 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod edit;
 pub mod manager;
 pub mod pass;
 pub mod pipeline;
+pub mod placement;
 pub mod registry;
 
+pub mod alloc_sinking;
+pub mod dead_alloc;
+pub mod dealloc_sinking;
 pub mod make_weights_const;
 pub mod verify;
 

@@ -34,7 +34,13 @@ impl PartialEq for PassInfo {
 }
 
 /// Every pass, in the order `--list-passes` prints them.
-pub static PASSES: &[&PassInfo] = &[&crate::make_weights_const::INFO, &crate::verify::INFO];
+pub static PASSES: &[&PassInfo] = &[
+    &crate::alloc_sinking::INFO,
+    &crate::dead_alloc::INFO,
+    &crate::dealloc_sinking::INFO,
+    &crate::make_weights_const::INFO,
+    &crate::verify::INFO,
+];
 
 /// The registered pass called `name`.
 pub fn lookup(name: &str) -> Option<&'static PassInfo> {
