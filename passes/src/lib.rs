@@ -18,7 +18,11 @@ pub mod registry;
 pub mod alloc_sinking;
 pub mod dead_alloc;
 pub mod dealloc_sinking;
+pub mod dse;
 pub mod make_weights_const;
+pub mod optimize_extracts;
+pub mod optimize_inserts;
+pub mod peephole;
 pub mod verify;
 
 pub use manager::{Instrumentation, PassManager, RunFailure};

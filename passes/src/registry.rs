@@ -38,7 +38,11 @@ pub static PASSES: &[&PassInfo] = &[
     &crate::alloc_sinking::INFO,
     &crate::dead_alloc::INFO,
     &crate::dealloc_sinking::INFO,
+    &crate::dse::INFO,
     &crate::make_weights_const::INFO,
+    &crate::optimize_extracts::INFO,
+    &crate::optimize_inserts::INFO,
+    &crate::peephole::INFO,
     &crate::verify::INFO,
 ];
 
