@@ -1,1 +1,33 @@
-//! C backend.
+//! The C backend of glow-rs: turns a verified `.gir` function into a Glow
+//! style AOT bundle (`NAME.c`, `NAME.h`, `NAME.weights.bin`), and runs
+//! functions either through the system C compiler or the reference
+//! interpreter, which has the same semantics with plain loops.
+//!
+//! - `namer`: IR names to safe, unique C identifiers.
+//! - `memory`: the three regions and every buffer's offset (first-fit arena).
+//! - `emit`: one C kernel emitter per opcode family; `ops`: the element-wise
+//!   operators shared by both engines.
+//! - `bundle`: `emit_bundle` and `Bundle::write_to`.
+//! - `interp`: the reference interpreter; `cc`: the generated driver and
+//!   compiler invocation; `run`: both engines behind one call.
+//! - `npy`, `text`: tensor file and text formats.
+
+pub mod bundle;
+pub mod cc;
+pub mod elem;
+pub mod emit;
+pub mod error;
+pub mod interp;
+pub mod memory;
+pub mod namer;
+pub mod npy;
+pub mod ops;
+pub mod run;
+pub mod text;
+
+pub use bundle::{emit_bundle, Bundle, BundleOptions, MutableWeight};
+pub use cc::CcOptions;
+pub use interp::Memory;
+pub use memory::{MemoryLayout, MEM_ALIGN};
+pub use run::{compare, resolve_weights, run, Comparison, Engine, Outputs, RunError, RunOptions};
+pub use safetensors;

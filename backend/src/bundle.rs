@@ -1,0 +1,239 @@
+//! The bundle: `NAME.c`, `NAME.h` and `NAME.weights.bin` in the shape of
+//! Glow's AOT bundles (see docs/backend.md for the contract). Output is
+//! deterministic: the same function and options give byte-identical files.
+
+use crate::elem::init_bytes;
+use crate::emit::emit_body;
+use crate::error::BackendError;
+use crate::memory::{MemoryLayout, MEM_ALIGN};
+use crate::namer::{comment_text, Namer};
+use glow_ir::{Diagnostic, Function, Mutability, Opcode, Type};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How to build a bundle.
+#[derive(Clone, Debug, Default)]
+pub struct BundleOptions {
+    /// Contents of weights without inline `Data`, by IR name, as raw
+    /// little-endian element bytes of the weight's type.
+    pub weights: BTreeMap<String, Vec<u8>>,
+    /// Fill constant weights that have neither `Data` nor an entry in
+    /// `weights` with zeros instead of failing.
+    pub zero_missing_weights: bool,
+}
+
+/// One mutable weight (an input or output) of a bundle.
+#[derive(Clone, Debug)]
+pub struct MutableWeight {
+    pub name: String,
+    pub ty: Type,
+    /// `NAME_<weight>`, the header's offset macro.
+    pub macro_name: String,
+    pub offset: u64,
+}
+
+/// A generated bundle, ready to be written.
+#[derive(Clone, Debug)]
+pub struct Bundle {
+    /// The C identifier of the entry point (and the file stem).
+    pub name: String,
+    pub c_source: String,
+    pub header: String,
+    /// The constant region's bytes (`NAME.weights.bin`).
+    pub weights: Vec<u8>,
+    pub layout: MemoryLayout,
+    pub mutable: Vec<MutableWeight>,
+}
+
+/// Identifiers the kernels declare locally; reserved so that no function
+/// name can shadow or be shadowed by them.
+const KERNEL_LOCALS: &[&str] = &[
+    "Dest",
+    "Src",
+    "Filter",
+    "Bias",
+    "LHS",
+    "RHS",
+    "Cond",
+    "Batch",
+    "Slice",
+    "Weights",
+    "Scale",
+    "Mean",
+    "Var",
+    "constantWeight",
+    "mutableWeight",
+    "activations",
+];
+
+/// Builds the bundle of a verified function.
+pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, BackendError> {
+    let layout = MemoryLayout::plan(f)?;
+    let mut namer = Namer::new();
+    for l in KERNEL_LOCALS {
+        namer.reserve(l);
+    }
+    let name = namer.name("", &f.name);
+    for suffix in [
+        "H",
+        "CONSTANT_MEM_SIZE",
+        "MUTABLE_MEM_SIZE",
+        "ACTIVATIONS_MEM_SIZE",
+        "MEM_ALIGN",
+    ] {
+        namer.reserve(&format!("{name}_{suffix}"));
+    }
+    let mut mutable = Vec::new();
+    let mut weights = vec![0u8; layout.constant_size as usize];
+    for (i, w) in f.weights.iter().enumerate() {
+        let place = layout.weight_place(i);
+        match w.mutability {
+            Mutability::Mutable => mutable.push(MutableWeight {
+                name: w.name.clone(),
+                ty: w.ty.clone(),
+                macro_name: namer.name(&format!("{name}_"), &w.name),
+                offset: place.offset,
+            }),
+            Mutability::Const => {
+                let bytes = constant_bytes(f, i, opts)?;
+                let at = place.offset as usize;
+                weights[at..at + bytes.len()].copy_from_slice(&bytes);
+            }
+        }
+    }
+    let body = emit_body(f, &layout)?;
+    let header = header(f, &name, &layout, &mutable);
+    let c_source = c_source(f, &name, &body);
+    Ok(Bundle {
+        name,
+        c_source,
+        header,
+        weights,
+        layout,
+        mutable,
+    })
+}
+
+/// A constant weight's bytes: inline data, then `opts.weights`, then zeros
+/// when allowed.
+fn constant_bytes(f: &Function, i: usize, opts: &BundleOptions) -> Result<Vec<u8>, BackendError> {
+    let w = &f.weights[i];
+    let at = |d: Diagnostic| match f.spans.weight(i) {
+        Some(s) => d.at(s.line),
+        None => d,
+    };
+    if let Some(init) = &w.init {
+        return init_bytes(&w.ty, init).ok_or_else(|| {
+            at(Diagnostic::error(format!(
+                "weight `%{}`: inline data of type `{}` is not supported by the backend",
+                w.name, w.ty
+            )))
+        });
+    }
+    if let Some(b) = opts.weights.get(&w.name) {
+        if b.len() as u64 != w.ty.bytes() {
+            return Err(at(Diagnostic::error(format!(
+                "weight `%{}`: {} bytes given, `{}` needs {}",
+                w.name,
+                b.len(),
+                w.ty,
+                w.ty.bytes()
+            ))));
+        }
+        return Ok(b.clone());
+    }
+    if opts.zero_missing_weights {
+        return Ok(vec![0; w.ty.bytes() as usize]);
+    }
+    Err(at(Diagnostic::error(format!(
+        "constant weight `%{}` has no `Data` and no contents were given (e.g. a weights file)",
+        w.name
+    ))))
+}
+
+fn header(f: &Function, name: &str, l: &MemoryLayout, mutable: &[MutableWeight]) -> String {
+    let mut h = String::new();
+    h.push_str(&format!(
+        "/* Bundle `{name}`, generated by glow-rs from function {}. Do not edit. */\n",
+        comment_text(&f.name)
+    ));
+    h.push_str(&format!(
+        "#ifndef {name}_H\n#define {name}_H\n\n#include <stdint.h>\n\n"
+    ));
+    h.push_str(&format!(
+        "#define {name}_CONSTANT_MEM_SIZE {}\n#define {name}_MUTABLE_MEM_SIZE {}\n#define {name}_ACTIVATIONS_MEM_SIZE {}\n#define {name}_MEM_ALIGN {MEM_ALIGN}\n\n",
+        l.constant_size, l.mutable_size, l.activations_size
+    ));
+    h.push_str("/* Mutable weights (inputs and outputs) in the mutable region:\n");
+    for m in mutable {
+        h.push_str(&format!(
+            " *   {:<24} {:<28} {:>10} bytes at offset {}\n",
+            comment_text(&m.name),
+            comment_text(&m.ty.to_string()),
+            m.ty.bytes(),
+            m.offset
+        ));
+    }
+    let eff = if l.activations_size == 0 {
+        100.0
+    } else {
+        100.0 * l.lower_bound as f64 / l.activations_size as f64
+    };
+    h.push_str(&format!(
+        " * Activations: naive {} bytes, lower bound {} bytes, arena {} bytes (efficiency {:.1}%).\n */\n",
+        l.naive_activations, l.lower_bound, l.activations_size, eff
+    ));
+    for m in mutable {
+        h.push_str(&format!("#define {} {}\n", m.macro_name, m.offset));
+    }
+    h.push_str("\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    h.push_str(&format!("{};\n", signature(name)));
+    h.push_str("\n#ifdef __cplusplus\n}\n#endif\n\n");
+    h.push_str(&format!("#endif /* {name}_H */\n"));
+    h
+}
+
+fn signature(name: &str) -> String {
+    format!("int {name}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations)")
+}
+
+fn c_source(f: &Function, name: &str, body: &str) -> String {
+    let mut c = String::new();
+    c.push_str(&format!(
+        "/* Bundle `{name}`, generated by glow-rs from function {}. Do not edit.\n * Plain C99 + libm; every region must be aligned to 64 bytes. */\n",
+        comment_text(&f.name)
+    ));
+    c.push_str("#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n");
+    if f.inst_ids().any(|i| f.inst(i).opcode == Opcode::DebugPrint) {
+        c.push_str("#include <stdio.h>\n");
+    }
+    c.push('\n');
+    c.push_str(&format!("{};\n\n", signature(name)));
+    c.push_str(&format!("{} {{\n", signature(name)));
+    c.push_str("  (void)constantWeight;\n  (void)mutableWeight;\n  (void)activations;\n");
+    c.push_str(body);
+    c.push_str("  return 0;\n}\n");
+    c
+}
+
+impl Bundle {
+    /// Writes `NAME.c`, `NAME.h`, `NAME.weights.bin` into `dir` (created if
+    /// needed), through a temporary directory inside it and renames, so a
+    /// failure never leaves a partial file under a final name.
+    pub fn write_to(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let tmp = tempfile::Builder::new().prefix(".bundle").tempdir_in(dir)?;
+        let files: [(String, &[u8]); 3] = [
+            (format!("{}.c", self.name), self.c_source.as_bytes()),
+            (format!("{}.h", self.name), self.header.as_bytes()),
+            (format!("{}.weights.bin", self.name), &self.weights),
+        ];
+        for (file, bytes) in &files {
+            std::fs::write(tmp.path().join(file), bytes)?;
+        }
+        for (file, _) in &files {
+            std::fs::rename(tmp.path().join(file), dir.join(file))?;
+        }
+        Ok(())
+    }
+}

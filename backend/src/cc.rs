@@ -1,0 +1,198 @@
+//! The C engine: writes a bundle plus a generated driver (`main`) into a
+//! directory, builds them with the system C compiler, and runs the program
+//! on a `Memory`. The driver reads the constant and mutable regions from
+//! files, zeroes the activation arena, calls the entry point and writes the
+//! mutable region back, so outputs are read exactly like the interpreter's.
+
+use crate::bundle::Bundle;
+use crate::interp::Memory;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How to compile: the compiler command (`cc`, or `$CC`, possibly with
+/// arguments) and extra flags.
+#[derive(Clone, Debug)]
+pub struct CcOptions {
+    pub cc: Vec<String>,
+    pub cflags: Vec<String>,
+}
+
+impl CcOptions {
+    /// `--cc` if given, else `$CC`, else `cc`; flags split on whitespace.
+    pub fn new(cc: Option<&str>, cflags: &str) -> CcOptions {
+        let cc = cc
+            .map(str::to_string)
+            .or_else(|| std::env::var("CC").ok().filter(|s| !s.trim().is_empty()))
+            .unwrap_or_else(|| "cc".to_string());
+        CcOptions {
+            cc: cc.split_whitespace().map(str::to_string).collect(),
+            cflags: cflags.split_whitespace().map(str::to_string).collect(),
+        }
+    }
+}
+
+/// The driver's C source for `bundle`.
+pub fn driver_source(b: &Bundle) -> String {
+    let n = &b.name;
+    format!(
+        r#"/* glow-run driver for bundle `{n}`: DRIVER WEIGHTS MUTABLE_IN MUTABLE_OUT [REPEAT] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "{n}.h"
+
+static uint8_t *glow_driver_aligned(void **raw, size_t n) {{
+  *raw = malloc(n + {n}_MEM_ALIGN);
+  if (!*raw) return NULL;
+  return (uint8_t *)(((uintptr_t)*raw + {n}_MEM_ALIGN - 1) / {n}_MEM_ALIGN * {n}_MEM_ALIGN);
+}}
+
+static int glow_driver_load(const char *path, uint8_t *dst, size_t n) {{
+  FILE *f = fopen(path, "rb");
+  size_t got;
+  if (!f) return 1;
+  got = n ? fread(dst, 1, n, f) : 0;
+  fclose(f);
+  return got != n;
+}}
+
+int main(int argc, char **argv) {{
+  void *raw_c, *raw_m, *raw_a;
+  uint8_t *c, *m, *a;
+  long repeat, r;
+  clock_t t0, t1;
+  FILE *out;
+  if (argc < 4) {{
+    fprintf(stderr, "usage: %s WEIGHTS MUTABLE_IN MUTABLE_OUT [REPEAT]\n", argv[0]);
+    return 2;
+  }}
+  repeat = argc > 4 ? atol(argv[4]) : 1;
+  c = glow_driver_aligned(&raw_c, {n}_CONSTANT_MEM_SIZE);
+  m = glow_driver_aligned(&raw_m, {n}_MUTABLE_MEM_SIZE);
+  a = glow_driver_aligned(&raw_a, {n}_ACTIVATIONS_MEM_SIZE);
+  if (!c || !m || !a) {{
+    fprintf(stderr, "out of memory\n");
+    return 3;
+  }}
+  memset(a, 0, {n}_ACTIVATIONS_MEM_SIZE);
+  if (glow_driver_load(argv[1], c, {n}_CONSTANT_MEM_SIZE) || glow_driver_load(argv[2], m, {n}_MUTABLE_MEM_SIZE)) {{
+    fprintf(stderr, "cannot read the weight files\n");
+    return 3;
+  }}
+  t0 = clock();
+  for (r = 0; r < repeat; r++) {{
+    if ({n}(c, m, a) != 0) {{
+      fprintf(stderr, "the bundle returned an error\n");
+      return 4;
+    }}
+  }}
+  t1 = clock();
+  if (argc > 4) fprintf(stderr, "glow-run-seconds-per-run %.9f\n", (double)(t1 - t0) / CLOCKS_PER_SEC / (double)(repeat > 0 ? repeat : 1));
+  out = fopen(argv[3], "wb");
+  if (!out || fwrite(m, 1, {n}_MUTABLE_MEM_SIZE, out) != {n}_MUTABLE_MEM_SIZE) {{
+    fprintf(stderr, "cannot write %s\n", argv[3]);
+    return 3;
+  }}
+  fclose(out);
+  free(raw_c);
+  free(raw_m);
+  free(raw_a);
+  return 0;
+}}
+"#
+    )
+}
+
+/// Writes the bundle and driver into `dir` and compiles them; returns the
+/// executable. Errors carry the compiler's own message.
+pub fn build(b: &Bundle, dir: &Path, opts: &CcOptions) -> Result<PathBuf, String> {
+    b.write_to(dir)
+        .map_err(|e| format!("cannot write the bundle into {}: {e}", dir.display()))?;
+    std::fs::write(dir.join("driver.c"), driver_source(b))
+        .map_err(|e| format!("cannot write the driver: {e}"))?;
+    let exe = dir.join(format!("{}.run", b.name));
+    let (prog, args) = opts
+        .cc
+        .split_first()
+        .ok_or("the C compiler command is empty")?;
+    let output = Command::new(prog)
+        .args(args)
+        .args(["-std=c99", "-ffp-contract=off"])
+        .args(&opts.cflags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(dir.join(format!("{}.c", b.name)))
+        .arg(dir.join("driver.c"))
+        .arg("-lm")
+        .current_dir(dir)
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                format!("C compiler `{prog}` not found (install one, or pass --cc / set $CC)")
+            } else {
+                format!("cannot run the C compiler `{prog}`: {e}")
+            }
+        })?;
+    if !output.status.success() {
+        return Err(format!(
+            "the C compiler `{}` failed ({}):\n{}{}",
+            opts.cc.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(exe)
+}
+
+/// What one run of the program printed, and its time per run when repeated.
+pub struct RunOutput {
+    pub stdout: String,
+    pub seconds_per_run: Option<f64>,
+}
+
+/// Runs a built driver on `mem` (the mutable region is updated in place).
+pub fn run(
+    exe: &Path,
+    dir: &Path,
+    mem: &mut Memory,
+    repeat: Option<u64>,
+) -> Result<RunOutput, String> {
+    let (wf, mi, mo) = (
+        dir.join("weights.in"),
+        dir.join("mutable.in"),
+        dir.join("mutable.out"),
+    );
+    std::fs::write(&wf, &mem.constant)
+        .map_err(|e| format!("cannot write {}: {e}", wf.display()))?;
+    std::fs::write(&mi, &mem.mutable).map_err(|e| format!("cannot write {}: {e}", mi.display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(&wf).arg(&mi).arg(&mo);
+    if let Some(n) = repeat {
+        cmd.arg(n.to_string());
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    if !out.status.success() {
+        return Err(format!(
+            "the compiled program failed ({}):\n{stderr}",
+            out.status
+        ));
+    }
+    let m = std::fs::read(&mo).map_err(|e| format!("cannot read {}: {e}", mo.display()))?;
+    if m.len() != mem.mutable.len() {
+        return Err("the compiled program wrote a mutable region of the wrong size".into());
+    }
+    mem.mutable = m;
+    let seconds_per_run = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("glow-run-seconds-per-run "))
+        .and_then(|s| s.trim().parse().ok());
+    Ok(RunOutput {
+        stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+        seconds_per_run,
+    })
+}

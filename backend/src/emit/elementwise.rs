@@ -1,0 +1,163 @@
+//! C kernels of the element-wise family: binary arithmetic (float and index
+//! kinds), `elementcmplte`, `elementselect`, the unary activations and the
+//! quantization conversions. Operators come from `ops.rs`.
+
+use super::KCtx;
+use crate::elem::{bits_ctype, ctype};
+use crate::error::BackendError;
+use crate::ops::{self, c_float};
+use glow_ir::{ElemKind, Type};
+
+fn is_index(k: ElemKind) -> bool {
+    matches!(k, ElemKind::Index32 | ElemKind::Index64)
+}
+
+/// `elementadd` ... `elementmin`.
+pub fn binary(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = ops::binary(c.inst.opcode).ok_or_else(|| c.err("not a binary operator"))?;
+    let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
+    for t in [&l, &r] {
+        if t.elem != d.elem {
+            return Err(c.unsupported(t));
+        }
+    }
+    let n = d.size();
+    let ct = ctype(d.elem);
+    c.decl("Dest", ct)?;
+    c.decl("LHS", ct)?;
+    c.decl("RHS", ct)?;
+    c.w.for_loop("i", n);
+    if d.elem == ElemKind::Float {
+        c.w.line("float a = LHS[i];");
+        c.w.line("float b = RHS[i];");
+        c.w.line(&format!("Dest[i] = {};", op.c_float));
+    } else if is_index(d.elem) {
+        c.w.line("int64_t a = LHS[i];");
+        c.w.line("int64_t b = RHS[i];");
+        c.w.line(&format!("Dest[i] = ({ct})({});", op.c_int));
+    } else {
+        return Err(c.unsupported(&d));
+    }
+    c.w.close();
+    Ok(())
+}
+
+/// The C expression that reads element `i` of `name` as a comparable value:
+/// floats and index values as they are, quantized values dequantized.
+fn comparable(name: &str, t: &Type) -> Option<String> {
+    match t.elem {
+        ElemKind::Float | ElemKind::Index32 | ElemKind::Index64 => Some(format!("{name}[i]")),
+        k => {
+            let (s, o) = k.quant()?;
+            Some(format!(
+                "({} * (float)((int64_t){name}[i] - {o}))",
+                c_float(s)
+            ))
+        }
+    }
+}
+
+/// `elementcmplte`: `Dest` (bool) = `LHS <= RHS`.
+pub fn cmplte(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
+    let lx = comparable("LHS", &l).ok_or_else(|| c.unsupported(&l))?;
+    let rx = comparable("RHS", &r).ok_or_else(|| c.unsupported(&r))?;
+    if d.elem != ElemKind::Bool {
+        return Err(c.unsupported(&d));
+    }
+    c.decl("Dest", "uint8_t")?;
+    c.decl("LHS", ctype(l.elem))?;
+    c.decl("RHS", ctype(r.elem))?;
+    c.w.for_loop("i", d.size());
+    c.w.line(&format!("Dest[i] = (uint8_t)({lx} <= {rx});"));
+    c.w.close();
+    Ok(())
+}
+
+/// `elementselect`: `Dest = Cond ? LHS : RHS`, moving element bits (any
+/// kind, as long as the three types share their element kind exactly).
+pub fn select(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
+    for t in [&l, &r] {
+        if t.elem != d.elem {
+            return Err(c.unsupported(t));
+        }
+    }
+    let bt = bits_ctype(d.elem);
+    c.decl("Dest", bt)?;
+    c.decl("Cond", "uint8_t")?;
+    c.decl("LHS", bt)?;
+    c.decl("RHS", bt)?;
+    c.w.for_loop("i", d.size());
+    c.w.line("Dest[i] = Cond[i] ? LHS[i] : RHS[i];");
+    c.w.close();
+    Ok(())
+}
+
+/// `relu`, `sigmoid`, `tanh`, `clip` over float.
+pub fn unary(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = ops::unary(c.inst.opcode).ok_or_else(|| c.err("not a unary operator"))?;
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    c.require_f32(&d)?;
+    c.require_f32(&s)?;
+    c.decl("Dest", "float")?;
+    c.decl("Src", "float")?;
+    let mut expr = op.c.to_string();
+    if c.inst.opcode == glow_ir::Opcode::Clip {
+        let lo = c_float(c.member_float("Min")? as f32);
+        let hi = c_float(c.member_float("Max")? as f32);
+        expr = expr.replace("lo", &lo).replace("hi", &hi);
+    }
+    c.w.for_loop("i", d.size());
+    c.w.line("float x = Src[i];");
+    c.w.line(&format!("Dest[i] = {expr};"));
+    c.w.close();
+    Ok(())
+}
+
+/// The statement storing float `x` quantized into `Dest[i]`.
+fn quantize_stmt(k: ElemKind) -> Option<String> {
+    let (s, o) = k.quant()?;
+    let (lo, hi) = k.quant_range()?;
+    Some(format!(
+        "{{ double r = nearbyint((double)(x / {}) + {o}.0); Dest[i] = ({})(r > {hi}.0 ? {hi}.0 : r >= {lo}.0 ? r : {lo}.0); }}",
+        c_float(s),
+        ctype(k)
+    ))
+}
+
+/// `quantize`, `dequantize`, `rescalequantized`.
+pub fn quantization(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let deq = |t: &Type| {
+        t.elem.quant().map(|(sc, o)| {
+            format!(
+                "float x = {} * (float)((int64_t)Src[i] - {o});",
+                c_float(sc)
+            )
+        })
+    };
+    let (read, write) = match c.inst.opcode {
+        glow_ir::Opcode::Quantize => {
+            c.require_f32(&s)?;
+            ("float x = Src[i];".to_string(), quantize_stmt(d.elem))
+        }
+        glow_ir::Opcode::Dequantize => {
+            c.require_f32(&d)?;
+            let r = deq(&s).ok_or_else(|| c.unsupported(&s))?;
+            (r, Some("Dest[i] = x;".to_string()))
+        }
+        _ => {
+            let r = deq(&s).ok_or_else(|| c.unsupported(&s))?;
+            (r, quantize_stmt(d.elem))
+        }
+    };
+    let write = write.ok_or_else(|| c.unsupported(&d))?;
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl("Src", ctype(s.elem))?;
+    c.w.for_loop("i", d.size());
+    c.w.line(&read);
+    c.w.line(&write);
+    c.w.close();
+    Ok(())
+}

@@ -1,0 +1,232 @@
+//! C kernels of the matrix and normalization family: `batchedadd`,
+//! `batchedreduceadd`, `fullyconnected`, `matmul`, `batchmatmul`,
+//! `softmax`, `batchnormalization`, `localresponsenormalization`. All float;
+//! sums accumulate in f32 in index order, exactly as the interpreter does.
+
+use super::KCtx;
+use crate::error::BackendError;
+use crate::ops::c_float;
+
+pub fn batched_add(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, b, s) = (c.ty("Dest")?, c.ty("Batch")?, c.ty("Slice")?);
+    for t in [&d, &b, &s] {
+        c.require_f32(t)?;
+    }
+    let slice = s.size();
+    let batches = b.dims[0];
+    c.decl("Dest", "float")?;
+    c.decl("Batch", "float")?;
+    c.decl("Slice", "float")?;
+    c.w.for_loop("b", batches);
+    c.w.for_loop("i", slice);
+    c.w.line(&format!(
+        "Dest[b * {slice}u + i] = Batch[b * {slice}u + i] + Slice[i];"
+    ));
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+/// Splits `dims` around `axis`: (product before, size at, product after).
+pub fn split(dims: &[u64], axis: usize) -> (u64, u64, u64) {
+    let outer = dims[..axis.min(dims.len())].iter().product();
+    let at = dims.get(axis).copied().unwrap_or(1);
+    let inner = dims.get(axis + 1..).map_or(1, |d| d.iter().product());
+    (outer, at, inner)
+}
+
+pub fn batched_reduce_add(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, b) = (c.ty("Dest")?, c.ty("Batch")?);
+    c.require_f32(&d)?;
+    c.require_f32(&b)?;
+    let axis = c.member_int("Axis")?.max(0) as usize;
+    let (outer, at, inner) = split(&b.dims, axis);
+    c.decl("Dest", "float")?;
+    c.decl("Batch", "float")?;
+    c.w.for_loop("o", outer);
+    c.w.for_loop("n", inner);
+    c.w.line("float sum = 0.0f;");
+    c.w.for_loop("a", at);
+    c.w.line(&format!(
+        "sum += Batch[o * {}u + a * {inner}u + n];",
+        at * inner
+    ));
+    c.w.close();
+    c.w.line(&format!("Dest[o * {inner}u + n] = sum;"));
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+/// `Dest[b][i][j] = sum_k L[b][i][k] * R[b][k][j]` (+ `Bias[j]` after the sum).
+fn matmul_nest(
+    c: &mut KCtx,
+    (batches, rows, inner, cols): (u64, u64, u64, u64),
+    names: (&str, &str),
+    bias: bool,
+) {
+    let (l, r) = names;
+    c.w.for_loop("b", batches);
+    c.w.for_loop("i", rows);
+    c.w.for_loop("j", cols);
+    c.w.line("float sum = 0.0f;");
+    c.w.for_loop("k", inner);
+    c.w.line(&format!(
+        "sum += {l}[b * {}u + i * {inner}u + k] * {r}[b * {}u + k * {cols}u + j];",
+        rows * inner,
+        inner * cols
+    ));
+    c.w.close();
+    let val = if bias { "sum + Bias[j]" } else { "sum" };
+    c.w.line(&format!(
+        "Dest[b * {}u + i * {cols}u + j] = {val};",
+        rows * cols
+    ));
+    c.w.close();
+    c.w.close();
+    c.w.close();
+}
+
+pub fn fully_connected(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, s, w, b) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Weights")?, c.ty("Bias")?);
+    for t in [&d, &s, &w, &b] {
+        c.require_f32(t)?;
+    }
+    let n = s.dims[0];
+    let k = s.size() / n.max(1);
+    let m = w.dims.get(1).copied().unwrap_or(1);
+    for name in ["Dest", "Src", "Weights", "Bias"] {
+        c.decl(name, "float")?;
+    }
+    matmul_nest(c, (1, n, k, m), ("Src", "Weights"), true);
+    Ok(())
+}
+
+pub fn matmul(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
+    for t in [&d, &l, &r] {
+        c.require_f32(t)?;
+    }
+    for name in ["Dest", "LHS", "RHS"] {
+        c.decl(name, "float")?;
+    }
+    matmul_nest(
+        c,
+        (1, l.dims[0], l.dims[1], r.dims[1]),
+        ("LHS", "RHS"),
+        false,
+    );
+    Ok(())
+}
+
+pub fn batch_matmul(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
+    for t in [&d, &l, &r] {
+        c.require_f32(t)?;
+    }
+    for name in ["Dest", "LHS", "RHS"] {
+        c.decl(name, "float")?;
+    }
+    let dims = (l.dims[0], l.dims[1], l.dims[2], r.dims[2]);
+    matmul_nest(c, dims, ("LHS", "RHS"), false);
+    Ok(())
+}
+
+/// Row-wise: max, `e = expf(x - max)`, sum, `e / sum`.
+pub fn softmax(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    c.require_f32(&d)?;
+    c.require_f32(&s)?;
+    let (rows, cols) = (s.dims[0], s.dims[1]);
+    c.decl("Dest", "float")?;
+    c.decl("Src", "float")?;
+    c.w.for_loop("r", rows);
+    c.w.line(&format!("const float *x = Src + r * {cols}u;"));
+    c.w.line(&format!("float *y = Dest + r * {cols}u;"));
+    c.w.line("float mx = x[0];");
+    c.w.line("float sum = 0.0f;");
+    c.w.for_loop("j", cols);
+    c.w.line("if (mx < x[j]) mx = x[j];");
+    c.w.close();
+    c.w.for_loop("j", cols);
+    c.w.line("float e = expf(x[j] - mx);");
+    c.w.line("y[j] = e;");
+    c.w.line("sum += e;");
+    c.w.close();
+    c.w.for_loop("j", cols);
+    c.w.line("y[j] = y[j] / sum;");
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+/// `y = (x - mean) * (1 / sqrtf(var + eps)) * scale + bias` per channel.
+pub fn batchnorm(c: &mut KCtx) -> Result<(), BackendError> {
+    let names = ["Dest", "Src", "Scale", "Bias", "Mean", "Var"];
+    for n in names {
+        let t = c.ty(n)?;
+        c.require_f32(&t)?;
+    }
+    let s = c.ty("Src")?;
+    let ch = c.member_int("ChannelIdx")?.max(0) as usize;
+    let eps = c_float(c.member_float("Epsilon")? as f32);
+    let (outer, at, inner) = split(&s.dims, ch);
+    for n in names {
+        c.decl(n, "float")?;
+    }
+    c.w.for_loop("o", outer);
+    c.w.for_loop("ch", at);
+    c.w.line(&format!("float inv = 1.0f / sqrtf(Var[ch] + {eps});"));
+    c.w.for_loop("n", inner);
+    c.w.line(&format!(
+        "size_t i = o * {}u + ch * {inner}u + n;",
+        at * inner
+    ));
+    c.w.line("Dest[i] = (Src[i] - Mean[ch]) * inv * Scale[ch] + Bias[ch];");
+    c.w.close();
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+/// Over the last dimension: `scale = K + alpha / (2h + 1) * sum(x^2 in the
+/// window)`, `Dest = Src * powf(scale, -beta)`.
+pub fn lrn(c: &mut KCtx) -> Result<(), BackendError> {
+    for n in ["Dest", "Src", "Scale"] {
+        let t = c.ty(n)?;
+        c.require_f32(&t)?;
+    }
+    let s = c.ty("Src")?;
+    let h = c.member_int("HalfWindowSize")?.max(0) as u64;
+    let alpha = c.member_float("Alpha")? as f32;
+    let norm = c_float(alpha / (2 * h + 1) as f32);
+    let beta = c_float(-(c.member_float("Beta")? as f32));
+    let k = c_float(c.member_float("K")? as f32);
+    let cols = *s.dims.last().unwrap_or(&1);
+    let rows = s.size() / cols.max(1);
+    for n in ["Dest", "Src", "Scale"] {
+        c.decl(n, "float")?;
+    }
+    c.w.for_loop("r", rows);
+    c.w.for_loop("j", cols);
+    c.w.line(&format!("const float *x = Src + r * {cols}u;"));
+    if h > 0 {
+        c.w.line(&format!("size_t lo = j >= {h}u ? j - {h}u : 0u;"));
+    } else {
+        c.w.line("size_t lo = j;");
+    }
+    c.w.line(&format!(
+        "size_t hi = j + {h}u < {cols}u ? j + {h}u : {}u;",
+        cols - 1
+    ));
+    c.w.line("float ss = 0.0f;");
+    c.w.open("for (size_t t = lo; t <= hi; t++)");
+    c.w.line("ss += x[t] * x[t];");
+    c.w.close();
+    c.w.line(&format!("float sc = {k} + {norm} * ss;"));
+    c.w.line(&format!("Scale[r * {cols}u + j] = sc;"));
+    c.w.line(&format!("Dest[r * {cols}u + j] = x[j] * powf(sc, {beta});"));
+    c.w.close();
+    c.w.close();
+    Ok(())
+}

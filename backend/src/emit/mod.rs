@@ -1,0 +1,251 @@
+//! The C emitter: one block per instruction, each a loop nest with the
+//! shapes as constants. Buffers are `region + byte offset` pointers from the
+//! memory layout; a tensorview is just such a pointer. Kernels look their
+//! operands and members up by the names in the opcode table; the one `match`
+//! over opcodes is `emit_inst`, which picks the kernel family.
+
+mod elementwise;
+mod linalg;
+mod movement;
+mod spatial;
+
+pub use linalg::split;
+pub use spatial::Window;
+
+use crate::error::{inst_error, unsupported, BackendError};
+use crate::memory::{MemoryLayout, Region};
+use crate::namer::comment_text;
+use glow_ir::{ElemKind, Function, InstData, InstId, Opcode, Type};
+
+/// Indented C text.
+#[derive(Default)]
+pub struct CWriter {
+    pub out: String,
+    indent: usize,
+}
+
+impl CWriter {
+    pub fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+    /// `text {` and indent.
+    pub fn open(&mut self, text: &str) {
+        if text.is_empty() {
+            self.line("{");
+        } else {
+            self.line(&format!("{text} {{"));
+        }
+        self.indent += 1;
+    }
+    pub fn close(&mut self) {
+        self.indent = self.indent.saturating_sub(1);
+        self.line("}");
+    }
+    /// `for (size_t VAR = 0; VAR < N; VAR++) {`.
+    pub fn for_loop(&mut self, var: &str, n: u64) {
+        self.open(&format!("for (size_t {var} = 0; {var} < {n}u; {var}++)"));
+    }
+}
+
+/// What a kernel emitter sees.
+pub struct KCtx<'a> {
+    pub f: &'a Function,
+    pub id: InstId,
+    pub inst: &'a InstData,
+    pub mem: &'a MemoryLayout,
+    pub w: &'a mut CWriter,
+}
+
+impl KCtx<'_> {
+    pub fn err(&self, msg: impl Into<String>) -> BackendError {
+        inst_error(self.f, self.id, msg)
+    }
+
+    pub fn unsupported(&self, ty: &Type) -> BackendError {
+        unsupported(self.f, self.id, ty)
+    }
+
+    /// The type of the operand called `name` in the opcode table.
+    pub fn ty(&self, name: &str) -> Result<Type, BackendError> {
+        let k = self
+            .inst
+            .opcode
+            .info()
+            .operand_index(name)
+            .ok_or_else(|| self.err(format!("no operand {name}")))?;
+        let op = self
+            .inst
+            .operands
+            .get(k)
+            .ok_or_else(|| self.err(format!("missing operand {name}")))?;
+        self.f
+            .value_type(op.value)
+            .cloned()
+            .ok_or_else(|| self.err(format!("operand {name} is not a buffer")))
+    }
+
+    /// Declares `<ctype> *<name> = (<ctype> *)(region + offset);` for the
+    /// operand called `name` (read-only operands get `const`).
+    pub fn decl(&mut self, name: &str, ctype: &str) -> Result<(), BackendError> {
+        let info = self.inst.opcode.info();
+        let k = info
+            .operand_index(name)
+            .ok_or_else(|| self.err(format!("no operand {name}")))?;
+        let op = self
+            .inst
+            .operands
+            .get(k)
+            .ok_or_else(|| self.err(format!("missing operand {name}")))?;
+        let place = self
+            .mem
+            .place(self.f, op.value)
+            .ok_or_else(|| self.err(format!("operand {name} has no memory")))?;
+        let cq = if op.kind.writes() { "" } else { "const " };
+        let base = match place.region {
+            Region::Constant => "constantWeight",
+            Region::Mutable => "mutableWeight",
+            Region::Activations => "activations",
+        };
+        self.w.line(&format!(
+            "{cq}{ctype} *{name} = ({cq}{ctype} *)({base} + {});",
+            place.offset
+        ));
+        Ok(())
+    }
+
+    pub fn member_int(&self, name: &str) -> Result<i64, BackendError> {
+        self.inst
+            .member_int(name)
+            .ok_or_else(|| self.err(format!("member {name} is missing")))
+    }
+
+    pub fn member_float(&self, name: &str) -> Result<f64, BackendError> {
+        self.inst
+            .member_float(name)
+            .ok_or_else(|| self.err(format!("member {name} is missing")))
+    }
+
+    pub fn member_ints(&self, name: &str) -> Result<Vec<i64>, BackendError> {
+        self.inst
+            .member_ints(name)
+            .map(<[i64]>::to_vec)
+            .ok_or_else(|| self.err(format!("member {name} is missing")))
+    }
+
+    /// Fails with the unsupported-type error unless `ty` is `float`.
+    pub fn require_f32(&self, ty: &Type) -> Result<(), BackendError> {
+        if ty.elem == ElemKind::Float {
+            Ok(())
+        } else {
+            Err(self.unsupported(ty))
+        }
+    }
+}
+
+/// The statements of the entry point's body, one block per instruction.
+pub fn emit_body(f: &Function, mem: &MemoryLayout) -> Result<String, BackendError> {
+    let mut w = CWriter {
+        out: String::new(),
+        indent: 1,
+    };
+    for (pos, id) in f.inst_ids().enumerate() {
+        let inst = f.inst(id);
+        if matches!(
+            inst.opcode,
+            Opcode::AllocActivation
+                | Opcode::DeallocActivation
+                | Opcode::TensorView
+                | Opcode::Touch
+        ) {
+            continue;
+        }
+        w.line(&format!(
+            "/* {pos} %{} = {} */",
+            comment_text(&inst.name),
+            inst.opcode.name()
+        ));
+        w.open("");
+        let mut ctx = KCtx {
+            f,
+            id,
+            inst,
+            mem,
+            w: &mut w,
+        };
+        emit_inst(&mut ctx)?;
+        w.close();
+    }
+    Ok(w.out)
+}
+
+/// The kernel family of each opcode: the one place the table cannot drive.
+fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
+    use Opcode::*;
+    match c.inst.opcode {
+        AllocActivation | DeallocActivation | TensorView | Touch => Ok(()),
+        Copy => movement::copy(c),
+        Splat => movement::splat(c),
+        Transpose => movement::transpose(c),
+        InsertTensor => movement::insert(c),
+        ExtractTensor => movement::extract(c),
+        DebugPrint => movement::debugprint(c),
+        ElementAdd | ElementSub | ElementMul | ElementDiv | ElementMax | ElementMin => {
+            elementwise::binary(c)
+        }
+        ElementCmpLTE => elementwise::cmplte(c),
+        ElementSelect => elementwise::select(c),
+        Relu | Sigmoid | Tanh | Clip => elementwise::unary(c),
+        Quantize | Dequantize | RescaleQuantized => elementwise::quantization(c),
+        BatchedAdd => linalg::batched_add(c),
+        BatchedReduceAdd => linalg::batched_reduce_add(c),
+        FullyConnected => linalg::fully_connected(c),
+        MatMul => linalg::matmul(c),
+        BatchMatMul => linalg::batch_matmul(c),
+        SoftMax => linalg::softmax(c),
+        BatchNormalization => linalg::batchnorm(c),
+        LocalResponseNormalization => linalg::lrn(c),
+        Convolution => spatial::convolution(c),
+        MaxPool | AvgPool => spatial::pool(c),
+    }
+}
+
+/// `i0 * s0 + i1 * s1 + ...` over loop variables `i0..` with constant strides.
+pub fn linear(vars: &[String], strides: &[u64]) -> String {
+    let terms: Vec<String> = vars
+        .iter()
+        .zip(strides)
+        .filter(|(_, &s)| s != 0)
+        .map(|(v, &s)| {
+            if s == 1 {
+                v.clone()
+            } else {
+                format!("{v} * {s}u")
+            }
+        })
+        .collect();
+    if terms.is_empty() {
+        "0".to_string()
+    } else {
+        terms.join(" + ")
+    }
+}
+
+/// Opens one loop per dimension (`i0`, `i1`, ...) and returns the variables;
+/// the caller closes `dims.len()` loops.
+pub fn open_nest(w: &mut CWriter, dims: &[u64], prefix: &str) -> Vec<String> {
+    let vars: Vec<String> = (0..dims.len()).map(|k| format!("{prefix}{k}")).collect();
+    for (v, &d) in vars.iter().zip(dims) {
+        w.for_loop(v, d);
+    }
+    vars
+}
+
+pub fn close_nest(w: &mut CWriter, n: usize) {
+    for _ in 0..n {
+        w.close();
+    }
+}

@@ -1,0 +1,30 @@
+//! Backend errors are `Diagnostic`s: an unsupported opcode/type pair or a
+//! malformed instruction points at the instruction's line when it was parsed.
+
+use glow_ir::{Diagnostic, Function, InstId};
+
+pub type BackendError = Diagnostic;
+
+/// An error about instruction `id`, at its source line when known.
+pub fn inst_error(f: &Function, id: InstId, msg: impl Into<String>) -> Diagnostic {
+    let inst = f.inst(id);
+    let text = format!("`%{}` ({}): {}", inst.name, inst.opcode.name(), msg.into());
+    let d = Diagnostic::error(text);
+    match f.spans.inst(id.index()) {
+        Some(s) => d.at(s.line),
+        None => d,
+    }
+}
+
+/// The "unsupported element type" error: names the opcode and the type.
+pub fn unsupported(f: &Function, id: InstId, ty: &glow_ir::Type) -> Diagnostic {
+    inst_error(
+        f,
+        id,
+        format!(
+            "element type `{}` is not supported by the backend for `{}` (see docs/backend.md, supported types)",
+            ty,
+            f.inst(id).opcode.name()
+        ),
+    )
+}

@@ -1,0 +1,546 @@
+//! The interpreter's kernels: one function per opcode family, each a plain
+//! loop nest with the operation order of the matching C kernel in `emit/`.
+
+use super::Exec;
+use crate::elem::{dequantize, quantize, splat_bits};
+use crate::emit::{split, Window};
+use crate::error::BackendError;
+use crate::ops;
+use glow_ir::{ElemKind, Opcode, Type};
+
+type R = Result<(), BackendError>;
+
+pub fn exec(x: &mut Exec) -> R {
+    use Opcode::*;
+    match x.opcode() {
+        AllocActivation | DeallocActivation | TensorView | Touch => Ok(()),
+        Copy => {
+            let v = x.bits("Src")?;
+            x.put_bits("Dest", &v)
+        }
+        Splat => splat(x),
+        Transpose => transpose(x),
+        InsertTensor => insert(x),
+        ExtractTensor => extract(x),
+        DebugPrint => debugprint(x),
+        ElementAdd | ElementSub | ElementMul | ElementDiv | ElementMax | ElementMin => binary(x),
+        ElementCmpLTE => cmplte(x),
+        ElementSelect => select(x),
+        Relu | Sigmoid | Tanh | Clip => unary(x),
+        Quantize | Dequantize | RescaleQuantized => quantization(x),
+        BatchedAdd => batched_add(x),
+        BatchedReduceAdd => batched_reduce_add(x),
+        FullyConnected => fully_connected(x),
+        MatMul => matmul(x),
+        BatchMatMul => batch_matmul(x),
+        SoftMax => softmax(x),
+        BatchNormalization => batchnorm(x),
+        LocalResponseNormalization => lrn(x),
+        Convolution => convolution(x),
+        MaxPool | AvgPool => pool(x),
+    }
+}
+
+fn member_f(x: &Exec, name: &str) -> Result<f64, BackendError> {
+    x.inst
+        .member_float(name)
+        .ok_or_else(|| x.err(format!("member {name} is missing")))
+}
+
+fn member_i(x: &Exec, name: &str) -> Result<i64, BackendError> {
+    x.inst
+        .member_int(name)
+        .ok_or_else(|| x.err(format!("member {name} is missing")))
+}
+
+fn member_is(x: &Exec, name: &str) -> Result<Vec<i64>, BackendError> {
+    x.inst
+        .member_ints(name)
+        .map(<[i64]>::to_vec)
+        .ok_or_else(|| x.err(format!("member {name} is missing")))
+}
+
+fn splat(x: &mut Exec) -> R {
+    let d = x.ty("Dest")?;
+    let bits = splat_bits(d.elem, member_f(x, "Value")?).ok_or_else(|| x.unsupported(&d))?;
+    x.put_bits("Dest", &vec![bits; d.size() as usize])
+}
+
+/// Multi-index of linear index `i` in `dims`.
+fn unravel(mut i: u64, dims: &[u64]) -> Vec<u64> {
+    let mut idx = vec![0; dims.len()];
+    for k in (0..dims.len()).rev() {
+        idx[k] = i % dims[k];
+        i /= dims[k];
+    }
+    idx
+}
+
+fn ravel(idx: &[u64], dims: &[u64]) -> usize {
+    let mut lin = 0u64;
+    for (k, &d) in dims.iter().enumerate() {
+        lin = lin * d + idx[k];
+    }
+    lin as usize
+}
+
+fn transpose(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let shuffle = member_is(x, "Shuffle")?;
+    let src = x.bits("Src")?;
+    let mut out = vec![0u64; d.size() as usize];
+    for (i, o) in out.iter_mut().enumerate() {
+        let di = unravel(i as u64, &d.dims);
+        let mut si = vec![0u64; s.dims.len()];
+        for (k, &p) in shuffle.iter().enumerate() {
+            si[p as usize] = di[k];
+        }
+        *o = src[ravel(&si, &s.dims)];
+    }
+    x.put_bits("Dest", &out)
+}
+
+fn extract(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let offs = member_is(x, "Offsets")?;
+    let src = x.bits("Src")?;
+    let mut out = vec![0u64; d.size() as usize];
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut si = unravel(i as u64, &d.dims);
+        for (k, v) in si.iter_mut().enumerate() {
+            *v += offs[k] as u64;
+        }
+        *o = src[ravel(&si, &s.dims)];
+    }
+    x.put_bits("Dest", &out)
+}
+
+fn insert(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let offs = member_is(x, "Offsets")?;
+    let count = member_i(x, "Count")?.max(0) as u64;
+    let axis = member_i(x, "Axis")?.max(0) as usize;
+    let src = x.bits("Src")?;
+    let mut out = x.bits("Dest")?;
+    for c in 0..count {
+        for (i, v) in src.iter().enumerate() {
+            let mut di = unravel(i as u64, &s.dims);
+            for (k, e) in di.iter_mut().enumerate() {
+                *e += offs[k] as u64;
+                if k == axis {
+                    *e += c * s.dims[axis];
+                }
+            }
+            out[ravel(&di, &d.dims)] = *v;
+        }
+    }
+    x.put_bits("Dest", &out)
+}
+
+fn debugprint(x: &mut Exec) -> R {
+    let s = x.ty("Src")?;
+    let name = x.f.value_name(x.inst.operands[0].value).to_string();
+    let vals: Vec<String> = match s.elem {
+        ElemKind::Float => x
+            .f32s("Src")?
+            .iter()
+            .map(|v| crate::text::g9(*v as f64))
+            .collect(),
+        k if crate::elem::is_integer(k) => x.ints("Src")?.iter().map(|v| v.to_string()).collect(),
+        _ => return Err(x.unsupported(&s)),
+    };
+    x.stdout
+        .push_str(&format!("%{name} = {s} [{}]\n", vals.join(", ")));
+    Ok(())
+}
+
+fn is_index(t: &Type) -> bool {
+    matches!(t.elem, ElemKind::Index32 | ElemKind::Index64)
+}
+
+fn binary(x: &mut Exec) -> R {
+    let op = ops::binary(x.opcode()).ok_or_else(|| x.err("not a binary operator"))?;
+    let (d, l, r) = (x.ty("Dest")?, x.ty("LHS")?, x.ty("RHS")?);
+    for t in [&l, &r] {
+        if t.elem != d.elem {
+            return Err(x.unsupported(t));
+        }
+    }
+    if d.elem == ElemKind::Float {
+        let (a, b) = (x.f32s("LHS")?, x.f32s("RHS")?);
+        let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b)).collect();
+        x.put_f32s("Dest", &out)
+    } else if is_index(&d) {
+        let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);
+        let out: Vec<i64> = a.iter().zip(&b).map(|(&a, &b)| (op.int)(a, b)).collect();
+        x.put_ints("Dest", &out)
+    } else {
+        Err(x.unsupported(&d))
+    }
+}
+
+/// Comparable values: floats as f64 (exact), index values as they are,
+/// quantized values dequantized in f32 (as the C kernel does).
+fn comparable(x: &Exec, name: &str) -> Result<Vec<f64>, BackendError> {
+    let t = x.ty(name)?;
+    match t.elem {
+        ElemKind::Float => Ok(x.f32s(name)?.iter().map(|&v| v as f64).collect()),
+        ElemKind::Index32 | ElemKind::Index64 => {
+            Ok(x.ints(name)?.iter().map(|&v| v as f64).collect())
+        }
+        k => {
+            let (s, o) = k.quant().ok_or_else(|| x.unsupported(&t))?;
+            Ok(x.ints(name)?
+                .iter()
+                .map(|&q| dequantize(q, s, o) as f64)
+                .collect())
+        }
+    }
+}
+
+fn cmplte(x: &mut Exec) -> R {
+    let d = x.ty("Dest")?;
+    let (l, r) = (x.ty("LHS")?, x.ty("RHS")?);
+    // 64-bit index values compare exactly as integers.
+    let out: Vec<i64> = if is_index(&l) && is_index(&r) {
+        let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);
+        a.iter().zip(&b).map(|(a, b)| (a <= b) as i64).collect()
+    } else {
+        let (a, b) = (comparable(x, "LHS")?, comparable(x, "RHS")?);
+        a.iter().zip(&b).map(|(a, b)| (a <= b) as i64).collect()
+    };
+    if d.elem != ElemKind::Bool {
+        return Err(x.unsupported(&d));
+    }
+    x.put_ints("Dest", &out)
+}
+
+fn select(x: &mut Exec) -> R {
+    let (d, l, r) = (x.ty("Dest")?, x.ty("LHS")?, x.ty("RHS")?);
+    for t in [&l, &r] {
+        if t.elem != d.elem {
+            return Err(x.unsupported(t));
+        }
+    }
+    let cond = x.bits("Cond")?;
+    let (a, b) = (x.bits("LHS")?, x.bits("RHS")?);
+    let out: Vec<u64> = (0..a.len())
+        .map(|i| if cond[i] != 0 { a[i] } else { b[i] })
+        .collect();
+    x.put_bits("Dest", &out)
+}
+
+fn unary(x: &mut Exec) -> R {
+    let op = ops::unary(x.opcode()).ok_or_else(|| x.err("not a unary operator"))?;
+    let d = x.ty("Dest")?;
+    if d.elem != ElemKind::Float {
+        return Err(x.unsupported(&d));
+    }
+    let (lo, hi) = if x.opcode() == Opcode::Clip {
+        (member_f(x, "Min")? as f32, member_f(x, "Max")? as f32)
+    } else {
+        (0.0, 0.0)
+    };
+    let out: Vec<f32> = x.f32s("Src")?.iter().map(|&v| (op.f)(v, lo, hi)).collect();
+    x.put_f32s("Dest", &out)
+}
+
+fn quantization(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let reals: Vec<f32> = if x.opcode() == Opcode::Quantize {
+        x.f32s("Src")?
+    } else {
+        let (sc, o) = s.elem.quant().ok_or_else(|| x.unsupported(&s))?;
+        x.ints("Src")?
+            .iter()
+            .map(|&q| dequantize(q, sc, o))
+            .collect()
+    };
+    if x.opcode() == Opcode::Dequantize {
+        return x.put_f32s("Dest", &reals);
+    }
+    let (sc, o) = d.elem.quant().ok_or_else(|| x.unsupported(&d))?;
+    let range = d.elem.quant_range().ok_or_else(|| x.unsupported(&d))?;
+    let out: Vec<i64> = reals.iter().map(|&v| quantize(v, sc, o, range)).collect();
+    x.put_ints("Dest", &out)
+}
+
+fn batched_add(x: &mut Exec) -> R {
+    let b = x.f32s("Batch")?;
+    let s = x.f32s("Slice")?;
+    let out: Vec<f32> = b
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| v + s[i % s.len()])
+        .collect();
+    x.put_f32s("Dest", &out)
+}
+
+fn batched_reduce_add(x: &mut Exec) -> R {
+    let t = x.ty("Batch")?;
+    let axis = member_i(x, "Axis")?.max(0) as usize;
+    let b = x.f32s("Batch")?;
+    let (outer, at, inner) = split(&t.dims, axis);
+    let (outer, at, inner) = (outer as usize, at as usize, inner as usize);
+    let mut out = vec![0f32; outer * inner];
+    for o in 0..outer {
+        for n in 0..inner {
+            let mut sum = 0f32;
+            for a in 0..at {
+                sum += b[o * at * inner + a * inner + n];
+            }
+            out[o * inner + n] = sum;
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// `(batches, rows, inner, cols)` product, `bias` added after each sum.
+fn matmul_core(
+    l: &[f32],
+    r: &[f32],
+    dims: (usize, usize, usize, usize),
+    bias: Option<&[f32]>,
+) -> Vec<f32> {
+    let (nb, rows, inner, cols) = dims;
+    let mut out = vec![0f32; nb * rows * cols];
+    for b in 0..nb {
+        for i in 0..rows {
+            for j in 0..cols {
+                let mut sum = 0f32;
+                for k in 0..inner {
+                    sum += l[b * rows * inner + i * inner + k] * r[b * inner * cols + k * cols + j];
+                }
+                out[b * rows * cols + i * cols + j] = match bias {
+                    Some(bias) => sum + bias[j],
+                    None => sum,
+                };
+            }
+        }
+    }
+    out
+}
+
+fn fully_connected(x: &mut Exec) -> R {
+    let (s, w) = (x.ty("Src")?, x.ty("Weights")?);
+    let n = s.dims[0] as usize;
+    let k = s.size() as usize / n.max(1);
+    let m = w.dims.get(1).copied().unwrap_or(1) as usize;
+    let bias = x.f32s("Bias")?;
+    let out = matmul_core(
+        &x.f32s("Src")?,
+        &x.f32s("Weights")?,
+        (1, n, k, m),
+        Some(&bias),
+    );
+    x.put_f32s("Dest", &out)
+}
+
+fn matmul(x: &mut Exec) -> R {
+    let (l, r) = (x.ty("LHS")?, x.ty("RHS")?);
+    let dims = (
+        1,
+        l.dims[0] as usize,
+        l.dims[1] as usize,
+        r.dims[1] as usize,
+    );
+    let out = matmul_core(&x.f32s("LHS")?, &x.f32s("RHS")?, dims, None);
+    x.put_f32s("Dest", &out)
+}
+
+fn batch_matmul(x: &mut Exec) -> R {
+    let (l, r) = (x.ty("LHS")?, x.ty("RHS")?);
+    let d = |t: &Type, i: usize| t.dims[i] as usize;
+    let dims = (d(&l, 0), d(&l, 1), d(&l, 2), d(&r, 2));
+    let out = matmul_core(&x.f32s("LHS")?, &x.f32s("RHS")?, dims, None);
+    x.put_f32s("Dest", &out)
+}
+
+fn softmax(x: &mut Exec) -> R {
+    let t = x.ty("Src")?;
+    let cols = t.dims[1] as usize;
+    let src = x.f32s("Src")?;
+    let mut out = vec![0f32; src.len()];
+    for (row, y) in src.chunks(cols).zip(out.chunks_mut(cols)) {
+        let mut mx = row[0];
+        for &v in row {
+            if mx < v {
+                mx = v;
+            }
+        }
+        let mut sum = 0f32;
+        for (j, &v) in row.iter().enumerate() {
+            let e = (v - mx).exp();
+            y[j] = e;
+            sum += e;
+        }
+        for v in y.iter_mut() {
+            *v /= sum;
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+fn batchnorm(x: &mut Exec) -> R {
+    let t = x.ty("Src")?;
+    let ch = member_i(x, "ChannelIdx")?.max(0) as usize;
+    let eps = member_f(x, "Epsilon")? as f32;
+    let (outer, at, inner) = split(&t.dims, ch);
+    let (src, scale, bias) = (x.f32s("Src")?, x.f32s("Scale")?, x.f32s("Bias")?);
+    let (mean, var) = (x.f32s("Mean")?, x.f32s("Var")?);
+    let mut out = vec![0f32; src.len()];
+    for o in 0..outer as usize {
+        for c in 0..at as usize {
+            let inv = 1.0f32 / (var[c] + eps).sqrt();
+            for n in 0..inner as usize {
+                let i = o * (at * inner) as usize + c * inner as usize + n;
+                out[i] = (src[i] - mean[c]) * inv * scale[c] + bias[c];
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+fn lrn(x: &mut Exec) -> R {
+    let t = x.ty("Src")?;
+    let h = member_i(x, "HalfWindowSize")?.max(0) as usize;
+    let norm = member_f(x, "Alpha")? as f32 / (2 * h + 1) as f32;
+    let beta = -(member_f(x, "Beta")? as f32);
+    let k = member_f(x, "K")? as f32;
+    let cols = *t.dims.last().unwrap_or(&1) as usize;
+    let src = x.f32s("Src")?;
+    let mut out = vec![0f32; src.len()];
+    let mut scale = vec![0f32; src.len()];
+    for (r, row) in src.chunks(cols).enumerate() {
+        for j in 0..cols {
+            let (lo, hi) = (j.saturating_sub(h), (j + h).min(cols - 1));
+            let mut ss = 0f32;
+            for v in &row[lo..=hi] {
+                ss += v * v;
+            }
+            let sc = k + norm * ss;
+            scale[r * cols + j] = sc;
+            out[r * cols + j] = row[j] * sc.powf(beta);
+        }
+    }
+    x.put_f32s("Scale", &scale)?;
+    x.put_f32s("Dest", &out)
+}
+
+fn convolution(x: &mut Exec) -> R {
+    let (d, s, fl) = (x.ty("Dest")?, x.ty("Src")?, x.ty("Filter")?);
+    let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
+    let group = member_i(x, "Group")?.max(1) as u64;
+    let act = x.inst.member_str("FusedActivation").unwrap_or("NONE");
+    let args = x
+        .inst
+        .member("FusedActivationArgs")
+        .and_then(|v| v.as_floats())
+        .unwrap_or(&[]);
+    let (_, fused) = ops::fused_activation(act, args)
+        .ok_or_else(|| x.err(format!("unknown fused activation {act}")))?;
+    let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, oc, oh, ow] = win.nchw_of(&d.dims);
+    let (cg, ocg) = (ch / group, oc / group);
+    let [kh, kw] = win.kernels;
+    let (ss, ds) = (win.act_strides(&s.dims), win.act_strides(&d.dims));
+    let fs = if win.nchw {
+        [cg * kh * kw, kw, 1, kh * kw]
+    } else {
+        [kh * kw * cg, kw * cg, cg, 1]
+    };
+    let _ = fl;
+    let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
+    let mut out = vec![0f32; d.size() as usize];
+    for b in 0..n {
+        for y in 0..oh {
+            for xx in 0..ow {
+                for o in 0..oc {
+                    let g = o / ocg;
+                    let mut sum = 0f32;
+                    for_window(&win, y, xx, h, w, |a, r, p, q| {
+                        for c in 0..cg {
+                            sum += src[at(ss, [b, g * cg + c, p, q])] * filt[at(fs, [o, a, r, c])];
+                        }
+                    });
+                    out[at(ds, [b, o, y, xx])] = fused(sum + bias[o as usize]);
+                }
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// Calls `body(kh, kw, ih, iw)` for every window position inside the input.
+fn for_window(
+    win: &Window,
+    oh: u64,
+    ow: u64,
+    h: u64,
+    w: u64,
+    mut body: impl FnMut(u64, u64, u64, u64),
+) {
+    for a in 0..win.kernels[0] {
+        let ih = (oh * win.strides[0] + a * win.dilation[0]) as i64 - win.pads[0] as i64;
+        if ih < 0 || ih >= h as i64 {
+            continue;
+        }
+        for r in 0..win.kernels[1] {
+            let iw = (ow * win.strides[1] + r * win.dilation[1]) as i64 - win.pads[1] as i64;
+            if iw < 0 || iw >= w as i64 {
+                continue;
+            }
+            body(a, r, ih as u64, iw as u64);
+        }
+    }
+}
+
+fn pool(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
+    let is_max = x.opcode() == Opcode::MaxPool;
+    let include = x
+        .inst
+        .member("CountIncludePads")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true);
+    let src = x.f32s("Src")?;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, _, oh, ow] = win.nchw_of(&d.dims);
+    let (ss, ds) = (win.act_strides(&s.dims), win.act_strides(&d.dims));
+    let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
+    let area = (win.kernels[0] * win.kernels[1]) as f32;
+    let mut out = vec![0f32; d.size() as usize];
+    for b in 0..n {
+        for y in 0..oh {
+            for xx in 0..ow {
+                for c in 0..ch {
+                    let (mut acc, mut first, mut cnt) = (0f32, true, 0u64);
+                    for_window(&win, y, xx, h, w, |_, _, p, q| {
+                        let v = src[at(ss, [b, c, p, q])];
+                        if is_max {
+                            if first || v > acc {
+                                acc = v;
+                                first = false;
+                            }
+                        } else {
+                            acc += v;
+                            cnt += 1;
+                        }
+                    });
+                    out[at(ds, [b, c, y, xx])] = if is_max {
+                        acc
+                    } else if include {
+                        acc / area
+                    } else if cnt > 0 {
+                        acc / cnt as f32
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}

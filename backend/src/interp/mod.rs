@@ -1,0 +1,201 @@
+//! The reference interpreter: the oracle the C kernels are tested against.
+//! It runs over the very memory layout the bundle uses (three byte regions,
+//! tensorviews as offsets), so aliasing behaves as in C. Each kernel reads
+//! its inputs into plain vectors, computes with obviously-correct loops in
+//! the same operation order as the C text, and writes the result back.
+
+mod kernels;
+
+use crate::error::{inst_error, unsupported, BackendError};
+use crate::memory::{MemoryLayout, Region};
+use glow_ir::{ElemKind, Function, InstData, InstId, Opcode, Type};
+
+/// The three regions a bundle's entry point receives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    pub constant: Vec<u8>,
+    pub mutable: Vec<u8>,
+    pub activations: Vec<u8>,
+}
+
+impl Memory {
+    /// Zero-filled regions of the layout's sizes.
+    pub fn new(layout: &MemoryLayout) -> Memory {
+        Memory {
+            constant: vec![0; layout.constant_size as usize],
+            mutable: vec![0; layout.mutable_size as usize],
+            activations: vec![0; layout.activations_size as usize],
+        }
+    }
+
+    pub fn region(&self, r: Region) -> &[u8] {
+        match r {
+            Region::Constant => &self.constant,
+            Region::Mutable => &self.mutable,
+            Region::Activations => &self.activations,
+        }
+    }
+
+    pub fn region_mut(&mut self, r: Region) -> &mut Vec<u8> {
+        match r {
+            Region::Constant => &mut self.constant,
+            Region::Mutable => &mut self.mutable,
+            Region::Activations => &mut self.activations,
+        }
+    }
+}
+
+/// Runs `f` over `mem`; `debugprint` output is appended to `stdout`.
+pub fn run(
+    f: &Function,
+    layout: &MemoryLayout,
+    mem: &mut Memory,
+    stdout: &mut String,
+) -> Result<(), BackendError> {
+    for id in f.inst_ids() {
+        let inst = f.inst(id);
+        let mut x = Exec {
+            f,
+            id,
+            inst,
+            layout,
+            mem,
+            stdout,
+        };
+        kernels::exec(&mut x)?;
+    }
+    Ok(())
+}
+
+/// One instruction's view of the machine.
+pub struct Exec<'a> {
+    pub f: &'a Function,
+    pub id: InstId,
+    pub inst: &'a InstData,
+    pub layout: &'a MemoryLayout,
+    pub mem: &'a mut Memory,
+    pub stdout: &'a mut String,
+}
+
+impl Exec<'_> {
+    pub fn err(&self, msg: impl Into<String>) -> BackendError {
+        inst_error(self.f, self.id, msg)
+    }
+
+    pub fn unsupported(&self, ty: &Type) -> BackendError {
+        unsupported(self.f, self.id, ty)
+    }
+
+    pub fn opcode(&self) -> Opcode {
+        self.inst.opcode
+    }
+
+    /// Type and byte range of the operand called `name`.
+    fn locate(&self, name: &str) -> Result<(Type, Region, usize), BackendError> {
+        let k = self
+            .inst
+            .opcode
+            .info()
+            .operand_index(name)
+            .ok_or_else(|| self.err(format!("no operand {name}")))?;
+        let v = self
+            .inst
+            .operands
+            .get(k)
+            .ok_or_else(|| self.err(format!("missing operand {name}")))?
+            .value;
+        let ty = self
+            .f
+            .value_type(v)
+            .cloned()
+            .ok_or_else(|| self.err(format!("operand {name} is not a buffer")))?;
+        let p = self
+            .layout
+            .place(self.f, v)
+            .ok_or_else(|| self.err(format!("operand {name} has no memory")))?;
+        let end = p.offset + ty.bytes();
+        if end > self.mem.region(p.region).len() as u64 {
+            return Err(self.err(format!("operand {name} lies outside its region")));
+        }
+        Ok((ty, p.region, p.offset as usize))
+    }
+
+    pub fn ty(&self, name: &str) -> Result<Type, BackendError> {
+        Ok(self.locate(name)?.0)
+    }
+
+    fn bytes(&self, name: &str) -> Result<(Type, &[u8]), BackendError> {
+        let (ty, r, off) = self.locate(name)?;
+        let n = ty.bytes() as usize;
+        Ok((ty, &self.mem.region(r)[off..off + n]))
+    }
+
+    /// The operand's elements as f32 (the operand must be `float`).
+    pub fn f32s(&self, name: &str) -> Result<Vec<f32>, BackendError> {
+        let (ty, b) = self.bytes(name)?;
+        if ty.elem != ElemKind::Float {
+            return Err(self.unsupported(&ty));
+        }
+        Ok((0..ty.size() as usize)
+            .map(|i| crate::elem::read_f32(b, i))
+            .collect())
+    }
+
+    /// The operand's elements as integers (integer-stored kinds).
+    pub fn ints(&self, name: &str) -> Result<Vec<i64>, BackendError> {
+        let (ty, b) = self.bytes(name)?;
+        if !crate::elem::is_integer(ty.elem) {
+            return Err(self.unsupported(&ty));
+        }
+        Ok((0..ty.size() as usize)
+            .map(|i| crate::elem::read_int(ty.elem, b, i))
+            .collect())
+    }
+
+    /// The operand's raw element bits (any kind).
+    pub fn bits(&self, name: &str) -> Result<Vec<u64>, BackendError> {
+        let (ty, b) = self.bytes(name)?;
+        let n = ty.elem.bytes() as usize;
+        Ok(b.chunks(n)
+            .map(|c| {
+                let mut a = [0u8; 8];
+                a[..n].copy_from_slice(c);
+                u64::from_le_bytes(a)
+            })
+            .collect())
+    }
+
+    fn dest(&mut self, name: &str) -> Result<(Type, &mut [u8]), BackendError> {
+        let (ty, r, off) = self.locate(name)?;
+        let n = ty.bytes() as usize;
+        Ok((ty, &mut self.mem.region_mut(r)[off..off + n]))
+    }
+
+    pub fn put_f32s(&mut self, name: &str, v: &[f32]) -> Result<(), BackendError> {
+        let (ty, b) = self.dest(name)?;
+        if ty.elem != ElemKind::Float {
+            return Err(unsupported(self.f, self.id, &ty));
+        }
+        for (i, x) in v.iter().enumerate() {
+            crate::elem::write_f32(b, i, *x);
+        }
+        Ok(())
+    }
+
+    pub fn put_ints(&mut self, name: &str, v: &[i64]) -> Result<(), BackendError> {
+        let (ty, b) = self.dest(name)?;
+        for (i, x) in v.iter().enumerate() {
+            crate::elem::write_int(ty.elem, b, i, *x);
+        }
+        Ok(())
+    }
+
+    pub fn put_bits(&mut self, name: &str, v: &[u64]) -> Result<(), BackendError> {
+        let (ty, b) = self.dest(name)?;
+        let n = ty.elem.bytes() as usize;
+        for (i, x) in v.iter().enumerate() {
+            b[i * n..i * n + n].copy_from_slice(&x.to_le_bytes()[..n]);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! The element-wise operators, defined once for both engines: each entry
+//! holds the C expression the emitter writes and the Rust function the
+//! interpreter calls, side by side, so the two cannot drift apart unseen.
+//!
+//! Float operators work in f32 with the exact operation order of the C text
+//! (no contraction: the driver compiles with `-ffp-contract=off`). Integer
+//! (index) operators wrap like two's complement and define division by zero
+//! as 0, so no input is undefined behaviour in C.
+
+use glow_ir::Opcode;
+
+/// A binary element-wise operator.
+pub struct BinOp {
+    pub opcode: Opcode,
+    /// C expression over `a` and `b` (floats).
+    pub c_float: &'static str,
+    pub float: fn(f32, f32) -> f32,
+    /// C expression over `int64_t a, b`, giving an `int64_t` (wrapped later).
+    pub c_int: &'static str,
+    pub int: fn(i64, i64) -> i64,
+}
+
+pub static BINARY: &[BinOp] = &[
+    BinOp {
+        opcode: Opcode::ElementAdd,
+        c_float: "a + b",
+        float: |a, b| a + b,
+        c_int: "(int64_t)((uint64_t)a + (uint64_t)b)",
+        int: |a, b| a.wrapping_add(b),
+    },
+    BinOp {
+        opcode: Opcode::ElementSub,
+        c_float: "a - b",
+        float: |a, b| a - b,
+        c_int: "(int64_t)((uint64_t)a - (uint64_t)b)",
+        int: |a, b| a.wrapping_sub(b),
+    },
+    BinOp {
+        opcode: Opcode::ElementMul,
+        c_float: "a * b",
+        float: |a, b| a * b,
+        c_int: "(int64_t)((uint64_t)a * (uint64_t)b)",
+        int: |a, b| a.wrapping_mul(b),
+    },
+    BinOp {
+        opcode: Opcode::ElementDiv,
+        c_float: "a / b",
+        float: |a, b| a / b,
+        c_int: "(b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b)",
+        int: |a, b| if b == 0 { 0 } else { a.wrapping_div(b) },
+    },
+    // std::max / std::min as Glow's kernels use them.
+    BinOp {
+        opcode: Opcode::ElementMax,
+        c_float: "(a < b ? b : a)",
+        float: |a, b| if a < b { b } else { a },
+        c_int: "(a < b ? b : a)",
+        int: |a, b| if a < b { b } else { a },
+    },
+    BinOp {
+        opcode: Opcode::ElementMin,
+        c_float: "(b < a ? b : a)",
+        float: |a, b| if b < a { b } else { a },
+        c_int: "(b < a ? b : a)",
+        int: |a, b| if b < a { b } else { a },
+    },
+];
+
+/// A unary float operator (`clip` reads its bounds as `lo`/`hi`).
+pub struct UnOp {
+    pub opcode: Opcode,
+    /// C expression over `x` (and `lo`, `hi` for `clip`).
+    pub c: &'static str,
+    pub f: fn(f32, f32, f32) -> f32,
+}
+
+pub static UNARY: &[UnOp] = &[
+    UnOp {
+        opcode: Opcode::Relu,
+        c: "(x > 0.0f ? x : 0.0f)",
+        f: |x, _, _| relu(x),
+    },
+    UnOp {
+        opcode: Opcode::Sigmoid,
+        c: "(1.0f / (1.0f + expf(-x)))",
+        f: |x, _, _| sigmoid(x),
+    },
+    UnOp {
+        opcode: Opcode::Tanh,
+        c: "tanhf(x)",
+        f: |x, _, _| x.tanh(),
+    },
+    UnOp {
+        opcode: Opcode::Clip,
+        c: "(hi < (x < lo ? lo : x) ? hi : (x < lo ? lo : x))",
+        f: |x, lo, hi| clip(x, lo, hi),
+    },
+];
+
+pub fn relu(x: f32) -> f32 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// `std::min(std::max(x, lo), hi)`.
+pub fn clip(x: f32, lo: f32, hi: f32) -> f32 {
+    let m = if x < lo { lo } else { x };
+    if hi < m {
+        hi
+    } else {
+        m
+    }
+}
+
+pub fn binary(op: Opcode) -> Option<&'static BinOp> {
+    BINARY.iter().find(|b| b.opcode == op)
+}
+
+pub fn unary(op: Opcode) -> Option<&'static UnOp> {
+    UNARY.iter().find(|u| u.opcode == op)
+}
+
+/// A convolution's fused activation, as C text over `x` and the function
+/// the interpreter applies. Args: CLIP `[min, max]`, LEAKY_RELU `[alpha]`.
+pub fn fused_activation(name: &str, args: &[f64]) -> Option<(String, Box<dyn Fn(f32) -> f32>)> {
+    let arg = |i: usize, d: f32| args.get(i).map(|&v| v as f32).unwrap_or(d);
+    Some(match name {
+        "NONE" => ("x".to_string(), Box::new(|x| x)),
+        "RELU" => ("(x > 0.0f ? x : 0.0f)".to_string(), Box::new(relu)),
+        "TANH" => ("tanhf(x)".to_string(), Box::new(|x: f32| x.tanh())),
+        "SIGMOID" => ("(1.0f / (1.0f + expf(-x)))".to_string(), Box::new(sigmoid)),
+        "CLIP" => {
+            let (lo, hi) = (arg(0, f32::MIN), arg(1, f32::MAX));
+            let (l, h) = (c_float(lo), c_float(hi));
+            (
+                format!("({h} < (x < {l} ? {l} : x) ? {h} : (x < {l} ? {l} : x))"),
+                Box::new(move |x| clip(x, lo, hi)),
+            )
+        }
+        "LEAKY_RELU" => {
+            let alpha = arg(0, 0.01);
+            (
+                format!("(x >= 0.0f ? x : {} * x)", c_float(alpha)),
+                Box::new(move |x| if x >= 0.0 { x } else { alpha * x }),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// A C float constant that reads back bit-exactly (hex float for finite
+/// values; `INFINITY`/`NAN` otherwise).
+pub fn c_float(v: f32) -> String {
+    if v.is_nan() {
+        "NAN".to_string()
+    } else if v.is_infinite() {
+        if v > 0.0 { "INFINITY" } else { "(-INFINITY)" }.to_string()
+    } else {
+        // C99 hex float: exact.
+        let bits = v.to_bits();
+        let sign = if bits >> 31 != 0 { "-" } else { "" };
+        let exp = ((bits >> 23) & 0xff) as i32;
+        let man = bits & 0x7f_ffff;
+        if exp == 0 && man == 0 {
+            format!("{sign}0.0f")
+        } else if exp == 0 {
+            format!("{sign}0x0.{:06x}p-126f", man << 1)
+        } else {
+            format!("{sign}0x1.{:06x}p{}f", man << 1, exp - 127)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_opcode_is_unique() {
+        for (i, b) in BINARY.iter().enumerate() {
+            assert!(BINARY[i + 1..].iter().all(|c| c.opcode != b.opcode));
+        }
+    }
+
+    #[test]
+    fn hex_floats() {
+        assert_eq!(c_float(1.0), "0x1.000000p0f");
+        assert_eq!(c_float(-0.5), "-0x1.000000p-1f");
+        assert_eq!(c_float(0.0), "0.0f");
+        assert_eq!(c_float(f32::MIN_POSITIVE / 2.0), "0x0.800000p-126f");
+    }
+}

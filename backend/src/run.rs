@@ -1,0 +1,315 @@
+//! Running a function on either engine: resolve every weight's contents
+//! (given by name, inline `Data`, or seeded random), lay them out in the
+//! bundle's three regions, execute, and read back the mutable weights the
+//! function writes. Also the before/after comparison of `--compare-passes`.
+
+use crate::bundle::{emit_bundle, BundleOptions};
+use crate::cc::{self, CcOptions};
+use crate::elem::{init_bytes, is_integer};
+use crate::interp::{self, Memory};
+use crate::memory::{MemoryLayout, Region};
+use glow_ir::{Diagnostic, ElemKind, Function, Mutability, Type, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    C,
+    Interp,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub engine: Engine,
+    pub cc: CcOptions,
+    /// Seed of the generator for weights without contents.
+    pub seed: u64,
+    /// Constants without `Data` or a given tensor are an error (a weights
+    /// file was given) rather than random.
+    pub strict_constants: bool,
+    /// Run this many times and report the time per run.
+    pub repeat: Option<u64>,
+}
+
+/// One output tensor: a mutable weight the function writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub name: String,
+    pub ty: Type,
+    pub data: Vec<u8>,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    pub tensors: Vec<Tensor>,
+    /// What `debugprint` printed.
+    pub stdout: String,
+    pub seconds_per_run: Option<f64>,
+}
+
+/// Errors of a run: diagnostics about the IR, or a message (I/O, compiler).
+#[derive(Debug)]
+pub enum RunError {
+    Diagnostic(Diagnostic),
+    Message(String),
+}
+
+impl From<Diagnostic> for RunError {
+    fn from(d: Diagnostic) -> RunError {
+        RunError::Diagnostic(d)
+    }
+}
+impl From<String> for RunError {
+    fn from(s: String) -> RunError {
+        RunError::Message(s)
+    }
+}
+
+/// The contents of every weight: `given` by name (checked against the
+/// type), else inline `Data`, else seeded random (or an error for strict
+/// constants).
+pub fn resolve_weights(
+    f: &Function,
+    given: &BTreeMap<String, Vec<u8>>,
+    opts: &RunOptions,
+) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let mut out = BTreeMap::new();
+    for w in &f.weights {
+        let bytes = if let Some(b) = given.get(&w.name) {
+            if b.len() as u64 != w.ty.bytes() {
+                return Err(format!(
+                    "tensor for `%{}` has {} bytes, but `{}` needs {}",
+                    w.name,
+                    b.len(),
+                    w.ty,
+                    w.ty.bytes()
+                ));
+            }
+            b.clone()
+        } else if let Some(init) = &w.init {
+            init_bytes(&w.ty, init).ok_or_else(|| {
+                format!("inline data of `%{}` ({}) is not supported", w.name, w.ty)
+            })?
+        } else if w.mutability == Mutability::Const && opts.strict_constants {
+            return Err(format!(
+                "constant weight `%{}` ({}) has no `Data` and is not in the weights file",
+                w.name, w.ty
+            ));
+        } else {
+            random_bytes(&w.ty, opts.seed, &w.name)
+        };
+        out.insert(w.name.clone(), bytes);
+    }
+    Ok(out)
+}
+
+/// Runs `f` with weight contents `weights` (from `resolve_weights`).
+pub fn run(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    opts: &RunOptions,
+) -> Result<Outputs, RunError> {
+    let layout = MemoryLayout::plan(f)?;
+    let mut mem = Memory::new(&layout);
+    for (i, w) in f.weights.iter().enumerate() {
+        let p = layout.weight_place(i);
+        let bytes = weights
+            .get(&w.name)
+            .ok_or_else(|| format!("no contents for `%{}`", w.name))?;
+        let at = p.offset as usize;
+        mem.region_mut(p.region)[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    let mut outputs = Outputs::default();
+    match opts.engine {
+        Engine::Interp => {
+            let start = std::time::Instant::now();
+            let reps = opts.repeat.unwrap_or(1).max(1);
+            for _ in 0..reps {
+                outputs.stdout.clear();
+                interp::run(f, &layout, &mut mem, &mut outputs.stdout)?;
+            }
+            if opts.repeat.is_some() {
+                outputs.seconds_per_run = Some(start.elapsed().as_secs_f64() / reps as f64);
+            }
+        }
+        Engine::C => {
+            let bundle = emit_bundle(
+                f,
+                &BundleOptions {
+                    zero_missing_weights: true,
+                    ..BundleOptions::default()
+                },
+            )?;
+            let dir = tempfile::Builder::new()
+                .prefix("glow-run")
+                .tempdir()
+                .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+            let exe = cc::build(&bundle, dir.path(), &opts.cc)?;
+            let r = cc::run(&exe, dir.path(), &mut mem, opts.repeat)?;
+            outputs.stdout = r.stdout;
+            outputs.seconds_per_run = r.seconds_per_run;
+        }
+    }
+    for w in written_weights(f) {
+        let wd = &f.weights[w];
+        let p = layout.weight_place(w);
+        debug_assert_eq!(p.region, Region::Mutable);
+        let at = p.offset as usize;
+        outputs.tensors.push(Tensor {
+            name: wd.name.clone(),
+            ty: wd.ty.clone(),
+            data: mem.mutable[at..at + wd.ty.bytes() as usize].to_vec(),
+        });
+    }
+    Ok(outputs)
+}
+
+/// Indices of the mutable weights some instruction writes (through views
+/// too), in declaration order.
+pub fn written_weights(f: &Function) -> Vec<usize> {
+    let mut set = BTreeSet::new();
+    for id in f.inst_ids() {
+        for op in &f.inst(id).operands {
+            if op.kind.writes() {
+                if let (Value::Weight(w), _) = f.origin(op.value) {
+                    if f.weight(w).mutability == Mutability::Mutable {
+                        set.insert(w.index());
+                    }
+                }
+            }
+        }
+    }
+    set.into_iter().collect()
+}
+
+/// splitmix64.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Seeded contents for a weight, independent of declaration order: floats
+/// uniform in [-1, 1), quantized values over their range (at most
+/// [-128, 255]), index values in [0, 8), bools 0/1, 16-bit floats zero.
+pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Vec<u8> {
+    let mut state = name.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let n = ty.size() as usize;
+    let mut out = vec![0u8; ty.bytes() as usize];
+    for i in 0..n {
+        let r = next(&mut state);
+        match ty.elem {
+            ElemKind::Float => {
+                let v = (r >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+                crate::elem::write_f32(&mut out, i, v);
+            }
+            ElemKind::Float64 => {
+                let v = (r >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+                out[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            ElemKind::Float16 | ElemKind::BFloat16 => {}
+            ElemKind::Bool => out[i] = (r & 1) as u8,
+            ElemKind::Index32 | ElemKind::Index64 => {
+                crate::elem::write_int(ty.elem, &mut out, i, (r % 8) as i64)
+            }
+            k if is_integer(k) => {
+                let (lo, hi) = k.quant_range().unwrap_or((0, 0));
+                let (lo, hi) = (lo.max(-128), hi.min(255));
+                let v = lo + (r % (hi - lo + 1) as u64) as i64;
+                crate::elem::write_int(k, &mut out, i, v);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The result of comparing two runs' outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Comparison {
+    Identical { tensors: usize, elements: u64 },
+    Different(Vec<String>),
+}
+
+/// Compares outputs by name: bit-identical, or per tensor the largest
+/// absolute difference (floats) or the first differing element.
+pub fn compare(before: &Outputs, after: &Outputs) -> Comparison {
+    let mut problems = Vec::new();
+    let mut elements = 0u64;
+    for b in &before.tensors {
+        let Some(a) = after.tensors.iter().find(|t| t.name == b.name) else {
+            problems.push(format!("%{}: not written after the passes", b.name));
+            continue;
+        };
+        if a.ty != b.ty {
+            problems.push(format!(
+                "%{}: type changed from {} to {}",
+                b.name, b.ty, a.ty
+            ));
+            continue;
+        }
+        elements += b.ty.size();
+        if a.data == b.data {
+            continue;
+        }
+        problems.push(describe_difference(b, a));
+    }
+    for a in &after.tensors {
+        if !before.tensors.iter().any(|t| t.name == a.name) {
+            problems.push(format!("%{}: written only after the passes", a.name));
+        }
+    }
+    if before.stdout != after.stdout {
+        problems.push("debugprint output differs".to_string());
+    }
+    if problems.is_empty() {
+        Comparison::Identical {
+            tensors: before.tensors.len(),
+            elements,
+        }
+    } else {
+        Comparison::Different(problems)
+    }
+}
+
+fn describe_difference(b: &Tensor, a: &Tensor) -> String {
+    let n = b.ty.size() as usize;
+    if b.ty.elem == ElemKind::Float {
+        let (mut worst, mut at) = (0f64, 0usize);
+        let mut differing = 0usize;
+        for i in 0..n {
+            let (x, y) = (
+                crate::elem::read_f32(&b.data, i),
+                crate::elem::read_f32(&a.data, i),
+            );
+            if x.to_bits() != y.to_bits() {
+                differing += 1;
+                let d = (x as f64 - y as f64).abs();
+                let d = if d.is_nan() { f64::INFINITY } else { d };
+                if d >= worst {
+                    worst = d;
+                    at = i;
+                }
+            }
+        }
+        let (x, y) = (
+            crate::elem::read_f32(&b.data, at),
+            crate::elem::read_f32(&a.data, at),
+        );
+        format!(
+            "%{}: {differing} of {n} elements differ; largest difference {worst:e} at element {at} (before {x:?}, after {y:?})",
+            b.name
+        )
+    } else {
+        let eb = b.ty.elem.bytes() as usize;
+        let first = (0..n)
+            .find(|&i| b.data[i * eb..i * eb + eb] != a.data[i * eb..i * eb + eb])
+            .unwrap_or(0);
+        format!("%{}: elements differ, first at element {first}", b.name)
+    }
+}

@@ -1,0 +1,303 @@
+//! `glow-run`: runs a `.gir` function through the C backend (or the
+//! reference interpreter) after glow-opt's pass pipeline, writes the mutable
+//! weights it writes as `.npy`, prints them for FileCheck, and with
+//! `--compare-passes` checks that a pipeline leaves every output bit alone.
+//! Exit 0 on success, 1 on any error (or differing outputs), 2 on usage.
+
+use clap::{Parser, ValueEnum};
+use glow_backend::npy;
+use glow_backend::run::{self, Comparison, Engine, Outputs, RunError, RunOptions};
+use glow_backend::text::tensor_line;
+use glow_backend::CcOptions;
+use glow_ir::diag::render_all;
+use glow_ir::{parser, verifier, Diagnostic, Function, Module};
+use glow_passes::cli::PipelineArgs;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum EngineArg {
+    C,
+    Interp,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "glow-run",
+    version,
+    about = "Run a .gir function through the C backend or the reference interpreter"
+)]
+struct Cli {
+    /// Input `.gir` file.
+    input: PathBuf,
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+    /// Constant weights by name from a safetensors file.
+    #[arg(long, value_name = "W.safetensors")]
+    weights: Option<PathBuf>,
+    /// A mutable weight's contents: NAME=FILE.npy (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE.npy")]
+    inputs: Vec<String>,
+    /// Write every written mutable weight as DIR/<name>.npy.
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Print the written mutable weights as text.
+    #[arg(long)]
+    print_outputs: bool,
+    /// Seed of the generator for weights without contents.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Which engine runs the function.
+    #[arg(long, value_enum, default_value = "c")]
+    engine: EngineArg,
+    /// The C compiler (default: $CC, else cc).
+    #[arg(long, value_name = "CC")]
+    cc: Option<String>,
+    /// Flags for the C compiler (added after -std=c99 -ffp-contract=off).
+    #[arg(
+        long,
+        value_name = "FLAGS",
+        default_value = "-O1",
+        allow_hyphen_values = true
+    )]
+    cflags: String,
+    /// Run the function before and after PIPELINE (a mode such as `infer`,
+    /// or a pass list) on the same inputs and compare the outputs.
+    #[arg(long, value_name = "PIPELINE")]
+    compare_passes: Option<String>,
+    /// Which function of the file to run (default: the first).
+    #[arg(long, value_name = "NAME")]
+    function: Option<String>,
+    /// Run N times and print the time per run on stderr.
+    #[arg(long, value_name = "N")]
+    repeat: Option<u64>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(&cli) {
+        Ok(code) => code,
+        Err(msg) => {
+            if !msg.is_empty() {
+                eprintln!("glow-run: error: {msg}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn real_main(cli: &Cli) -> Result<ExitCode, String> {
+    let file = cli.input.display().to_string();
+    let source = std::fs::read(&cli.input).map_err(|e| format!("cannot read '{file}': {e}"))?;
+    let module = parse_and_verify(&source, &file)?;
+    let opts = RunOptions {
+        engine: match cli.engine {
+            EngineArg::C => Engine::C,
+            EngineArg::Interp => Engine::Interp,
+        },
+        cc: CcOptions::new(cli.cc.as_deref(), &cli.cflags),
+        seed: cli.seed,
+        strict_constants: cli.weights.is_some(),
+        repeat: cli.repeat,
+    };
+    let given = given_tensors(cli, &module)?;
+    let mut optimized = module.clone();
+    apply_pipeline(&mut optimized, &cli.pipeline, &source, &file)?;
+    let f = pick(&optimized, cli.function.as_deref())?;
+    let weights = run::resolve_weights(f, &given, &opts)?;
+    if let Some(list) = &cli.compare_passes {
+        return compare_passes(f, &weights, list, &opts, &source, &file);
+    }
+    let outputs = execute(f, &weights, &opts, &source, &file)?;
+    print!("{}", outputs.stdout);
+    if let Some(s) = outputs.seconds_per_run {
+        eprintln!("glow-run: {:.6} ms per run", s * 1e3);
+    }
+    if let Some(dir) = &cli.output_dir {
+        write_npy(dir, &outputs)?;
+    }
+    if cli.print_outputs {
+        for t in &outputs.tensors {
+            println!("{}", tensor_line(&t.name, &t.ty, &t.data));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_and_verify(source: &[u8], file: &str) -> Result<Module, String> {
+    let m = parser::parse(source).map_err(|d| render_all(&d, file, source))?;
+    let diags = verifier::verify_module(&m);
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(render_all(&diags, file, source).trim_end().to_string());
+    }
+    Ok(m)
+}
+
+/// The one place glow-run applies glow-opt's pipeline flags.
+fn apply_pipeline(
+    m: &mut Module,
+    args: &PipelineArgs,
+    source: &[u8],
+    file: &str,
+) -> Result<(), String> {
+    let pipeline = args.pipeline()?;
+    glow_passes::run_pipeline(m, &pipeline)
+        .map_err(|d| render_all(&d, file, source).trim_end().to_string())
+}
+
+fn pick<'m>(m: &'m Module, name: Option<&str>) -> Result<&'m Function, String> {
+    match name {
+        None => m
+            .functions
+            .first()
+            .ok_or_else(|| "the file has no function".to_string()),
+        Some(n) => m
+            .functions
+            .iter()
+            .find(|f| f.name == n)
+            .ok_or_else(|| format!("no function named `{n}` in the file")),
+    }
+}
+
+/// Tensors from `--weights` and `--input`, by weight name, checked against
+/// the weight's type.
+fn given_tensors(cli: &Cli, m: &Module) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let f = pick(m, cli.function.as_deref())?;
+    let ty_of = |name: &str| {
+        f.weights
+            .iter()
+            .find(|w| w.name == name)
+            .map(|w| w.ty.clone())
+    };
+    let mut out = BTreeMap::new();
+    if let Some(path) = &cli.weights {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+        let st = glow_backend::safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| format!("'{}' is not a safetensors file: {e}", path.display()))?;
+        for w in f
+            .weights
+            .iter()
+            .filter(|w| w.mutability == glow_ir::Mutability::Const && w.init.is_none())
+        {
+            let Ok(t) = st.tensor(&w.name) else {
+                return Err(format!(
+                    "weight `%{}` ({}) is missing from '{}'",
+                    w.name,
+                    w.ty,
+                    path.display()
+                ));
+            };
+            let shape: Vec<u64> = t.shape().iter().map(|&d| d as u64).collect();
+            let dt = format!("{:?}", t.dtype());
+            let want = safetensors_dtype(w.ty.elem);
+            if shape != w.ty.dims || dt != want {
+                return Err(format!(
+                    "weight `%{}` in '{}' is {dt} {:?}, but `{}` needs {want} {:?}",
+                    w.name,
+                    path.display(),
+                    shape,
+                    w.ty,
+                    w.ty.dims
+                ));
+            }
+            out.insert(w.name.clone(), t.data().to_vec());
+        }
+    }
+    for spec in &cli.inputs {
+        let (name, file) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--input `{spec}`: expected NAME=FILE.npy"))?;
+        let name = name.strip_prefix('%').unwrap_or(name);
+        let ty =
+            ty_of(name).ok_or_else(|| format!("--input: the function has no weight `%{name}`"))?;
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+        let arr = npy::read(&bytes).map_err(|e| format!("input `%{name}` ('{file}'): {e}"))?;
+        let data = npy::expect(&arr, &ty).map_err(|e| format!("input `%{name}` ('{file}') {e}"))?;
+        out.insert(name.to_string(), data);
+    }
+    Ok(out)
+}
+
+/// The safetensors dtype name (as `Dtype`'s Debug prints it) for an element kind.
+fn safetensors_dtype(k: glow_ir::ElemKind) -> &'static str {
+    use glow_ir::ElemKind::*;
+    match k {
+        Float => "F32",
+        Float16 => "F16",
+        BFloat16 => "BF16",
+        Float64 => "F64",
+        Int8Q { .. } => "I8",
+        UInt8Q { .. } => "U8",
+        Int16Q { .. } => "I16",
+        Int32Q { .. } | Index32 => "I32",
+        Index64 => "I64",
+        Bool => "BOOL",
+    }
+}
+
+fn execute(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    opts: &RunOptions,
+    source: &[u8],
+    file: &str,
+) -> Result<Outputs, String> {
+    run::run(f, weights, opts).map_err(|e| match e {
+        RunError::Diagnostic(d) => render_all(&[d], file, source).trim_end().to_string(),
+        RunError::Message(m) => m,
+    })
+}
+
+fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    for t in &outputs.tensors {
+        let path = dir.join(format!("{}.npy", npy::file_stem(&t.name)));
+        std::fs::write(&path, npy::write(&t.ty, &t.data))
+            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs `f` as given (after the command-line pipeline) and after `list`,
+/// on the same weight contents, and reports the comparison.
+fn compare_passes(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    list: &str,
+    opts: &RunOptions,
+    source: &[u8],
+    file: &str,
+) -> Result<ExitCode, String> {
+    let args = if ["none", "train", "infer"].contains(&list) {
+        PipelineArgs {
+            mode: Some(list.to_string()),
+            ..PipelineArgs::default()
+        }
+    } else {
+        PipelineArgs {
+            passes: vec![list.to_string()],
+            ..PipelineArgs::default()
+        }
+    };
+    let mut after = Module {
+        functions: vec![f.clone()],
+    };
+    apply_pipeline(&mut after, &args, source, file)?;
+    let before_out = execute(f, weights, opts, source, file)?;
+    let after_out = execute(&after.functions[0], weights, opts, source, file)?;
+    match run::compare(&before_out, &after_out) {
+        Comparison::Identical { tensors, elements } => {
+            println!("glow-run: bit-identical before and after `{list}`: {tensors} outputs, {elements} elements");
+            Ok(ExitCode::SUCCESS)
+        }
+        Comparison::Different(problems) => {
+            println!("glow-run: outputs differ before and after `{list}`:");
+            for p in problems {
+                println!("  {p}");
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
+}
