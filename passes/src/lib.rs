@@ -13,6 +13,7 @@ pub mod manager;
 pub mod pass;
 pub mod pipeline;
 pub mod placement;
+pub mod planner;
 pub mod registry;
 
 pub mod alloc_sinking;
