@@ -24,6 +24,7 @@ pub mod make_weights_const;
 pub mod optimize_extracts;
 pub mod optimize_inserts;
 pub mod peephole;
+pub mod share_buffers;
 pub mod verify;
 
 pub use manager::{Instrumentation, PassManager, RunFailure};

@@ -43,6 +43,7 @@ pub static PASSES: &[&PassInfo] = &[
     &crate::optimize_extracts::INFO,
     &crate::optimize_inserts::INFO,
     &crate::peephole::INFO,
+    &crate::share_buffers::INFO,
     &crate::verify::INFO,
 ];
 

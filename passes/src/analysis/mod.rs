@@ -1,3 +1,4 @@
 //! Analyses shared by passes and reports.
 
+pub mod liveness;
 pub mod memory;
