@@ -1,0 +1,64 @@
+//! The importer's typed errors. Every failure of the importer is one of
+//! these (never a panic); the binary prints it and exits 1.
+
+use thiserror::Error;
+
+/// The ops the importer lowers, for "unsupported op" messages.
+pub const SUPPORTED_OPS: &str = "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, \
+ConstantOfShape, Conv, Div, Dropout, Flatten, Gemm, GlobalAveragePool, GlobalMaxPool, \
+HardSigmoid, HardSwish, LRN, MatMul, MaxPool, Mul, Relu, Reshape, Sigmoid, Softmax, Squeeze, \
+Sub, Sum, Tanh, Transpose, Unsqueeze";
+
+#[derive(Debug, Error)]
+pub enum ImportError {
+    #[error("not a valid ONNX model: {0}")]
+    Decode(String),
+    #[error("{path}: {msg}")]
+    Io { path: String, msg: String },
+    #[error("{0}")]
+    Model(String),
+    #[error("tensor `{name}`: {msg}")]
+    Tensor { name: String, msg: String },
+    #[error(
+        "tensor `{name}` is stripped (data_location EXTERNAL, location `__stripped__`): its \
+         values are unknown; {count} stripped tensor(s) in this model. Pass `--fill-stripped SEED` \
+         to fill them with seeded random values of their recorded mean and std"
+    )]
+    Stripped { name: String, count: usize },
+    #[error(
+        "node `{node}`: op type `{op}` is not supported by glow-import (supported: {})",
+        SUPPORTED_OPS
+    )]
+    Unsupported { node: String, op: String },
+    #[error(
+        "node `{node}` ({op}): input `{input}` must be a constant (an initializer or a Constant \
+         node), but it is computed or a graph input"
+    )]
+    NeedsConstant {
+        node: String,
+        op: String,
+        input: String,
+    },
+    #[error("node `{node}` ({op}): {msg}")]
+    Node {
+        node: String,
+        op: String,
+        msg: String,
+    },
+    #[error("the imported function does not verify (an importer bug):\n{0}")]
+    Verify(String),
+}
+
+impl ImportError {
+    pub fn model(msg: impl Into<String>) -> ImportError {
+        ImportError::Model(msg.into())
+    }
+    pub fn tensor(name: &str, msg: impl Into<String>) -> ImportError {
+        ImportError::Tensor {
+            name: name.to_string(),
+            msg: msg.into(),
+        }
+    }
+}
+
+pub type Result<T, E = ImportError> = std::result::Result<T, E>;

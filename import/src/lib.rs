@@ -1,0 +1,211 @@
+//! `glow-import`: ONNX models into `.gir` functions and safetensors weights.
+//!
+//! [`import_model`] decodes an ONNX file (hand-declared prost messages, see
+//! [`onnx`]), reads its constants ([`tensor`]), infers shapes while lowering
+//! each node ([`lower`]) and returns a verified [`glow_ir::Function`] plus the
+//! weights that go to a safetensors file. Guarantees: no panic on any input
+//! (every problem is an [`ImportError`]); the same model and options give
+//! byte-identical `.gir` text and weights.
+
+pub mod error;
+mod lower;
+pub mod onnx;
+pub mod tensor;
+mod write;
+
+pub use error::{ImportError, Result, SUPPORTED_OPS};
+pub use write::{safetensors_bytes, write_atomic};
+
+use glow_ir::printer::{print_function, PrintOptions};
+use glow_ir::Function;
+use std::path::PathBuf;
+use tensor::StrippedPolicy;
+
+/// How 4-D activations are laid out in the emitted instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Glow's convention: NHWC activations, transposes at the edges.
+    #[default]
+    Nhwc,
+    /// ONNX order kept: spatial instructions carry `Layout: NCHW`.
+    Nchw,
+}
+
+/// Import options (the command-line flags).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Override the first dimension of every graph input (symbolic batch
+    /// dimensions default to 1).
+    pub batch: Option<u64>,
+    pub layout: Layout,
+    /// Fill stripped tensors with seeded values instead of failing.
+    pub fill_stripped: Option<u64>,
+    /// Put every constant inline as `Data:` instead of into `weights`.
+    pub inline_weights: bool,
+    /// The model's folder, for tensors with external data.
+    pub base_dir: Option<PathBuf>,
+    /// Graph inputs given fixed values: they become constants (as Glow's
+    /// loader does for weights fed as inputs), e.g. a Conv filter or a
+    /// Reshape shape that a test passes as an input.
+    pub frozen_inputs: Vec<(String, tensor::Tensor)>,
+}
+
+/// One const weight destined for the safetensors file (f32, `.gir` layout).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightFile {
+    pub name: String,
+    pub dims: Vec<u64>,
+    pub data: Vec<f32>,
+}
+
+/// The result of an import.
+#[derive(Debug)]
+pub struct Imported {
+    pub function: Function,
+    /// Weights without inline data, in declaration order.
+    pub weights: Vec<WeightFile>,
+    /// Things to tell the user on stderr (e.g. stripped tensors filled).
+    pub notes: Vec<String>,
+}
+
+impl Imported {
+    /// The canonical `.gir` text.
+    pub fn gir_text(&self) -> String {
+        print_function(&self.function, PrintOptions::default())
+    }
+}
+
+/// Imports an ONNX model from its bytes.
+pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
+    let model = onnx::decode_model(bytes).map_err(|e| ImportError::Decode(e.to_string()))?;
+    let graph = model
+        .graph
+        .as_ref()
+        .ok_or_else(|| ImportError::model("the model has no graph"))?;
+    let opset = model
+        .opset_import
+        .iter()
+        .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+        .map_or(1, |o| o.version);
+    let mut notes = Vec::new();
+
+    // Constants first: a stripped tensor without --fill-stripped is an error
+    // naming it and counting all of them.
+    let stripped: Vec<&str> = graph
+        .initializer
+        .iter()
+        .filter(|t| tensor::is_stripped(t))
+        .map(|t| t.name.as_str())
+        .collect();
+    if let Some(first) = stripped.first() {
+        match opts.fill_stripped {
+            None => {
+                return Err(ImportError::Stripped {
+                    name: first.to_string(),
+                    count: stripped.len(),
+                })
+            }
+            Some(seed) => notes.push(format!(
+                "note: filled {} stripped tensor(s) with seeded (seed {seed}) normal values of \
+                 their recorded mean and std; outputs are not meaningful",
+                stripped.len()
+            )),
+        }
+    }
+
+    let inits: std::collections::HashSet<&str> =
+        graph.initializer.iter().map(|t| t.name.as_str()).collect();
+    let inputs: Vec<&onnx::ValueInfoProto> = graph
+        .input
+        .iter()
+        .filter(|i| !inits.contains(i.name.as_str()))
+        .collect();
+    let outputs: Vec<String> = graph.output.iter().map(|o| o.name.clone()).collect();
+    let mut reserved: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    reserved.extend(outputs.iter().cloned());
+    let name = if graph.name.is_empty() {
+        "main"
+    } else {
+        &graph.name
+    };
+    let mut l = lower::Lowerer::new(name, opts, opset, &reserved);
+
+    for vi in &inputs {
+        if let Some((_, t)) = opts.frozen_inputs.iter().find(|(n, _)| *n == vi.name) {
+            l.bind(
+                &vi.name,
+                lower::Val::Const {
+                    name: vi.name.clone(),
+                    t: t.clone(),
+                },
+            );
+            continue;
+        }
+        let dims = input_dims(vi, opts)?;
+        let v = l.placeholder(&vi.name, &dims);
+        l.bind(&vi.name, lower::Val::Act(lower::Act { v, dims, cl: false }));
+    }
+    let policy = StrippedPolicy {
+        fill_seed: opts.fill_stripped,
+    };
+    for t in &graph.initializer {
+        let value = tensor::decode(t, opts.base_dir.as_deref(), policy)?;
+        l.bind(
+            &t.name,
+            lower::Val::Const {
+                name: t.name.clone(),
+                t: value,
+            },
+        );
+    }
+    for node in &graph.node {
+        l.lower_node(node)?;
+    }
+    l.finish(&outputs)?;
+
+    let diags = glow_ir::verifier::verify(&l.f);
+    if !diags.is_empty() {
+        let text: Vec<String> = diags.iter().map(|d| format!("  {}", d.message)).collect();
+        return Err(ImportError::Verify(text.join("\n")));
+    }
+    Ok(Imported {
+        function: l.f,
+        weights: l.weights,
+        notes,
+    })
+}
+
+/// Dims of a graph input: symbolic or unknown first dims take the batch.
+fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<Vec<u64>> {
+    let bad = |msg: String| ImportError::model(format!("graph input `{}`: {msg}", vi.name));
+    let tt = vi
+        .r#type
+        .as_ref()
+        .and_then(|t| t.tensor_type.as_ref())
+        .ok_or_else(|| bad("not a tensor".into()))?;
+    if tt.elem_type != onnx::dtype::FLOAT {
+        return Err(bad(format!(
+            "element type {} is not supported (only FLOAT inputs)",
+            onnx::dtype::name(tt.elem_type)
+        )));
+    }
+    let shape = tt.shape.as_ref().ok_or_else(|| bad("no shape".into()))?;
+    let mut dims = Vec::new();
+    for (i, d) in shape.dim.iter().enumerate() {
+        let known = match &d.value {
+            Some(onnx::DimValue::DimValue(v)) if *v > 0 => Some(*v as u64),
+            _ => None,
+        };
+        let v = match (i, known, opts.batch) {
+            (0, _, Some(b)) => b,
+            (_, Some(v), _) => v,
+            (0, None, None) => 1,
+            _ => return Err(bad(format!("dimension {i} is symbolic or zero"))),
+        };
+        dims.push(v);
+    }
+    if dims.len() > glow_ir::types::MAX_DIMS {
+        return Err(bad(format!("rank {} is above the IR's 6", dims.len())));
+    }
+    Ok(dims)
+}

@@ -1,0 +1,442 @@
+//! Lowering an ONNX graph to one `.gir` function, the way Glow's IRGen does:
+//! one `allocactivation` per intermediate, the instruction writing it, and
+//! every `deallocactivation` at the end (the passes shorten lifetimes).
+//!
+//! Values are tracked as constants (known at import time, folded where an
+//! op only moves data) or activations. An activation remembers its ONNX
+//! (logical) dims and whether it is stored channels-last: spatial ops want
+//! NHWC, so 4-D (and 3-D) activations produced by them stay channels-last,
+//! and a transpose back to ONNX order is emitted only where an op needs the
+//! logical order (reshape, gemm, graph outputs...). Constants feeding spatial
+//! ops are permuted at import time instead.
+
+mod elementwise;
+mod linalg;
+mod nn;
+mod shape;
+
+use crate::error::{ImportError, Result};
+use crate::onnx::{AttributeProto, NodeProto};
+use crate::tensor::Tensor;
+use crate::{Layout, Options, WeightFile};
+use glow_ir::builder::Builder;
+use glow_ir::{Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit};
+use std::collections::{HashMap, HashSet};
+
+/// An activation: an IR buffer plus how its elements map to ONNX order.
+#[derive(Clone, Debug)]
+pub(crate) struct Act {
+    pub v: Value,
+    /// ONNX dims (may be empty for a scalar).
+    pub dims: Vec<u64>,
+    /// Stored channels-last: physical dims are `dims` with dim 1 moved last.
+    pub cl: bool,
+}
+
+/// What an ONNX value name stands for during lowering.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    Const { name: String, t: Tensor },
+    Act(Act),
+}
+
+/// Physical dims of channels-last storage for logical `dims`.
+pub(crate) fn cl_dims(dims: &[u64]) -> Vec<u64> {
+    let mut p = vec![dims[0]];
+    p.extend_from_slice(&dims[2..]);
+    p.push(dims[1]);
+    p
+}
+
+/// `perm` with `phys[i] = logical[perm[i]]` for channels-last of rank `r`.
+pub(crate) fn cl_perm(r: usize) -> Vec<usize> {
+    let mut p = vec![0];
+    p.extend(2..r);
+    p.push(1);
+    p
+}
+
+/// IR dims for ONNX dims (a scalar is `<1>`).
+pub(crate) fn ir_dims(dims: &[u64]) -> Vec<u64> {
+    if dims.is_empty() {
+        vec![1]
+    } else {
+        dims.to_vec()
+    }
+}
+
+impl Act {
+    pub fn phys(&self) -> Vec<u64> {
+        if self.cl {
+            cl_dims(&self.dims)
+        } else {
+            ir_dims(&self.dims)
+        }
+    }
+}
+
+/// The lowering state for one graph.
+pub(crate) struct Lowerer<'o> {
+    pub f: Function,
+    pub opts: &'o Options,
+    pub opset: i64,
+    vals: HashMap<String, Val>,
+    names: HashSet<String>,
+    allocs: Vec<Value>,
+    /// Plain weights made from constants, by ONNX name.
+    const_weights: HashMap<String, Value>,
+    pub weights: Vec<WeightFile>,
+    /// The node being lowered, for error messages.
+    node: String,
+    op: String,
+}
+
+impl<'o> Lowerer<'o> {
+    pub fn new(name: &str, opts: &'o Options, opset: i64, reserved: &[String]) -> Lowerer<'o> {
+        Lowerer {
+            f: Function::new(name),
+            opts,
+            opset,
+            vals: HashMap::new(),
+            names: reserved.iter().cloned().collect(),
+            allocs: Vec::new(),
+            const_weights: HashMap::new(),
+            weights: Vec::new(),
+            node: String::new(),
+            op: String::new(),
+        }
+    }
+
+    /// A name not used yet, derived from `base`.
+    pub fn fresh(&mut self, base: &str) -> String {
+        let base = if base.is_empty() { "v" } else { base };
+        let mut name = base.to_string();
+        let mut k = 1;
+        while self.names.contains(&name) {
+            name = format!("{base}{k}");
+            k += 1;
+        }
+        self.names.insert(name.clone());
+        name
+    }
+
+    pub fn bind(&mut self, name: &str, v: Val) {
+        self.vals.insert(name.to_string(), v);
+    }
+
+    /// An error about the current node.
+    pub fn err(&self, msg: impl Into<String>) -> ImportError {
+        ImportError::Node {
+            node: self.node.clone(),
+            op: self.op.clone(),
+            msg: msg.into(),
+        }
+    }
+
+    /// A feature of a supported op that the importer does not lower.
+    pub fn unsupported(&self, what: impl std::fmt::Display) -> ImportError {
+        ImportError::Node {
+            node: self.node.clone(),
+            op: self.op.clone(),
+            msg: format!("unsupported: {what}"),
+        }
+    }
+
+    /// Adds a mutable weight (graph input or output) with its exact name.
+    pub fn placeholder(&mut self, name: &str, dims: &[u64]) -> Value {
+        self.names.insert(name.to_string());
+        Builder::new(&mut self.f).weight(name, Type::float(&ir_dims(dims)), Mutability::Mutable)
+    }
+
+    /// A const weight holding `t` (dims as given). Splat constants stay
+    /// inline as `splat(v)`; others go inline or to the weights file.
+    pub fn const_weight(&mut self, base: &str, t: &Tensor) -> Value {
+        let name = self.fresh(base);
+        let dims = ir_dims(&t.dims);
+        let v = Builder::new(&mut self.f).weight(&name, Type::float(&dims), Mutability::Const);
+        let Value::Weight(w) = v else {
+            unreachable!("Builder::weight returns a weight")
+        };
+        let init = if let Some(s) = t.splat_value() {
+            Some(WeightInit::Splat(s))
+        } else if self.opts.inline_weights {
+            Some(WeightInit::Floats(
+                t.to_f32().iter().map(|&x| x as f64).collect(),
+            ))
+        } else {
+            self.weights.push(WeightFile {
+                name: name.clone(),
+                dims: dims.clone(),
+                data: t.to_f32(),
+            });
+            None
+        };
+        self.f.weights[w.index()].init = init;
+        v
+    }
+
+    /// A new activation buffer of IR dims `dims`, deallocated at the end.
+    pub fn alloc(&mut self, base: &str, dims: &[u64]) -> Value {
+        let name = self.fresh(base);
+        let v = Builder::new(&mut self.f).alloc(&name, Type::float(&ir_dims(dims)));
+        self.allocs.push(v);
+        v
+    }
+
+    /// Appends an instruction named after `base`.
+    pub fn inst(
+        &mut self,
+        base: &str,
+        op: Opcode,
+        operands: &[Value],
+        members: &[(&str, MemberValue)],
+    ) -> InstId {
+        let name = self.fresh(base);
+        Builder::new(&mut self.f).inst(&name, op, operands, members)
+    }
+
+    /// A view of `src` with IR dims `dims` (same element count).
+    pub fn view(&mut self, base: &str, src: Value, dims: &[u64]) -> Value {
+        let rank = self.f.value_type(src).map_or(1, |t| t.rank());
+        let name = self.fresh(base);
+        let ty = Type::float(&ir_dims(dims));
+        Builder::new(&mut self.f).tensorview(&name, src, ty, vec![0; rank])
+    }
+
+    /// Input `i` of the current node, if present and non-empty.
+    pub fn opt_input(&self, node: &NodeProto, i: usize) -> Result<Option<Val>> {
+        match node.input.get(i).map(String::as_str) {
+            None | Some("") => Ok(None),
+            Some(name) => match self.vals.get(name) {
+                Some(v) => Ok(Some(v.clone())),
+                None => Err(self.err(format!("input `{name}` is not defined before this node"))),
+            },
+        }
+    }
+
+    pub fn input(&self, node: &NodeProto, i: usize) -> Result<Val> {
+        self.opt_input(node, i)?
+            .ok_or_else(|| self.err(format!("missing input {i}")))
+    }
+
+    /// Input `i`, which must be a constant.
+    pub fn const_input(&self, node: &NodeProto, i: usize) -> Result<Tensor> {
+        match self.input(node, i)? {
+            Val::Const { t, .. } => Ok(t),
+            Val::Act(_) => Err(ImportError::NeedsConstant {
+                node: self.node.clone(),
+                op: self.op.clone(),
+                input: node.input.get(i).cloned().unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// A value as an activation (constants become plain const weights).
+    pub fn act(&mut self, v: &Val) -> Act {
+        match v {
+            Val::Act(a) => a.clone(),
+            Val::Const { name, t } => {
+                let w = match self.const_weights.get(name) {
+                    Some(&w) => w,
+                    None => {
+                        let w = self.const_weight(name, t);
+                        self.const_weights.insert(name.clone(), w);
+                        w
+                    }
+                };
+                Act {
+                    v: w,
+                    dims: t.dims.clone(),
+                    cl: false,
+                }
+            }
+        }
+    }
+
+    /// The activation in ONNX element order (a transpose when needed).
+    pub fn to_plain(&mut self, a: &Act, _user: &str) -> Act {
+        if !a.cl {
+            return a.clone();
+        }
+        let base = self.f.value_name(a.v).to_string();
+        let base = base.as_str();
+        let r = a.dims.len();
+        let v = if same_order(&a.dims) {
+            self.view(&format!("{base}.nchw"), a.v, &a.dims)
+        } else {
+            let out = self.alloc(&format!("{base}.nchw"), &a.dims);
+            // Inverse of cl_perm: logical j comes from physical s[j].
+            let mut shuffle = vec![0i64, r as i64 - 1];
+            shuffle.extend(1..r as i64 - 1);
+            self.transpose(base, out, a.v, shuffle);
+            out
+        };
+        Act {
+            v,
+            dims: a.dims.clone(),
+            cl: false,
+        }
+    }
+
+    /// The activation stored channels-last (rank >= 3).
+    pub fn to_cl(&mut self, a: &Act, _user: &str) -> Act {
+        if a.cl || a.dims.len() < 3 {
+            return a.clone();
+        }
+        let base = self.f.value_name(a.v).to_string();
+        let base = base.as_str();
+        let phys = cl_dims(&a.dims);
+        let v = if same_order(&a.dims) {
+            self.view(&format!("{base}.nhwc"), a.v, &phys)
+        } else {
+            let out = self.alloc(&format!("{base}.nhwc"), &phys);
+            let shuffle = cl_perm(a.dims.len()).iter().map(|&p| p as i64).collect();
+            self.transpose(base, out, a.v, shuffle);
+            out
+        };
+        Act {
+            v,
+            dims: a.dims.clone(),
+            cl: true,
+        }
+    }
+
+    pub fn transpose(&mut self, base: &str, dest: Value, src: Value, shuffle: Vec<i64>) {
+        self.inst(
+            &format!("{base}.transpose"),
+            Opcode::Transpose,
+            &[dest, src],
+            &[("Shuffle", MemberValue::IntArray(shuffle))],
+        );
+    }
+
+    /// A buffer of IR dims `dims` with every element `value`.
+    pub fn splat_buffer(&mut self, base: &str, dims: &[u64], value: f64) -> Value {
+        let b = self.alloc(base, dims);
+        self.inst(
+            &format!("{base}.splat"),
+            Opcode::Splat,
+            &[b],
+            &[("Value", MemberValue::Float(value))],
+        );
+        b
+    }
+
+    /// Lowers one node: dispatch on the op type, then bind the outputs.
+    pub fn lower_node(&mut self, node: &NodeProto) -> Result<()> {
+        self.node = if node.name.is_empty() {
+            node.output.first().cloned().unwrap_or_default()
+        } else {
+            node.name.clone()
+        };
+        self.op = node.op_type.clone();
+        if !node.domain.is_empty() && node.domain != "ai.onnx" {
+            return Err(ImportError::Unsupported {
+                node: self.node.clone(),
+                op: format!("{}::{}", node.domain, node.op_type),
+            });
+        }
+        let outs = match node.op_type.as_str() {
+            "Relu" | "Sigmoid" | "Tanh" | "Clip" | "Dropout" | "HardSigmoid" | "HardSwish" => {
+                elementwise::unary(self, node)?
+            }
+            "Add" | "Sub" | "Mul" | "Div" | "Sum" => elementwise::binary(self, node)?,
+            "Conv" => nn::conv(self, node)?,
+            "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
+                nn::pool(self, node)?
+            }
+            "BatchNormalization" => nn::batchnorm(self, node)?,
+            "LRN" => nn::lrn(self, node)?,
+            "Gemm" => linalg::gemm(self, node)?,
+            "MatMul" => linalg::matmul(self, node)?,
+            "Softmax" => linalg::softmax(self, node)?,
+            "Transpose" | "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" | "Concat"
+            | "Constant" | "ConstantOfShape" => shape::lower(self, node)?,
+            _ => {
+                return Err(ImportError::Unsupported {
+                    node: self.node.clone(),
+                    op: node.op_type.clone(),
+                })
+            }
+        };
+        for (name, v) in node.output.iter().zip(outs) {
+            if !name.is_empty() {
+                self.bind(name, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies each graph output into its mutable weight, then deallocates
+    /// every activation (in allocation order).
+    pub fn finish(&mut self, outputs: &[String]) -> Result<()> {
+        for name in outputs {
+            let v = self.vals.get(name).cloned().ok_or_else(|| {
+                ImportError::model(format!("graph output `{name}` is never produced"))
+            })?;
+            let a = self.act(&v);
+            let a = self.to_plain(&a, name);
+            let w = self.placeholder(name, &a.dims);
+            let cp = self.fresh(&format!("{name}.save"));
+            Builder::new(&mut self.f).copy(&cp, w, a.v);
+        }
+        for a in std::mem::take(&mut self.allocs) {
+            let base = format!("{}.dealloc", self.f.value_name(a));
+            let name = self.fresh(&base);
+            Builder::new(&mut self.f).dealloc(&name, a);
+        }
+        Ok(())
+    }
+}
+
+/// Whether channels-last and ONNX order coincide in memory for `dims`
+/// (one channel, or no spatial extent), so a view replaces a transpose.
+fn same_order(dims: &[u64]) -> bool {
+    dims.len() < 3 || dims[1] == 1 || dims[2..].iter().product::<u64>() == 1
+}
+
+/// Typed access to a node's attributes.
+pub(crate) struct Attrs<'a>(pub &'a [AttributeProto]);
+
+impl<'a> Attrs<'a> {
+    fn get(&self, name: &str) -> Option<&'a AttributeProto> {
+        self.0.iter().find(|a| a.name == name)
+    }
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+    pub fn int(&self, name: &str, default: i64) -> i64 {
+        self.get(name).map_or(default, |a| a.i)
+    }
+    pub fn float(&self, name: &str, default: f32) -> f32 {
+        self.get(name).map_or(default, |a| a.f)
+    }
+    pub fn ints(&self, name: &str) -> Option<&'a [i64]> {
+        self.get(name).map(|a| a.ints.as_slice())
+    }
+    pub fn floats(&self, name: &str) -> Option<&'a [f32]> {
+        self.get(name).map(|a| a.floats.as_slice())
+    }
+    pub fn string(&self, name: &str) -> Option<String> {
+        self.get(name)
+            .map(|a| String::from_utf8_lossy(&a.s).into_owned())
+    }
+    pub fn tensor(&self, name: &str) -> Option<&'a crate::onnx::TensorProto> {
+        self.get(name).and_then(|a| a.t.as_ref())
+    }
+}
+
+/// Normalizes a possibly negative axis against `rank`.
+pub(crate) fn norm_axis(l: &Lowerer, axis: i64, rank: usize) -> Result<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    if (0..r).contains(&a) {
+        Ok(a as usize)
+    } else {
+        Err(l.err(format!("axis {axis} is out of range for rank {rank}")))
+    }
+}
+
+pub(crate) fn layout_is_nchw(l: &Lowerer) -> bool {
+    l.opts.layout == Layout::Nchw
+}

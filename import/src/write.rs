@@ -1,0 +1,74 @@
+//! Output files: the safetensors encoding of the weights (deterministic:
+//! safetensors orders tensors by dtype then name, and no metadata is added)
+//! and atomic writes (a temporary file in the target's folder, then a rename,
+//! so a failed import never leaves a half-written file behind).
+
+use crate::error::{ImportError, Result};
+use crate::WeightFile;
+use safetensors::{Dtype, View};
+use std::borrow::Cow;
+use std::io::Write;
+use std::path::Path;
+
+/// A weight as a safetensors view (f32 little-endian, dims of the `.gir` type).
+struct F32View<'a> {
+    shape: Vec<usize>,
+    data: &'a [f32],
+}
+
+impl View for F32View<'_> {
+    fn dtype(&self) -> Dtype {
+        Dtype::F32
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(self.data.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+    fn data_len(&self) -> usize {
+        self.data.len() * 4
+    }
+}
+
+/// The weights as a safetensors file.
+pub fn safetensors_bytes(weights: &[WeightFile]) -> Result<Vec<u8>> {
+    let views = weights.iter().map(|w| {
+        (
+            w.name.clone(),
+            F32View {
+                shape: w.dims.iter().map(|&d| d as usize).collect(),
+                data: &w.data,
+            },
+        )
+    });
+    safetensors::serialize(views, None)
+        .map_err(|e| ImportError::model(format!("cannot encode the weights: {e}")))
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |e: std::io::Error| ImportError::Io {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io)
+}

@@ -1,0 +1,96 @@
+//! `glow-import`: an ONNX model into a `.gir` file (and a safetensors
+//! weights file). Exit 0 on success, 1 on any import error (a message on
+//! stderr, never a panic), 2 on bad usage. Outputs are written atomically.
+
+use anyhow::{Context, Result};
+use clap::{Parser, ValueEnum};
+use glow_import::{import_model, safetensors_bytes, write_atomic, Layout, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LayoutArg {
+    Nhwc,
+    Nchw,
+}
+
+/// Import an ONNX model into glow's .gir instruction IR.
+#[derive(Parser, Debug)]
+#[command(name = "glow-import", version)]
+struct Args {
+    /// The ONNX model file.
+    model: PathBuf,
+    /// Where to write the .gir text (`-` for stdout).
+    #[arg(short = 'o', long = "output", default_value = "-")]
+    output: String,
+    /// Write constant weights to this safetensors file instead of inline `Data:`.
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Batch size: the first dimension of every graph input.
+    #[arg(long)]
+    batch: Option<u64>,
+    /// Activation layout of the spatial instructions.
+    #[arg(long, value_enum, default_value = "nhwc")]
+    layout: LayoutArg,
+    /// Fill stripped tensors with seeded random values of their recorded mean and std.
+    #[arg(long, value_name = "SEED")]
+    fill_stripped: Option<u64>,
+}
+
+fn run(args: &Args) -> Result<()> {
+    let bytes = std::fs::read(&args.model)
+        .with_context(|| format!("cannot read {}", args.model.display()))?;
+    let opts = Options {
+        batch: args.batch,
+        layout: match args.layout {
+            LayoutArg::Nhwc => Layout::Nhwc,
+            LayoutArg::Nchw => Layout::Nchw,
+        },
+        fill_stripped: args.fill_stripped,
+        inline_weights: args.weights.is_none(),
+        base_dir: args.model.parent().map(PathBuf::from),
+        frozen_inputs: Vec::new(),
+    };
+    if matches!(args.batch, Some(0)) {
+        anyhow::bail!("--batch must be at least 1");
+    }
+    let imported = import_model(&bytes, &opts)
+        .with_context(|| format!("cannot import {}", args.model.display()))?;
+    for note in &imported.notes {
+        eprintln!("glow-import: {note}");
+    }
+    if let Some(w) = &args.weights {
+        write_atomic(w, &safetensors_bytes(&imported.weights)?)?;
+    }
+    let text = imported.gir_text();
+    if args.output == "-" {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        // A closed pipe is not an import failure.
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    } else {
+        write_atomic(std::path::Path::new(&args.output), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("glow-import: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
