@@ -230,7 +230,7 @@ pub fn comment_text(text: &str) -> String {
             if c.is_ascii_alphanumeric() || " _.%@,=-<>".contains(c) {
                 c
             } else {
-                '?'
+                '_'
             }
         })
         .collect()

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub strict_constants: bool,
     /// Run this many times and report the time per run.
     pub repeat: Option<u64>,
+    /// Build the C program here (kept) instead of in a temporary directory.
+    pub build_dir: Option<std::path::PathBuf>,
 }
 
 /// One output tensor: a mutable weight the function writes.
@@ -141,12 +143,13 @@ pub fn run(
                     ..BundleOptions::default()
                 },
             )?;
-            let dir = tempfile::Builder::new()
+            let tmp = tempfile::Builder::new()
                 .prefix("glow-run")
                 .tempdir()
                 .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-            let exe = cc::build(&bundle, dir.path(), &opts.cc)?;
-            let r = cc::run(&exe, dir.path(), &mut mem, opts.repeat)?;
+            let dir = opts.build_dir.as_deref().unwrap_or(tmp.path());
+            let exe = cc::build(&bundle, dir, &opts.cc)?;
+            let r = cc::run(&exe, dir, &mut mem, opts.repeat)?;
             outputs.stdout = r.stdout;
             outputs.seconds_per_run = r.seconds_per_run;
         }

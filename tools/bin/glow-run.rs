@@ -69,25 +69,42 @@ struct Cli {
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
+    /// Build the C engine's bundle, driver and program in DIR and keep them.
+    #[arg(long, value_name = "DIR")]
+    keep_c: Option<PathBuf>,
     /// Run N times and print the time per run on stderr.
     #[arg(long, value_name = "N")]
     repeat: Option<u64>,
+}
+
+/// A failure: already-rendered diagnostics, or a message to prefix.
+enum Fail {
+    Rendered(String),
+    Msg(String),
+}
+
+impl From<String> for Fail {
+    fn from(s: String) -> Fail {
+        Fail::Msg(s)
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match real_main(&cli) {
         Ok(code) => code,
-        Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("glow-run: error: {msg}");
-            }
+        Err(Fail::Rendered(text)) => {
+            eprintln!("{}", text.trim_end());
+            ExitCode::from(1)
+        }
+        Err(Fail::Msg(msg)) => {
+            eprintln!("glow-run: error: {msg}");
             ExitCode::from(1)
         }
     }
 }
 
-fn real_main(cli: &Cli) -> Result<ExitCode, String> {
+fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
     let file = cli.input.display().to_string();
     let source = std::fs::read(&cli.input).map_err(|e| format!("cannot read '{file}': {e}"))?;
     let module = parse_and_verify(&source, &file)?;
@@ -100,6 +117,7 @@ fn real_main(cli: &Cli) -> Result<ExitCode, String> {
         seed: cli.seed,
         strict_constants: cli.weights.is_some(),
         repeat: cli.repeat,
+        build_dir: cli.keep_c.clone(),
     };
     let given = given_tensors(cli, &module)?;
     let mut optimized = module.clone();
@@ -125,11 +143,11 @@ fn real_main(cli: &Cli) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_and_verify(source: &[u8], file: &str) -> Result<Module, String> {
-    let m = parser::parse(source).map_err(|d| render_all(&d, file, source))?;
+fn parse_and_verify(source: &[u8], file: &str) -> Result<Module, Fail> {
+    let m = parser::parse(source).map_err(|d| Fail::Rendered(render_all(&d, file, source)))?;
     let diags = verifier::verify_module(&m);
     if diags.iter().any(Diagnostic::is_error) {
-        return Err(render_all(&diags, file, source).trim_end().to_string());
+        return Err(Fail::Rendered(render_all(&diags, file, source)));
     }
     Ok(m)
 }
@@ -243,10 +261,10 @@ fn execute(
     opts: &RunOptions,
     source: &[u8],
     file: &str,
-) -> Result<Outputs, String> {
+) -> Result<Outputs, Fail> {
     run::run(f, weights, opts).map_err(|e| match e {
-        RunError::Diagnostic(d) => render_all(&[d], file, source).trim_end().to_string(),
-        RunError::Message(m) => m,
+        RunError::Diagnostic(d) => Fail::Rendered(render_all(&[d], file, source)),
+        RunError::Message(m) => Fail::Msg(m),
     })
 }
 
@@ -269,7 +287,7 @@ fn compare_passes(
     opts: &RunOptions,
     source: &[u8],
     file: &str,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, Fail> {
     let args = if ["none", "train", "infer"].contains(&list) {
         PipelineArgs {
             mode: Some(list.to_string()),

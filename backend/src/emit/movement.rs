@@ -115,7 +115,8 @@ pub fn insert(c: &mut KCtx) -> Result<(), BackendError> {
 /// (round-trips an f32), integers in decimal.
 pub fn debugprint(c: &mut KCtx) -> Result<(), BackendError> {
     let s = c.ty("Src")?;
-    let name = c.f.value_name(c.inst.operands[0].value).to_string();
+    let mut name = String::new();
+    glow_ir::printer::write_name(c.f.value_name(c.inst.operands[0].value), &mut name);
     let (fmt, cast) = match s.elem {
         ElemKind::Float | ElemKind::Float64 => ("%.9g", "(double)"),
         ElemKind::Float16 | ElemKind::BFloat16 => return Err(c.unsupported(&s)),
@@ -124,7 +125,7 @@ pub fn debugprint(c: &mut KCtx) -> Result<(), BackendError> {
     c.decl("Src", ctype(s.elem))?;
     c.w.line(&format!(
         "printf(\"%s\", {});",
-        c_string(&format!("%{name} = {s} ["))
+        c_string(&format!("{name} = {s} ["))
     ));
     c.w.for_loop("i", s.size());
     c.w.line(&format!(

@@ -139,7 +139,8 @@ fn insert(x: &mut Exec) -> R {
 
 fn debugprint(x: &mut Exec) -> R {
     let s = x.ty("Src")?;
-    let name = x.f.value_name(x.inst.operands[0].value).to_string();
+    let mut name = String::new();
+    glow_ir::printer::write_name(x.f.value_name(x.inst.operands[0].value), &mut name);
     let vals: Vec<String> = match s.elem {
         ElemKind::Float => x
             .f32s("Src")?
@@ -150,7 +151,7 @@ fn debugprint(x: &mut Exec) -> R {
         _ => return Err(x.unsupported(&s)),
     };
     x.stdout
-        .push_str(&format!("%{name} = {s} [{}]\n", vals.join(", ")));
+        .push_str(&format!("{name} = {s} [{}]\n", vals.join(", ")));
     Ok(())
 }
 

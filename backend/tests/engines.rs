@@ -1,0 +1,517 @@
+//! C versus interpreter on seeded random inputs, for every opcode and
+//! several shapes (multi-axis opcodes on every axis). All cases go into one
+//! function so the C compiler runs once per configuration: once with
+//! `-O2 -Wall -Wextra -Werror`, once under `-fsanitize=address,undefined`.
+//! Skipped with a message when `cc` is not installed.
+
+use glow_backend::run::{self, Engine, Outputs, RunOptions};
+use glow_backend::CcOptions;
+use std::collections::BTreeMap;
+
+/// A program being built: declarations and instructions.
+#[derive(Default)]
+struct Prog {
+    decls: Vec<String>,
+    code: Vec<String>,
+    n: usize,
+}
+
+impl Prog {
+    fn weight(&mut self, ty: &str) -> String {
+        self.n += 1;
+        let name = format!("w{}", self.n);
+        self.decls
+            .push(format!("  %{name} = WeightVar {ty} mutable"));
+        name
+    }
+    fn inst(&mut self, text: &str) {
+        self.n += 1;
+        self.code.push(format!("  %i{} = {text}", self.n));
+    }
+    fn text(&self) -> String {
+        format!(
+            "function cases\ndeclare {{\n{}\n}}\n\ncode {{\n{}\n}}\n",
+            self.decls.join("\n"),
+            self.code.join("\n")
+        )
+    }
+    /// `opcode @out %new(dest_ty), @in %new(in_ty)... { members }`.
+    fn op(&mut self, opcode: &str, dest: &str, ins: &[&str], members: &str) {
+        let d = self.weight(dest);
+        let ins: Vec<String> = ins
+            .iter()
+            .map(|t| format!("@in %{}", self.weight(t)))
+            .collect();
+        let mut ops = vec![format!("@out %{d}")];
+        ops.extend(ins);
+        let m = if members.is_empty() {
+            String::new()
+        } else {
+            format!(" {{ {members} }}")
+        };
+        self.inst(&format!("{opcode} {}{m}", ops.join(", ")));
+    }
+}
+
+fn f(dims: &[u64]) -> String {
+    let d: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("float<{}>", d.join(" x "))
+}
+
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 1 {
+        return vec![vec![0]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..n {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+fn build() -> String {
+    let mut p = Prog::default();
+    let shapes: [&[u64]; 3] = [&[7], &[3, 5], &[2, 3, 4]];
+    for s in shapes {
+        let t = f(s);
+        for op in [
+            "elementadd",
+            "elementsub",
+            "elementmul",
+            "elementdiv",
+            "elementmax",
+            "elementmin",
+        ] {
+            p.op(op, &t, &[&t, &t], "");
+        }
+        for op in ["relu", "sigmoid", "tanh"] {
+            p.op(op, &t, &[&t], "");
+        }
+        p.op("clip", &t, &[&t], "Min: -0.25, Max: 0.5");
+        let b = t.replace("float", "bool");
+        p.op("elementcmplte", &b, &[&t, &t], "");
+        p.op("elementselect", &t, &[&b, &t, &t], "");
+        p.op("copy", &t, &[&t], "");
+        p.op("splat", &t, &[], "Value: 0.75");
+        for k in ["index32", "index64"] {
+            let it = t.replace("float", k);
+            for op in [
+                "elementadd",
+                "elementsub",
+                "elementmul",
+                "elementdiv",
+                "elementmax",
+                "elementmin",
+            ] {
+                p.op(op, &it, &[&it, &it], "");
+            }
+            p.op("elementcmplte", &b, &[&it, &it], "");
+        }
+    }
+    for q in [
+        "i8[S:0.01 O:3]",
+        "ui8[S:0.0078125 O:128]",
+        "i16[S:0.001 O:-7]",
+        "i32[S:0.0001 O:5]",
+    ] {
+        let qt = format!("{q}<3 x 4>");
+        p.op("quantize", &qt, &[&f(&[3, 4])], "");
+        p.op("dequantize", &f(&[3, 4]), &[&qt], "");
+        let base = q.split('[').next().unwrap_or("i8");
+        p.op(
+            "rescalequantized",
+            &format!("{base}[S:0.02 O:-1]<3 x 4>"),
+            &[&qt],
+            "",
+        );
+        p.op("splat", &qt, &[], "Value: -0.3");
+        p.op("elementcmplte", "bool<3 x 4>", &[&qt, &qt], "");
+    }
+    for dims in [vec![5u64], vec![3, 4, 5], vec![2, 3, 2, 3]] {
+        for axis in 0..dims.len() {
+            let mut out: Vec<u64> = dims
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != axis)
+                .map(|(_, d)| *d)
+                .collect();
+            if out.is_empty() {
+                out.push(1);
+            }
+            p.op(
+                "batchedreduceadd",
+                &f(&out),
+                &[&f(&dims)],
+                &format!("Axis: {axis}"),
+            );
+        }
+    }
+    for dims in [vec![2u64, 3, 4], vec![2, 1, 3, 2]] {
+        for perm in permutations(dims.len()) {
+            let out: Vec<u64> = perm.iter().map(|&k| dims[k]).collect();
+            let sh: Vec<String> = perm.iter().map(|k| k.to_string()).collect();
+            p.op(
+                "transpose",
+                &f(&out),
+                &[&f(&dims)],
+                &format!("Shuffle: [{}]", sh.join(", ")),
+            );
+        }
+    }
+    let big = [4u64, 5, 6];
+    for axis in 0..3 {
+        let mut small = big;
+        small[axis] = 2;
+        let mut offs = [0i64, 0, 0];
+        offs[axis] = 1;
+        let e: Vec<String> = offs.iter().map(|v| v.to_string()).collect();
+        p.op(
+            "extracttensor",
+            &f(&small),
+            &[&f(&big)],
+            &format!("Offsets: [{}]", e.join(", ")),
+        );
+        let o = "1, 1, 1";
+        // inserttensor: Count 2 along the axis into a copy of an input.
+        let mut piece = [2u64, 3, 4];
+        piece[axis] = 1;
+        let d = p.weight(&f(&big));
+        let init = p.weight(&f(&big));
+        let s = p.weight(&f(&piece));
+        p.inst(&format!("copy @out %{d}, @in %{init}"));
+        p.inst(&format!(
+            "inserttensor @inout %{d}, @in %{s} {{ Offsets: [{o}], Count: 2, Axis: {axis} }}"
+        ));
+    }
+    for (dims, ch) in [
+        (vec![2u64, 3, 4, 5], 0usize),
+        (vec![2, 3, 4, 5], 1),
+        (vec![2, 3, 4, 5], 2),
+        (vec![2, 3, 4, 5], 3),
+        (vec![6, 2], 1),
+    ] {
+        let c = f(&[dims[ch]]);
+        // Var is squared through elementmul so it is not negative.
+        let var = p.weight(&c);
+        let v = p.weight(&c);
+        p.inst(&format!("elementmul @out %{var}, @in %{v}, @in %{v}"));
+        let (d, s, sc, b, m) = (
+            p.weight(&f(&dims)),
+            p.weight(&f(&dims)),
+            p.weight(&c),
+            p.weight(&c),
+            p.weight(&c),
+        );
+        p.inst(&format!(
+            "batchnormalization @out %{d}, @in %{s}, @in %{sc}, @in %{b}, @in %{m}, @in %{var} {{ ChannelIdx: {ch}, Epsilon: 0.001, Momentum: 0.9 }}"
+        ));
+    }
+    p.op(
+        "batchedadd",
+        &f(&[3, 2, 4]),
+        &[&f(&[3, 2, 4]), &f(&[2, 4])],
+        "",
+    );
+    p.op(
+        "fullyconnected",
+        &f(&[3, 5]),
+        &[&f(&[3, 7]), &f(&[7, 5]), &f(&[5])],
+        "",
+    );
+    p.op("matmul", &f(&[4, 6]), &[&f(&[4, 3]), &f(&[3, 6])], "");
+    p.op(
+        "batchmatmul",
+        &f(&[2, 3, 5]),
+        &[&f(&[2, 3, 4]), &f(&[2, 4, 5])],
+        "",
+    );
+    p.op("softmax", &f(&[3, 17]), &[&f(&[3, 17])], "");
+    p.op("softmax", &f(&[1, 5]), &[&f(&[1, 5])], "");
+    for h in [0, 1, 2] {
+        let t = f(&[2, 3, 7]);
+        let (d, s, sc) = (p.weight(&t), p.weight(&t), p.weight(&t));
+        p.inst(&format!(
+            "localresponsenormalization @out %{d}, @in %{s}, @out %{sc} {{ HalfWindowSize: {h}, Alpha: 0.5, Beta: 0.75, K: 2.0 }}"
+        ));
+    }
+    convolutions(&mut p);
+    pools(&mut p);
+    // A tensorview into an output, and a debugprint.
+    let o = p.weight(&f(&[4, 3]));
+    p.inst(&format!("splat @out %{o} {{ Value: 2.0 }}"));
+    let src = p.weight(&f(&[3]));
+    p.n += 1;
+    let view = format!("v{}", p.n);
+    p.code.push(format!(
+        "  %{view} = tensorview @in %{o} {{ Ty: float<3>, Offsets: [2, 0] }}"
+    ));
+    p.inst(&format!("relu @out %{view}, @in %{src}"));
+    p.inst(&format!("debugprint @in %{o}"));
+    p.text()
+}
+
+fn convolutions(p: &mut Prog) {
+    // (layout, N, C, H, W, OC, group, kernel, stride, pads, dilation, fused)
+    let cases: &[(
+        &str,
+        u64,
+        u64,
+        u64,
+        u64,
+        u64,
+        u64,
+        [u64; 2],
+        [u64; 2],
+        [u64; 4],
+        [u64; 2],
+        &str,
+    )] = &[
+        (
+            "NHWC",
+            1,
+            3,
+            5,
+            5,
+            4,
+            1,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+            "NONE",
+        ),
+        (
+            "NHWC",
+            2,
+            4,
+            6,
+            5,
+            6,
+            2,
+            [3, 2],
+            [2, 1],
+            [0, 1, 2, 0],
+            [1, 2],
+            "RELU",
+        ),
+        (
+            "NCHW",
+            1,
+            4,
+            5,
+            6,
+            4,
+            4,
+            [2, 3],
+            [1, 2],
+            [1, 0, 0, 1],
+            [2, 1],
+            "NONE",
+        ),
+        (
+            "NCHW",
+            2,
+            2,
+            4,
+            4,
+            3,
+            1,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+            "CLIP",
+        ),
+        (
+            "NHWC",
+            1,
+            2,
+            4,
+            4,
+            2,
+            1,
+            [1, 1],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 1],
+            "SIGMOID",
+        ),
+        (
+            "NHWC",
+            1,
+            2,
+            4,
+            4,
+            2,
+            2,
+            [2, 2],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 1],
+            "TANH",
+        ),
+        (
+            "NCHW",
+            1,
+            2,
+            4,
+            4,
+            2,
+            1,
+            [2, 2],
+            [2, 2],
+            [1, 1, 1, 1],
+            [1, 1],
+            "LEAKY_RELU",
+        ),
+    ];
+    for &(layout, n, c, h, w, oc, g, k, s, pads, dil, act) in cases {
+        let out = |dim: usize| {
+            (([h, w][dim] + pads[dim] + pads[dim + 2]) - ((k[dim] - 1) * dil[dim] + 1)) / s[dim] + 1
+        };
+        let (oh, ow) = (out(0), out(1));
+        let nchw = layout == "NCHW";
+        let act_dims = |c, h, w| {
+            if nchw {
+                vec![n, c, h, w]
+            } else {
+                vec![n, h, w, c]
+            }
+        };
+        let filt = if nchw {
+            vec![oc, c / g, k[0], k[1]]
+        } else {
+            vec![oc, k[0], k[1], c / g]
+        };
+        let args = match act {
+            "CLIP" => ", FusedActivationArgs: [-0.5, 0.5]",
+            "LEAKY_RELU" => ", FusedActivationArgs: [0.1]",
+            _ => "",
+        };
+        let members = format!(
+            "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Group: {g}, Dilation: [{}, {}], Layout: {layout}, FusedActivation: {act}{args}",
+            k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], dil[0], dil[1]
+        );
+        p.op(
+            "convolution",
+            &f(&act_dims(oc, oh, ow)),
+            &[&f(&act_dims(c, h, w)), &f(&filt), &f(&[oc])],
+            &members,
+        );
+    }
+}
+
+fn pools(p: &mut Prog) {
+    for layout in ["NHWC", "NCHW"] {
+        for (k, s, pads) in [
+            ([2u64, 2], [2u64, 2], [0u64, 0, 0, 0]),
+            ([3, 2], [1, 2], [1, 1, 2, 0]),
+            ([3, 3], [1, 1], [2, 2, 2, 2]),
+        ] {
+            let (n, c, h, w) = (2u64, 3u64, 5u64, 4u64);
+            let oh = (h + pads[0] + pads[2] - k[0]) / s[0] + 1;
+            let ow = (w + pads[1] + pads[3] - k[1]) / s[1] + 1;
+            let dims = |h, w| {
+                if layout == "NCHW" {
+                    vec![n, c, h, w]
+                } else {
+                    vec![n, h, w, c]
+                }
+            };
+            let m = format!(
+                "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Layout: {layout}",
+                k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3]
+            );
+            p.op("maxpool", &f(&dims(oh, ow)), &[&f(&dims(h, w))], &m);
+            for cip in [true, false] {
+                p.op(
+                    "avgpool",
+                    &f(&dims(oh, ow)),
+                    &[&f(&dims(h, w))],
+                    &format!("{m}, CountIncludePads: {cip}"),
+                );
+            }
+        }
+    }
+}
+
+fn have_cc() -> bool {
+    std::process::Command::new("cc")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn run_both(cflags: &str) {
+    if !have_cc() {
+        eprintln!("skipped: no `cc` on PATH");
+        return;
+    }
+    let text = build();
+    let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    let diags = glow_ir::verifier::verify_module(&m);
+    assert!(
+        diags.is_empty(),
+        "{}",
+        glow_ir::diag::render_all(&diags, "cases", text.as_bytes())
+    );
+    let f = &m.functions[0];
+    let mut opts = RunOptions {
+        engine: Engine::Interp,
+        cc: CcOptions::new(Some("cc"), cflags),
+        seed: 7,
+        strict_constants: false,
+        repeat: None,
+        build_dir: None,
+    };
+    let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
+    let interp = run::run(f, &weights, &opts).expect("interpreter runs");
+    opts.engine = Engine::C;
+    let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}"));
+    assert_same(&interp, &c);
+    assert!(interp.tensors.len() > 150, "{}", interp.tensors.len());
+}
+
+/// Bit-identical, except that any two NaNs are equal.
+fn assert_same(a: &Outputs, b: &Outputs) {
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(a.tensors.len(), b.tensors.len());
+    for (x, y) in a.tensors.iter().zip(&b.tensors) {
+        if x.data == y.data {
+            continue;
+        }
+        if x.ty.elem == glow_ir::ElemKind::Float {
+            let same = x.data.chunks(4).zip(y.data.chunks(4)).all(|(p, q)| {
+                let (p, q) = (
+                    f32::from_le_bytes([p[0], p[1], p[2], p[3]]),
+                    f32::from_le_bytes([q[0], q[1], q[2], q[3]]),
+                );
+                p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan())
+            });
+            if same {
+                continue;
+            }
+        }
+        panic!(
+            "engines differ on %{}:\ninterp {}\nC      {}",
+            x.name,
+            glow_backend::text::tensor_line(&x.name, &x.ty, &x.data),
+            glow_backend::text::tensor_line(&y.name, &y.ty, &y.data)
+        );
+    }
+}
+
+#[test]
+fn c_matches_interpreter_with_warnings_as_errors() {
+    run_both("-O2 -Wall -Wextra -Werror");
+}
+
+#[test]
+fn c_matches_interpreter_under_sanitizers() {
+    run_both("-O1 -fsanitize=address,undefined -fno-sanitize-recover=all");
+}
