@@ -5,8 +5,8 @@
 //! folder's `tolerance.json` says otherwise). Tests whose model uses an op
 //! outside the importer's set are reported as unsupported, not hidden.
 //!
-//! Runs through the `glow-run` binary (`GLOW_RUN`, or the one built next to
-//! this test); without it the runner only imports and verifies. The node and
+//! Runs on the reference interpreter (`GLOW_CONFORMANCE_ENGINE=c` for the C
+//! backend). The node and
 //! pytorch suites run in `cargo test`; e2e models only with
 //! `GLOW_CONFORMANCE_E2E=1 cargo test -p glow-import --test conformance -- --nocapture`.
 //! `GLOW_CONFORMANCE_FILTER=substr` narrows the run.
@@ -60,16 +60,12 @@ fn run_suites(names: &[&str]) -> Vec<(String, Outcome)> {
 /// Prints the report; returns the labels of real failures.
 fn report(results: &[(String, Outcome)]) -> Vec<String> {
     let mut failed = Vec::new();
-    let (mut passed, mut unsupported, mut imported) = (0, 0, 0);
+    let (mut passed, mut unsupported) = (0, 0);
     for (label, o) in results {
         match o {
             Outcome::Pass { max_err } => {
                 passed += 1;
                 println!("PASS {label} (max error {max_err:.3e})");
-            }
-            Outcome::Imported => {
-                imported += 1;
-                println!("IMPORTED {label} (not run: no glow-run)");
             }
             Outcome::Unsupported(why) => {
                 unsupported += 1;
@@ -90,7 +86,7 @@ fn report(results: &[(String, Outcome)]) -> Vec<String> {
         }
     }
     println!(
-        "conformance: {passed} passed, {} failed, {unsupported} unsupported, {imported} imported only",
+        "conformance: {passed} passed, {} failed, {unsupported} unsupported",
         failed.len()
     );
     failed

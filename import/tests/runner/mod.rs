@@ -1,37 +1,34 @@
 //! One conformance test: import the folder's `model.onnx`, run it through
-//! `glow-run` with `test_data_set_0/input_*.pb`, compare with `output_*.pb`.
-//! Also a minimal `.npy` reader/writer for exchanging tensors with glow-run.
+//! the backend (`glow_backend::run`, the interpreter or the C engine) with
+//! `test_data_set_0/input_*.pb`, compare with `output_*.pb`.
 
+use glow_backend::run::{resolve_weights, run, Engine, RunError, RunOptions};
+use glow_backend::CcOptions;
 use glow_import::onnx::{decode_model, decode_tensor};
 use glow_import::tensor::{decode, StrippedPolicy, Tensor};
-use glow_import::{import_model, safetensors_bytes, ImportError, Options};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use glow_import::{import_model, ImportError, Options};
+use std::collections::BTreeMap;
+use std::path::Path;
 
 #[derive(Debug)]
 pub enum Outcome {
-    Pass {
-        max_err: f64,
-    },
-    /// Imported and verified, not run (no glow-run available).
-    Imported,
+    Pass { max_err: f64 },
     Unsupported(String),
     Fail(String),
 }
 
 pub struct Suite {
-    glow_run: Option<PathBuf>,
+    engine: Engine,
 }
 
 impl Suite {
+    /// The reference interpreter by default; `GLOW_CONFORMANCE_ENGINE=c`
+    /// compiles each model with the C backend instead.
     pub fn new() -> Suite {
-        let glow_run = std::env::var_os("GLOW_RUN").map(PathBuf::from).or_else(|| {
-            // target/<profile>/deps/conformance-xxx -> target/<profile>/glow-run
-            let exe = std::env::current_exe().ok()?;
-            let p = exe.parent()?.parent()?.join("glow-run");
-            p.is_file().then_some(p)
-        });
-        Suite { glow_run }
+        let c = std::env::var("GLOW_CONFORMANCE_ENGINE").is_ok_and(|e| e == "c");
+        Suite {
+            engine: if c { Engine::C } else { Engine::Interp },
+        }
     }
 
     pub fn run_test(&self, dir: &Path) -> Outcome {
@@ -98,48 +95,46 @@ impl Suite {
             }
             Err(e) => return Err(format!("import: {e}")),
         };
-        let Some(glow_run) = &self.glow_run else {
-            return Ok(Outcome::Imported);
-        };
-        let inputs: Vec<(usize, &str)> = all_inputs
-            .iter()
-            .enumerate()
-            .map(|(i, vi)| (i, vi.name.as_str()))
-            .filter(|(_, n)| !opts.frozen_inputs.iter().any(|(f, _)| f == n))
-            .collect();
-        let outputs: Vec<&str> = graph.output.iter().map(|o| o.name.as_str()).collect();
+        let f = &imported.function;
         let (rtol, atol) = tolerance(dir);
-
-        let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let gir = tmp.path().join("model.gir");
-        std::fs::write(&gir, imported.gir_text()).map_err(|e| e.to_string())?;
-        let weights = tmp.path().join("weights.safetensors");
-        let wbytes = safetensors_bytes(&imported.weights).map_err(|e| e.to_string())?;
-        std::fs::write(&weights, wbytes).map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(glow_run);
-        cmd.arg(&gir).arg("--weights").arg(&weights);
-        for &(i, name) in &inputs {
-            let (dims, vals) = read_pb(&data.join(format!("input_{i}.pb")))?;
-            let npy = tmp.path().join(format!("input_{i}.npy"));
-            write_npy(&npy, &dims, &vals).map_err(|e| e.to_string())?;
-            cmd.arg("--input").arg(format!("{name}={}", npy.display()));
+        let mut given: BTreeMap<String, Vec<u8>> = imported
+            .weights
+            .iter()
+            .map(|w| (w.name.clone(), f32_bytes(&w.data)))
+            .collect();
+        for (i, vi) in all_inputs.iter().enumerate() {
+            if opts.frozen_inputs.iter().any(|(n, _)| *n == vi.name) {
+                continue;
+            }
+            let (_, vals) = read_pb(&data.join(format!("input_{i}.pb")))?;
+            given.insert(vi.name.clone(), f32_bytes(&vals));
         }
-        let out_dir = tmp.path().join("out");
-        cmd.arg("--output-dir").arg(&out_dir);
-        let res = cmd
-            .output()
-            .map_err(|e| format!("cannot start glow-run: {e}"))?;
-        if !res.status.success() {
-            let err = String::from_utf8_lossy(&res.stderr);
-            return Err(format!(
-                "glow-run failed: {}",
-                err.lines().take(3).collect::<Vec<_>>().join(" | ")
-            ));
-        }
+        let ropts = RunOptions {
+            engine: self.engine,
+            cc: CcOptions::new(None, "-O1"),
+            seed: 1,
+            strict_constants: true,
+            repeat: None,
+        };
+        let weights = resolve_weights(f, &given, &ropts)?;
+        let outs = run(f, &weights, &ropts).map_err(|e| match e {
+            RunError::Diagnostic(d) => format!("run: {}", d.message),
+            RunError::Message(m) => format!("run: {m}"),
+        })?;
+        let outputs: Vec<&str> = graph.output.iter().map(|o| o.name.as_str()).collect();
         let mut max_err = 0f64;
         for (i, name) in outputs.iter().enumerate() {
             let (_, want) = read_pb(&data.join(format!("output_{i}.pb")))?;
-            let got = read_npy(&out_dir.join(format!("{}.npy", npy_name(name))))?;
+            let t = outs
+                .tensors
+                .iter()
+                .find(|t| t.name == *name)
+                .ok_or_else(|| format!("output `{name}` was not written"))?;
+            let got: Vec<f32> = t
+                .data
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
             if got.len() != want.len() {
                 return Err(format!(
                     "output `{name}`: {} values, expected {}",
@@ -168,17 +163,8 @@ impl Suite {
     }
 }
 
-/// The output file name glow-run uses for a weight name.
-fn npy_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 fn tolerance(dir: &Path) -> (f64, f64) {
@@ -197,44 +183,4 @@ fn read_tensor(path: &Path) -> Result<Tensor, String> {
 fn read_pb(path: &Path) -> Result<(Vec<u64>, Vec<f32>), String> {
     let t = read_tensor(path)?;
     Ok((t.dims.clone(), t.to_f32()))
-}
-
-pub fn write_npy(path: &Path, dims: &[u64], vals: &[f32]) -> std::io::Result<()> {
-    let shape: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
-    let shape = match shape.len() {
-        1 => format!("({},)", shape[0]),
-        _ => format!("({})", shape.join(", ")),
-    };
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    for v in vals {
-        out.extend(v.to_le_bytes());
-    }
-    std::fs::write(path, out)
-}
-
-pub fn read_npy(path: &Path) -> Result<Vec<f32>, String> {
-    let b = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
-        return Err(format!("{}: not a .npy file", path.display()));
-    }
-    let (hlen, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12)
-    };
-    let header = String::from_utf8_lossy(b.get(start..start + hlen).ok_or("short header")?);
-    if !header.contains("'<f4'") {
-        return Err(format!("{}: not float32: {header}", path.display()));
-    }
-    Ok(b[start + hlen..]
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
 }
