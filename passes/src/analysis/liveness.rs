@@ -11,8 +11,11 @@
 //!   one at slot 0 (`live_in`: the value was there before the function ran,
 //!   for example a weight's input contents);
 //! - `@inout` operands and partial writes extend the current interval to the
-//!   write slot and clear `same_value` (the value changes inside it);
-//! - alloc, dealloc and tensorview instructions are neither reads nor writes;
+//!   write slot and clear `same_value` (the value changes inside it); a
+//!   partial write into a weight with no interval yet starts a live-in one
+//!   (the rest of the weight keeps its input value);
+//! - alloc, dealloc and tensorview instructions are neither reads nor writes,
+//!   and `copy %x <- %x` (same origin and offset) is only a read;
 //! - every weight's last interval is extended to the function end
 //!   ([`LiveIntervals::end_slot`]): weights are observable after the run.
 
@@ -95,11 +98,16 @@ impl LiveIntervals {
             ) {
                 continue;
             }
-            let accesses: Vec<Access> = inst
+            let mut accesses: Vec<Access> = inst
                 .operands
                 .iter()
                 .filter_map(|op| Access::of(f, op.value, op.kind))
                 .collect();
+            // `copy %x <- %x` (same origin, same offset) changes nothing:
+            // a read, not a new value.
+            if inst.opcode == Opcode::Copy && is_self_copy(f, &inst.operands) {
+                accesses.iter_mut().for_each(|a| a.kind = OperandKind::In);
+            }
             // Reads before writes, so `relu @out %a, @in %a` ends one
             // interval at the read slot and starts the next at the write slot.
             for a in accesses.iter().filter(|a| a.kind.reads()) {
@@ -225,6 +233,14 @@ impl LiveIntervals {
                 cur.end = cur.end.max(slot);
                 cur.same_value = false;
             }
+            // A partial write into a weight not accessed yet keeps the rest
+            // of its input value: live-in, like a read.
+            None if !full && matches!(origin, Value::Weight(_)) => list.push(Interval {
+                begin: 0,
+                end: slot,
+                same_value: false,
+                live_in: true,
+            }),
             _ => list.push(Interval {
                 begin: slot,
                 end: slot,
@@ -232,6 +248,14 @@ impl LiveIntervals {
                 live_in: false,
             }),
         }
+    }
+}
+
+/// Whether two operands name the same memory (origin and element offset).
+fn is_self_copy(f: &Function, ops: &[glow_ir::Operand]) -> bool {
+    match ops {
+        [d, s] => f.origin(d.value) == f.origin(s.value),
+        _ => false,
     }
 }
 
@@ -330,6 +354,16 @@ mod tests {
         assert_eq!(lv.index_at(a, 20), Some(1));
         assert_eq!(lv.index_at(a, 16), None);
         assert!(lv.is_last(a, 1));
+    }
+
+    #[test]
+    fn partial_write_into_an_untouched_weight_is_live_in() {
+        let f = func(
+            "  %v = tensorview @in %out { Ty: float<2>, Offsets: [2] }\n\
+             %s = splat @out %v { Value: 1.0 }\n",
+        );
+        let lv = LiveIntervals::compute(&f);
+        assert_eq!(spans(&lv, &f, "out"), vec![(0, 8, false, true)]);
     }
 
     #[test]
