@@ -18,6 +18,8 @@ pub struct FuncAst<'a> {
     pub end: usize,
     pub weights: Vec<WeightAst<'a>>,
     pub insts: Vec<InstAst<'a>>,
+    /// `function f { Arena: N, Align: A }` header members.
+    pub members: Vec<MemberAst<'a>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

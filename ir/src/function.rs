@@ -218,6 +218,23 @@ pub struct Function {
     pub layout: Vec<InstId>,
     /// Source spans, when the function was parsed.
     pub spans: SourceMap,
+    /// The activation arena, once `plan-memory` placed every
+    /// `allocactivation` at its `Offset`; printed `function f { Arena: N }`.
+    pub memory: Option<ArenaPlan>,
+}
+
+/// A planned activation arena: its size and the alignment of its offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArenaPlan {
+    /// Bytes of the arena (every buffer ends at or below it).
+    pub size: u64,
+    /// Offsets are multiples of this (64 unless written `Align: N`).
+    pub align: u64,
+}
+
+impl ArenaPlan {
+    /// The alignment a header without `Align:` means.
+    pub const DEFAULT_ALIGN: u64 = 64;
 }
 
 impl Function {

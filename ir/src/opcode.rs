@@ -173,7 +173,7 @@ macro_rules! opcodes {
 }
 
 opcodes! {
-    AllocActivation = "allocactivation", [], [req("Ty", M::Type)], &[], shapes::none;
+    AllocActivation = "allocactivation", [], [req("Ty", M::Type), extra("Offset", M::Int, Default::Int(-1))], &[], shapes::none;
     DeallocActivation = "deallocactivation", [op("Src", Out)], [], &[], shapes::none;
     TensorView = "tensorview", [op("Src", In)], [req("Ty", M::Type), req("Offsets", M::IntArray)], &[], shapes::tensorview;
     Copy = "copy", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::same_type;

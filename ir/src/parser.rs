@@ -227,6 +227,7 @@ impl Lowerer {
             function: Some(span(&f.name)),
             ..SourceMap::default()
         };
+        self.func.memory = lower_header(&f.members, diags);
         // Names first, so operands may name values defined later (the verifier
         // reports the use-before-definition with a better message).
         for (i, w) in f.weights.iter().enumerate() {
@@ -419,6 +420,64 @@ impl Lowerer {
 
 fn num_span(n: &Spanned<Num>) -> Span {
     Span::new(n.start, n.end)
+}
+
+/// `function f { Arena: N, Align: A }`: the planned arena. `Align`
+/// defaults to 64 and needs `Arena`; both are non-negative, `Align` > 0.
+fn lower_header(members: &[MemberAst], diags: &mut Vec<Diagnostic>) -> Option<ArenaPlan> {
+    const NAMES: [&str; 2] = ["Arena", "Align"];
+    let mut vals: [Option<u64>; 2] = [None, None];
+    for m in members {
+        let Some(k) = NAMES.iter().position(|&n| n == m.name.value) else {
+            let mut d = Diagnostic::error(format!("unknown function member `{}`", m.name.value))
+                .at(span(&m.name))
+                .with_note("a function has the members `Arena` and `Align`");
+            if let Some(s) = did_you_mean(m.name.value, NAMES) {
+                d = d.with_note(format!("did you mean `{s}`?"));
+            }
+            diags.push(d);
+            continue;
+        };
+        if vals[k].is_some() {
+            diags.push(
+                Diagnostic::error(format!("member `{}` is given twice", NAMES[k]))
+                    .at(span(&m.name)),
+            );
+            continue;
+        }
+        let (s, e) = m.value.span();
+        let v = match &m.value {
+            ValueAst::Num(n) => parse_int(n, diags),
+            _ => {
+                diags.push(Diagnostic::error("expected an integer").at(Span::new(s, e)));
+                continue;
+            }
+        };
+        match v {
+            Some(v) if v >= 0 && (k == 0 || v > 0) => vals[k] = Some(v as u64),
+            Some(v) => diags.push(
+                Diagnostic::error(format!(
+                    "`{}` must be {}, found {v}",
+                    NAMES[k],
+                    ["non-negative", "positive"][k]
+                ))
+                .at(Span::new(s, e)),
+            ),
+            None => {}
+        }
+    }
+    match vals {
+        [Some(size), align] => Some(ArenaPlan {
+            size,
+            align: align.unwrap_or(ArenaPlan::DEFAULT_ALIGN),
+        }),
+        [None, Some(_)] => {
+            let m = members.iter().find(|m| m.name.value == "Align")?;
+            diags.push(Diagnostic::error("`Align` needs `Arena`").at(span(&m.name)));
+            None
+        }
+        [None, None] => None,
+    }
 }
 
 fn parse_int(n: &Spanned<Num>, diags: &mut Vec<Diagnostic>) -> Option<i64> {

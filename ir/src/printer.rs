@@ -41,6 +41,13 @@ fn print_function_into(f: &Function, opts: PrintOptions, out: &mut String) {
     } else {
         write_quoted(&f.name, out);
     }
+    if let Some(m) = f.memory {
+        let _ = write!(out, " {{ Arena: {}", m.size);
+        if m.align != crate::function::ArenaPlan::DEFAULT_ALIGN {
+            let _ = write!(out, ", Align: {}", m.align);
+        }
+        out.push_str(" }");
+    }
     out.push_str("\ndeclare {\n");
     for (i, w) in f.weights.iter().enumerate() {
         out.push_str("  ");

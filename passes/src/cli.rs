@@ -17,6 +17,9 @@ pub struct PipelineArgs {
     /// Pipeline mode: none, train (no buffer sharing) or infer (Glow's default order).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
+    /// Alignment in bytes of the activation arena (`plan-memory` steps without their own `align`).
+    #[arg(long, value_name = "BYTES")]
+    pub align: Option<u64>,
 }
 
 impl PipelineArgs {
@@ -37,6 +40,18 @@ impl PipelineArgs {
         let mut pipeline = Pipeline::for_mode(mode);
         for list in &self.passes {
             pipeline.steps.extend(Pipeline::parse(list)?.steps);
+        }
+        if let Some(align) = self.align {
+            if align == 0 {
+                return Err("--align must be positive".into());
+            }
+            for step in &mut pipeline.steps {
+                if step.pass.name == "plan-memory" && step.options.get("align").is_none() {
+                    step.options
+                        .values
+                        .insert("align".into(), align.to_string());
+                }
+            }
         }
         Ok(pipeline)
     }
@@ -84,6 +99,9 @@ pub struct DebugArgs {
     /// Memory report before and after the pipeline on stderr: `text` (default) or `json`.
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "text")]
     pub mem_report: Option<String>,
+    /// Draw the activation arena after the pipeline as an SVG timeline into FILE.
+    #[arg(long, value_name = "FILE.svg")]
+    pub mem_timeline: Option<std::path::PathBuf>,
 }
 
 impl DebugArgs {
@@ -124,6 +142,7 @@ impl DebugArgs {
             debug_only: self.debug_only.clone(),
             crash_reproducer: self.crash_reproducer.clone(),
             mem_report,
+            mem_timeline: self.mem_timeline.clone(),
         })
     }
 }

@@ -20,10 +20,12 @@ pub mod alloc_sinking;
 pub mod dead_alloc;
 pub mod dealloc_sinking;
 pub mod dse;
+pub mod inplace;
 pub mod make_weights_const;
 pub mod optimize_extracts;
 pub mod optimize_inserts;
 pub mod peephole;
+pub mod plan_memory;
 pub mod share_buffers;
 pub mod verify;
 

@@ -2,7 +2,7 @@
 //! the debugging hooks users of LLVM's opt expect. Everything it reports goes
 //! to its `log` (stderr in the tools); the IR itself is never touched by it.
 
-use crate::analysis::memory::{memory_report, MemoryReport};
+use crate::analysis::memory::{memory_report_aligned, MemoryReport};
 use crate::pass::{PassContext, Stats};
 use crate::pipeline::Pipeline;
 use glow_ir::printer::{print_function, print_module, PrintOptions};
@@ -32,6 +32,8 @@ pub struct Instrumentation {
     pub debug_only: Vec<String>,
     pub crash_reproducer: Option<std::path::PathBuf>,
     pub mem_report: Option<MemReport>,
+    /// Where `--mem-timeline` writes the SVG of the arena after the pipeline.
+    pub mem_timeline: Option<std::path::PathBuf>,
 }
 
 impl Default for Instrumentation {
@@ -49,6 +51,7 @@ impl Default for Instrumentation {
             debug_only: Vec::new(),
             crash_reproducer: None,
             mem_report: None,
+            mem_timeline: None,
         }
     }
 }
@@ -86,7 +89,11 @@ impl PassManager {
 
     /// Runs the pipeline on every function, in order.
     pub fn run(&mut self, module: &mut Module) -> Result<(), RunFailure> {
-        let before: Vec<MemoryReport> = module.functions.iter().map(memory_report).collect();
+        // Reports plan the arena, so only compute them when asked for.
+        let before: Vec<MemoryReport> = match self.inst.mem_report {
+            Some(_) => module.functions.iter().map(|f| self.report(f)).collect(),
+            None => Vec::new(),
+        };
         if self.inst.print_changed {
             let _ = write!(
                 self.log,
@@ -112,7 +119,37 @@ impl PassManager {
             }
         }
         self.finish(&before, module);
-        Ok(())
+        self.write_timeline(module)
+    }
+
+    /// The memory report at the alignment of the pipeline's last
+    /// `plan-memory` step (64 by default).
+    fn report(&self, f: &Function) -> MemoryReport {
+        let align = self
+            .pipeline
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.pass.name == "plan-memory")
+            .and_then(|s| s.options.get_u64("align", 0).ok())
+            .filter(|&a| a > 0)
+            .unwrap_or(crate::planner::DEFAULT_ALIGN);
+        memory_report_aligned(f, align)
+    }
+
+    /// `--mem-timeline`: one SVG panel per function, after the pipeline.
+    fn write_timeline(&self, module: &Module) -> Result<(), RunFailure> {
+        let Some(path) = &self.inst.mem_timeline else {
+            return Ok(());
+        };
+        let reports: Vec<MemoryReport> = module.functions.iter().map(|f| self.report(f)).collect();
+        std::fs::write(path, crate::planner::timeline::svg(&reports)).map_err(|e| RunFailure {
+            diagnostics: vec![Diagnostic::error(format!(
+                "cannot write the memory timeline to {}: {e}",
+                path.display()
+            ))],
+            reproducer: None,
+        })
     }
 
     fn run_function(&mut self, f: &mut Function) -> Result<(), RunFailure> {
@@ -239,7 +276,8 @@ impl PassManager {
             self.log.push_str(&self.time_text());
         }
         if let Some(format) = self.inst.mem_report {
-            let after: Vec<MemoryReport> = module.functions.iter().map(memory_report).collect();
+            let after: Vec<MemoryReport> =
+                module.functions.iter().map(|f| self.report(f)).collect();
             for (b, a) in before.iter().zip(&after) {
                 match format {
                     MemReport::Text => {

@@ -35,6 +35,9 @@ pub const INFER: &[&str] = &[
     // Turn contiguous insert/extract into views before sharing looks at them.
     "optimize-inserts",
     "optimize-extracts",
+    // Element-wise results take over an input buffer that dies there, before
+    // sharing: in-place is exact (no lifetime test), sharing merges the rest.
+    "inplace",
     // The heart: reuse buffers whose live intervals do not overlap.
     "share-buffers",
     // Sharing leaves copies with equal source and dest; erase them.
@@ -46,8 +49,11 @@ pub const INFER: &[&str] = &[
     "dse",
     // Remove the allocs sharing emptied, and unused views.
     "dead-alloc",
-    // Last: a check that nothing wrote a const weight.
+    // A check that nothing wrote a const weight.
     "make-weights-const",
+    // Last: offsets follow the final alloc/dealloc positions, which any
+    // later pass could move.
+    "plan-memory",
 ];
 
 impl Mode {
@@ -66,11 +72,12 @@ impl Mode {
     pub fn pass_names(self) -> Vec<&'static str> {
         match self {
             Mode::None => Vec::new(),
-            // Training keeps every buffer distinct: gradients need them.
+            // Training keeps every buffer distinct: gradients need them. The
+            // arena plan stays: it only follows the explicit lifetimes.
             Mode::Train => INFER
                 .iter()
                 .copied()
-                .filter(|&p| p != "share-buffers")
+                .filter(|&p| p != "share-buffers" && p != "inplace")
                 .collect(),
             Mode::Infer => INFER.to_vec(),
         }
@@ -84,7 +91,10 @@ impl Pipeline {
             .pass_names()
             .into_iter()
             .filter_map(registry::lookup)
-            .map(|pass| Step { pass, options: PassOptions::default() })
+            .map(|pass| Step {
+                pass,
+                options: PassOptions::default(),
+            })
             .collect();
         Pipeline { steps }
     }

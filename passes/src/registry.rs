@@ -39,10 +39,12 @@ pub static PASSES: &[&PassInfo] = &[
     &crate::dead_alloc::INFO,
     &crate::dealloc_sinking::INFO,
     &crate::dse::INFO,
+    &crate::inplace::INFO,
     &crate::make_weights_const::INFO,
     &crate::optimize_extracts::INFO,
     &crate::optimize_inserts::INFO,
     &crate::peephole::INFO,
+    &crate::plan_memory::INFO,
     &crate::share_buffers::INFO,
     &crate::verify::INFO,
 ];

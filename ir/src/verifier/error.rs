@@ -151,6 +151,12 @@ pub enum VerifyError {
         message: String,
     },
     #[error("{message}")]
+    ArenaOverlap {
+        inst: InstId,
+        other: InstId,
+        message: String,
+    },
+    #[error("{message}")]
     Shape {
         inst: InstId,
         operand: Option<usize>,
@@ -184,6 +190,7 @@ impl VerifyError {
                 (Loc::Member(inst, member), "")
             }
             ExtraMembers { inst, .. } => (Loc::Head(inst), ""),
+            ArenaOverlap { inst, .. } => (Loc::Line(inst), "overlapping buffer"),
             Shape {
                 inst,
                 operand,
@@ -208,6 +215,7 @@ impl VerifyError {
             Alias { inst, first, .. } => Some((Loc::Operand(inst, first), "first use")),
             DoubleDealloc { first, .. } => Some((Loc::Line(first), "first deallocated here")),
             UseAfterDealloc { dealloc, .. } => Some((Loc::Line(dealloc), "deallocated here")),
+            ArenaOverlap { other, .. } => Some((Loc::Line(other), "live at the same time")),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@
 //!
 //! The verifier never panics, also on functions built with dangling ids.
 
+mod arena;
 mod error;
 mod liveness;
 mod members;
@@ -57,6 +58,7 @@ pub fn verify_errors(f: &Function) -> Vec<VerifyError> {
     }
     let mut errors = Vec::new();
     c.live.finish(&c, &mut errors);
+    arena::check(f, &mut errors);
     errors.splice(0..0, std::mem::take(&mut c.errors));
     // A stable sort keeps each instruction's errors in the order found.
     let pos = c.pos;

@@ -1,7 +1,12 @@
-//! Memory figures of a function's activations: each buffer's size and
-//! lifetime (its alloc and dealloc positions), the naive total (every buffer
-//! its own memory) and the peak of simultaneously live bytes.
+//! Memory figures of a function's activations: each buffer's size,
+//! lifetime (its alloc and dealloc positions) and arena offset, the naive
+//! total (every buffer its own memory), the peak of simultaneously live
+//! bytes, the max-live lower bound with aligned sizes, and the arena: the
+//! planned one when `plan-memory` ran, otherwise the one the planner would
+//! reach (so a report before the pipeline already shows the potential).
 
+use crate::planner::{self, align_up, Buffer, PlanOptions};
+use glow_ir::function::ArenaPlan;
 use glow_ir::{Function, InstId, Opcode, Value};
 use std::fmt::Write;
 
@@ -15,6 +20,10 @@ pub struct BufferReport {
     pub first: usize,
     /// Position of the dealloc (the last position when there is none).
     pub last: usize,
+    /// `bytes` rounded up to the report's alignment.
+    pub aligned_bytes: u64,
+    /// Byte offset in the arena (planned, or what the planner would pick).
+    pub offset: u64,
 }
 
 /// The memory report of one function.
@@ -24,23 +33,36 @@ pub struct MemoryReport {
     pub buffers: Vec<BufferReport>,
     pub naive_bytes: u64,
     pub peak_live_bytes: u64,
+    /// Alignment of sizes and offsets.
+    pub align: u64,
+    /// Max-live bound with aligned sizes.
+    pub lower_bound_bytes: u64,
+    pub arena_bytes: u64,
+    /// Whether the offsets and arena come from the function (`plan-memory`).
+    pub planned: bool,
 }
 
-/// Computes the report from alloc/dealloc placement.
-pub fn memory_report(f: &Function) -> MemoryReport {
-    let mut buffers = Vec::new();
+/// An activation's lifetime: alloc and dealloc positions (closed; the
+/// last position when it is never deallocated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lifetime {
+    pub alloc: InstId,
+    pub first: usize,
+    pub last: usize,
+}
+
+/// Lifetimes of every `allocactivation`, in program order.
+pub fn lifetimes(f: &Function) -> Vec<Lifetime> {
     let last_pos = f.layout.len().saturating_sub(1);
+    let mut out: Vec<Lifetime> = Vec::new();
     let mut open: Vec<(InstId, usize)> = Vec::new();
     for (pos, &id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         match inst.opcode {
             Opcode::AllocActivation => {
-                open.push((id, buffers.len()));
-                let ty = inst.member_type("Ty");
-                buffers.push(BufferReport {
-                    name: inst.name.clone(),
-                    ty: ty.map(|t| t.to_string()).unwrap_or_default(),
-                    bytes: ty.map_or(0, |t| t.bytes()),
+                open.push((id, out.len()));
+                out.push(Lifetime {
+                    alloc: id,
                     first: pos,
                     last: last_pos,
                 });
@@ -49,77 +71,160 @@ pub fn memory_report(f: &Function) -> MemoryReport {
                 if let Some(Value::Inst(a)) = inst.operands.first().map(|o| o.value) {
                     if let Some(k) = open.iter().position(|&(i, _)| i == a) {
                         let (_, b) = open.remove(k);
-                        buffers[b].last = pos;
+                        out[b].last = pos;
                     }
                 }
             }
             _ => {}
         }
     }
-    let naive_bytes = buffers.iter().map(|b| b.bytes).sum();
-    // Sweep: +bytes at the alloc, -bytes after the dealloc.
-    let mut delta = vec![0i128; f.layout.len() + 1];
-    for b in &buffers {
-        delta[b.first] += b.bytes as i128;
-        delta[b.last + 1] -= b.bytes as i128;
-    }
-    let mut live = 0i128;
-    let mut peak = 0i128;
-    for d in delta {
-        live += d;
-        peak = peak.max(live);
-    }
+    out
+}
+
+/// The planner's input for these lifetimes.
+pub fn planner_buffers(f: &Function, lives: &[Lifetime]) -> Vec<Buffer> {
+    lives
+        .iter()
+        .map(|l| {
+            let bytes = f.inst(l.alloc).member_type("Ty").map_or(0, |t| t.bytes());
+            let clamp = |p: usize| u32::try_from(p).unwrap_or(u32::MAX);
+            Buffer::new(bytes, clamp(l.first), clamp(l.last))
+        })
+        .collect()
+}
+
+/// Computes the report with the default 64-byte alignment.
+pub fn memory_report(f: &Function) -> MemoryReport {
+    memory_report_aligned(f, planner::DEFAULT_ALIGN)
+}
+
+/// Computes the report; `align` applies when the function is not planned
+/// (a planned function uses its own).
+pub fn memory_report_aligned(f: &Function, align: u64) -> MemoryReport {
+    let lives = lifetimes(f);
+    let bufs = planner_buffers(f, &lives);
+    let align = f.memory.map_or(align, |m: ArenaPlan| m.align);
+    let planned_offsets: Option<Vec<u64>> = f.memory.and_then(|_| {
+        lives
+            .iter()
+            .map(|l| u64::try_from(f.inst(l.alloc).member_int("Offset")?).ok())
+            .collect()
+    });
+    let (offsets, arena, planned) = match (planned_offsets, f.memory) {
+        (Some(o), Some(m)) => (o, m.size, true),
+        _ => {
+            let p = planner::plan(
+                &bufs,
+                &PlanOptions {
+                    align,
+                    ..PlanOptions::default()
+                },
+            );
+            (p.offsets, p.arena, false)
+        }
+    };
+    let buffers: Vec<BufferReport> = lives
+        .iter()
+        .zip(&bufs)
+        .zip(&offsets)
+        .map(|((l, b), &offset)| {
+            let ty = f.inst(l.alloc).member_type("Ty");
+            BufferReport {
+                name: f.inst(l.alloc).name.clone(),
+                ty: ty.map(|t| t.to_string()).unwrap_or_default(),
+                bytes: b.size,
+                first: l.first,
+                last: l.last,
+                aligned_bytes: align_up(b.size, align),
+                offset,
+            }
+        })
+        .collect();
     MemoryReport {
         function: f.name.clone(),
+        naive_bytes: bufs.iter().map(|b| b.size).fold(0, u64::saturating_add),
+        peak_live_bytes: planner::lower_bound(&bufs, 1),
+        align,
+        lower_bound_bytes: planner::lower_bound(&bufs, align),
+        arena_bytes: arena,
+        planned,
         buffers,
-        naive_bytes,
-        peak_live_bytes: peak as u64,
     }
 }
 
 impl MemoryReport {
+    /// `arena / lower bound` (1 when both are zero).
+    pub fn ratio(&self) -> f64 {
+        if self.lower_bound_bytes == 0 {
+            1.0
+        } else {
+            self.arena_bytes as f64 / self.lower_bound_bytes as f64
+        }
+    }
+
     /// Human-readable table.
     pub fn to_text(&self) -> String {
         let mut s = format!("memory report for function {}\n", self.function);
         let _ = writeln!(
             s,
-            "  {:<24} {:<28} {:>12} {:>6} {:>6}",
-            "buffer", "type", "bytes", "first", "last"
+            "  {:<24} {:<28} {:>12} {:>6} {:>6} {:>12}",
+            "buffer", "type", "bytes", "first", "last", "offset"
         );
         for b in &self.buffers {
             let _ = writeln!(
                 s,
-                "  {:<24} {:<28} {:>12} {:>6} {:>6}",
-                b.name, b.ty, b.bytes, b.first, b.last
+                "  {:<24} {:<28} {:>12} {:>6} {:>6} {:>12}",
+                b.name, b.ty, b.bytes, b.first, b.last, b.offset
             );
         }
         let _ = writeln!(s, "  naive bytes: {}", self.naive_bytes);
         let _ = writeln!(s, "  peak live bytes: {}", self.peak_live_bytes);
+        let _ = writeln!(
+            s,
+            "  lower bound bytes ({}-byte aligned): {}",
+            self.align, self.lower_bound_bytes
+        );
+        let _ = writeln!(
+            s,
+            "  arena bytes{}: {} ({:.4} x lower bound)",
+            if self.planned { "" } else { " (if planned)" },
+            self.arena_bytes,
+            self.ratio()
+        );
         s
     }
 
-    /// One JSON object: `naive_bytes`, `peak_live_bytes`, `buffers`.
+    /// One JSON object: the original `naive_bytes`, `peak_live_bytes`,
+    /// `buffers` keys, then `align`, `lower_bound_bytes`, `arena_bytes`,
+    /// `ratio`, `planned`; buffers add `aligned_bytes` and `offset`.
     pub fn to_json(&self) -> String {
         let buffers: Vec<String> = self
             .buffers
             .iter()
             .map(|b| {
                 format!(
-                    "{{\"name\": {}, \"type\": {}, \"bytes\": {}, \"first\": {}, \"last\": {}}}",
+                    "{{\"name\": {}, \"type\": {}, \"bytes\": {}, \"first\": {}, \"last\": {}, \"aligned_bytes\": {}, \"offset\": {}}}",
                     json_string(&b.name),
                     json_string(&b.ty),
                     b.bytes,
                     b.first,
-                    b.last
+                    b.last,
+                    b.aligned_bytes,
+                    b.offset
                 )
             })
             .collect();
         format!(
-            "{{\"function\": {}, \"naive_bytes\": {}, \"peak_live_bytes\": {}, \"buffers\": [{}]}}",
+            "{{\"function\": {}, \"naive_bytes\": {}, \"peak_live_bytes\": {}, \"buffers\": [{}], \"align\": {}, \"lower_bound_bytes\": {}, \"arena_bytes\": {}, \"ratio\": {:.4}, \"planned\": {}}}",
             json_string(&self.function),
             self.naive_bytes,
             self.peak_live_bytes,
-            buffers.join(", ")
+            buffers.join(", "),
+            self.align,
+            self.lower_bound_bytes,
+            self.arena_bytes,
+            self.ratio(),
+            self.planned
         )
     }
 }

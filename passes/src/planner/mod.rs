@@ -16,6 +16,7 @@ pub mod bound;
 pub mod maxlive;
 pub mod place;
 pub mod search;
+pub mod timeline;
 pub mod trace;
 
 #[cfg(test)]

@@ -7,6 +7,9 @@
 
 use super::place::{Problem, UNPLACED};
 
+/// Most buffer placements one search may do (about a second).
+const WORK_CAP: u64 = 4_000_000;
+
 /// Searches up to `budget` moves; returns offsets strictly better than
 /// `incumbent`, or `None`. Stops as soon as the arena reaches `lb`.
 pub fn search(
@@ -32,8 +35,10 @@ pub fn search(
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let mut trial = offsets.clone();
     let mut scratch = Vec::new();
+    // Work cap in buffer placements, so huge programs stay fast.
+    let mut work: u64 = 0;
     for step in 0..budget {
-        if best <= lb {
+        if best <= lb || work > WORK_CAP {
             break;
         }
         let (a, b) = pick_move(p, &order, &pos, &offsets, arena, step, &mut rng);
@@ -50,6 +55,7 @@ pub fn search(
         for &i in &order[lo..] {
             trial[i as usize] = p.fit(i as usize, &trial, true, &mut scratch);
         }
+        work += (n - lo + n) as u64;
         let t = p.arena(&trial);
         if t <= arena {
             pos[order[lo] as usize] = lo;

@@ -1,0 +1,99 @@
+//! `plan-memory`: places every activation in one arena. Each
+//! `allocactivation` gets an `Offset` (bytes into the arena) and the
+//! function records the arena size (`function f { Arena: N }`), so that two
+//! buffers whose lifetimes (alloc ..= dealloc) overlap never share a byte.
+//! Run it last: any later pass that moves allocs or deallocs would
+//! invalidate the plan (the verifier would then reject it).
+
+use crate::analysis::memory::{lifetimes, planner_buffers};
+use crate::pass::{Pass, PassContext, PassOptions};
+use crate::planner::{self, PlanOptions};
+use crate::registry::{PassInfo, PassOption};
+use glow_ir::function::ArenaPlan;
+use glow_ir::{Diagnostic, Function, MemberValue};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "plan-memory",
+    summary: "Give every activation an arena Offset and record the arena size (best of greedy, max-live-first and order search)",
+    options: &[
+        PassOption {
+            name: "align",
+            help: "Alignment of offsets and sizes in bytes (default 64)",
+        },
+        PassOption {
+            name: "budget",
+            help: "Moves the order search may try (default 4000)",
+        },
+    ],
+    stats: &[
+        ("buffers-planned", "Number of activations given an offset"),
+        ("arena-bytes", "Bytes of the planned arenas"),
+        ("lower-bound-bytes", "Max-live lower bound of those arenas"),
+        ("functions-at-bound", "Number of functions planned at the lower bound"),
+    ],
+    create: |o: &PassOptions| {
+        let align = o.get_u64("align", planner::DEFAULT_ALIGN)?;
+        if align == 0 {
+            return Err("option `align` must be positive".into());
+        }
+        let budget = o.get_u64("budget", PlanOptions::default().search_budget as u64)?;
+        Ok(Box::new(PlanMemory {
+            opts: PlanOptions {
+                align,
+                search_budget: u32::try_from(budget).unwrap_or(u32::MAX),
+            },
+        }))
+    },
+};
+
+struct PlanMemory {
+    opts: PlanOptions,
+}
+
+impl Pass for PlanMemory {
+    fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
+        let lives = lifetimes(f);
+        let bufs = planner_buffers(f, &lives);
+        let plan = planner::plan(&bufs, &self.opts);
+        if plan.arena > i64::MAX as u64 {
+            return Err(vec![Diagnostic::error(format!(
+                "function `{}`: the activation arena ({} bytes) does not fit a 64-bit offset",
+                f.name, plan.arena
+            ))]);
+        }
+        let mut changed = false;
+        for (l, &off) in lives.iter().zip(&plan.offsets) {
+            let inst = f.inst_mut(l.alloc);
+            let v = off as i64;
+            if inst.member_int("Offset") != Some(v) {
+                inst.set_member("Offset", MemberValue::Int(v));
+                changed = true;
+            }
+        }
+        let memory = Some(ArenaPlan {
+            size: plan.arena,
+            align: self.opts.align,
+        });
+        changed |= f.memory != memory;
+        f.memory = memory;
+        cx.bump("buffers-planned", bufs.len() as u64);
+        cx.bump("arena-bytes", plan.arena);
+        cx.bump("lower-bound-bytes", plan.lower_bound);
+        cx.bump(
+            "functions-at-bound",
+            u64::from(plan.arena == plan.lower_bound),
+        );
+        cx.debug(|| {
+            format!(
+                "function {}: {} buffers, lower bound {} B, arena {} B ({:.4}x) by {}",
+                f.name,
+                bufs.len(),
+                plan.lower_bound,
+                plan.arena,
+                plan.ratio(),
+                plan.algorithm.name()
+            )
+        });
+        Ok(changed)
+    }
+}
