@@ -113,7 +113,7 @@ impl<'o> Lowerer<'o> {
         let mut name = base.to_string();
         let mut k = 1;
         while self.names.contains(&name) {
-            name = format!("{base}{k}");
+            name = format!("{base}.{k}");
             k += 1;
         }
         self.names.insert(name.clone());
