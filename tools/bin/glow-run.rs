@@ -307,7 +307,7 @@ fn compare_passes(
     let after_out = execute(&after.functions[0], weights, opts, source, file)?;
     match run::compare(&before_out, &after_out) {
         Comparison::Identical { tensors, elements } => {
-            println!("glow-run: bit-identical before and after `{list}`: {tensors} outputs, {elements} elements");
+            println!("glow-run: bit-identical before and after `{list}`: {tensors} mutable weights, {elements} elements");
             Ok(ExitCode::SUCCESS)
         }
         Comparison::Different(problems) => {
