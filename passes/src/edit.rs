@@ -93,34 +93,101 @@ pub fn erase_marked(f: &mut Function, dead: &[bool]) -> usize {
     before - f.layout.len()
 }
 
-/// Fresh, unique names for instructions a pass creates.
+/// Fresh, unique names for instructions a pass creates. The set of taken
+/// names is built on the first request only, so a pass that creates
+/// nothing pays nothing.
+#[derive(Default)]
 pub struct Names {
-    taken: HashSet<String>,
+    taken: Option<HashSet<String>>,
 }
 
 impl Names {
-    /// Every weight and instruction name of `f` (erased ones too, as the
-    /// builder does, so a name is never reused).
+    /// Every weight and instruction name of `f`, collected now.
     pub fn of(f: &Function) -> Names {
-        let taken = f
-            .weights
-            .iter()
-            .map(|w| w.name.clone())
-            .chain(f.insts.iter().map(|i| i.name.clone()))
-            .collect();
-        Names { taken }
+        let mut n = Names::default();
+        n.collect(f);
+        n
     }
 
-    /// `base` if free, else `base1`, `base2`, ...; the result is reserved.
+    fn collect(&mut self, f: &Function) -> &mut HashSet<String> {
+        self.taken.get_or_insert_with(|| {
+            f.weights
+                .iter()
+                .map(|w| w.name.clone())
+                .chain(f.insts.iter().map(|i| i.name.clone()))
+                .collect()
+        })
+    }
+
+    /// `base` if free (erased instructions included, as the builder does, so
+    /// a name is never reused), else `base1`, `base2`, ...; reserved. Needs
+    /// the names collected by [`Names::of`].
     pub fn fresh(&mut self, base: &str) -> String {
+        let taken = self.taken.get_or_insert_with(HashSet::new);
         let mut name = base.to_string();
         let mut k = 1u64;
-        while self.taken.contains(&name) {
+        while taken.contains(&name) {
             name = format!("{base}{k}");
             k += 1;
         }
-        self.taken.insert(name.clone());
+        taken.insert(name.clone());
         name
+    }
+
+    /// Like [`Names::fresh`], collecting `f`'s names on the first call.
+    pub fn fresh_in(&mut self, f: &Function, base: &str) -> String {
+        self.collect(f);
+        self.fresh(base)
+    }
+}
+
+/// Use lists of every value in dense arrays (no hash map, two sweeps):
+/// the users of a value in program order.
+pub struct Uses {
+    start: Vec<u32>,
+    list: Vec<glow_ir::function::Use>,
+}
+
+impl Uses {
+    pub fn compute(f: &Function) -> Uses {
+        let mut start = vec![0u32; dense_len(f) + 1];
+        for &id in &f.layout {
+            for op in &f.inst(id).operands {
+                start[dense(f, op.value) + 1] += 1;
+            }
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut fill = start.clone();
+        let total = start.last().copied().unwrap_or(0) as usize;
+        let mut list = vec![
+            glow_ir::function::Use {
+                inst: InstId(0),
+                operand: 0
+            };
+            total
+        ];
+        for &id in &f.layout {
+            for (k, op) in f.inst(id).operands.iter().enumerate() {
+                let slot = &mut fill[dense(f, op.value)];
+                list[*slot as usize] = glow_ir::function::Use {
+                    inst: id,
+                    operand: k,
+                };
+                *slot += 1;
+            }
+        }
+        Uses { start, list }
+    }
+
+    /// The uses of `v` (computed before any edit), in program order.
+    pub fn users(&self, f: &Function, v: Value) -> &[glow_ir::function::Use] {
+        let k = dense(f, v);
+        match (self.start.get(k), self.start.get(k + 1)) {
+            (Some(&a), Some(&b)) => &self.list[a as usize..b as usize],
+            _ => &[],
+        }
     }
 }
 

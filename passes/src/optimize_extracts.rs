@@ -38,7 +38,7 @@ struct OptimizeExtracts;
 impl Pass for OptimizeExtracts {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let origins = Origins::compute(f);
-        let uses = f.uses();
+        let uses = edit::Uses::compute(f);
         let mut pos = vec![usize::MAX; f.insts.len()];
         for (p, &id) in f.layout.iter().enumerate() {
             pos[id.index()] = p;
@@ -61,7 +61,7 @@ impl Pass for OptimizeExtracts {
                 }
             }
         }
-        let mut names = Names::of(f);
+        let mut names = Names::default();
         let mut dead = vec![false; f.insts.len()];
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); f.insts.len()];
         let mut done = 0u64;
@@ -105,7 +105,7 @@ impl Pass for OptimizeExtracts {
             // Readers of D: all below the extract; the last one before S dies.
             let mut last = p;
             let mut ok = true;
-            for u in uses.users(d) {
+            for u in uses.users(f, d) {
                 let ui = f.inst(u.inst);
                 if u.inst == id || ui.opcode == Opcode::DeallocActivation {
                     continue;
@@ -126,7 +126,7 @@ impl Pass for OptimizeExtracts {
             }
             let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();
             let view = edit::new_inst(
-                names.fresh(&format!("{}.tv.src", inst.name)),
+                names.fresh_in(f, &format!("{}.tv.src", inst.name)),
                 Opcode::TensorView,
                 &[s],
                 vec![
@@ -136,7 +136,7 @@ impl Pass for OptimizeExtracts {
             );
             let iname = inst.name.clone();
             let v = edit::push_inst(f, view);
-            for u in uses.users(d) {
+            for u in uses.users(f, d) {
                 if u.inst != id && f.inst(u.inst).opcode != Opcode::DeallocActivation {
                     f.inst_mut(u.inst).operands[u.operand].value = Value::Inst(v);
                 }

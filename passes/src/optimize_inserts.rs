@@ -77,12 +77,12 @@ impl Pass for OptimizeInserts {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let origins = Origins::compute(f);
         let writes = write_positions(f, &origins);
-        let uses = f.uses();
+        let uses = edit::Uses::compute(f);
         let mut pos = vec![usize::MAX; f.insts.len()];
         for (p, &id) in f.layout.iter().enumerate() {
             pos[id.index()] = p;
         }
-        let mut names = Names::of(f);
+        let mut names = Names::default();
         let mut skip = vec![false; f.insts.len()];
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); f.insts.len()];
         let mut done = 0u64;
@@ -121,7 +121,7 @@ impl Pass for OptimizeInserts {
             // Users of A: this insert, one writer, deallocs.
             let mut writer = None;
             let mut ok = true;
-            for u in uses.users(a) {
+            for u in uses.users(f, a) {
                 let ui = f.inst(u.inst);
                 if u.inst == id || ui.opcode == Opcode::DeallocActivation {
                     continue;
@@ -149,7 +149,7 @@ impl Pass for OptimizeInserts {
             }
             let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();
             let view = edit::new_inst(
-                names.fresh(&format!("{}.tv.dest", inst.name)),
+                names.fresh_in(f, &format!("{}.tv.dest", inst.name)),
                 Opcode::TensorView,
                 &[d],
                 vec![

@@ -86,12 +86,12 @@ impl Pass for Peephole {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let origins = Origins::compute(f);
         let writers = Writers::compute(f, &origins);
-        let uses = f.uses();
+        let uses = edit::Uses::compute(f);
         let mut pos = vec![usize::MAX; f.insts.len()];
         for (p, &id) in f.layout.iter().enumerate() {
             pos[id.index()] = p;
         }
-        let mut names = Names::of(f);
+        let mut names = Names::default();
         let mut dead = vec![false; f.insts.len()];
         let mut before: Vec<Vec<InstId>> = Vec::new();
         let (mut views, mut copies, mut transposes, mut swaps) = (0, 0, 0, 0);
@@ -110,7 +110,7 @@ impl Pass for Peephole {
                     if !same {
                         continue;
                     }
-                    let users = uses.users(Value::Inst(id));
+                    let users = uses.users(f, Value::Inst(id));
                     let clash = users
                         .iter()
                         .find(|u| clashes(f.inst(u.inst), u.operand, src));
@@ -158,7 +158,7 @@ impl Pass for Peephole {
                     if sty != &dty {
                         let rank = sty.dims.len();
                         let view = edit::new_inst(
-                            names.fresh(&format!("{name}.tv")),
+                            names.fresh_in(f, &format!("{name}.tv")),
                             Opcode::TensorView,
                             &[s],
                             vec![
