@@ -131,12 +131,9 @@ fn agrees_with_llvm_filecheck() {
             .stdout(Stdio::null())
             .spawn()
             .expect("LLVM FileCheck runs");
-        child
-            .stdin
-            .take()
-            .expect("stdin is piped")
-            .write_all(input.as_bytes())
-            .expect("write input");
+        // FileCheck exits before reading its input on usage errors; a broken
+        // pipe then is expected, not a failure.
+        let _ = child.stdin.take().expect("stdin is piped").write_all(input.as_bytes());
         let llvm = child.wait_with_output().expect("LLVM FileCheck finishes");
         let llvm_code = llvm.status.code().unwrap_or(-1);
         let mut opts = options(args);
