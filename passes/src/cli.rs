@@ -141,6 +141,7 @@ impl DebugArgs {
             bisect_limit,
             debug_only: self.debug_only.clone(),
             crash_reproducer: self.crash_reproducer.clone(),
+            reproducer_flags: Vec::new(),
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
         })

@@ -31,6 +31,8 @@ pub struct Instrumentation {
     pub bisect_limit: Option<usize>,
     pub debug_only: Vec<String>,
     pub crash_reproducer: Option<std::path::PathBuf>,
+    /// Input flags a replay needs (e.g. `--no-verify`), recorded in reproducers.
+    pub reproducer_flags: Vec<String>,
     pub mem_report: Option<MemReport>,
     /// Where `--mem-timeline` writes the SVG of the arena after the pipeline.
     pub mem_timeline: Option<std::path::PathBuf>,
@@ -50,6 +52,7 @@ impl Default for Instrumentation {
             bisect_limit: None,
             debug_only: Vec::new(),
             crash_reproducer: None,
+            reproducer_flags: Vec::new(),
             mem_report: None,
             mem_timeline: None,
         }
@@ -62,6 +65,9 @@ impl Default for Instrumentation {
 pub struct RunFailure {
     pub diagnostics: Vec<Diagnostic>,
     pub reproducer: Option<std::path::PathBuf>,
+    /// A crash or a pass breaking the IR: a bug in a pass, not in the
+    /// input, so a reproducer is written even when none was asked for.
+    pub internal: bool,
 }
 
 /// Runs one pipeline.
@@ -104,7 +110,7 @@ impl PassManager {
         let input = print_module(module, PrintOptions::default());
         for f in &mut module.functions {
             if let Err(mut failure) = self.run_function(f) {
-                failure.reproducer = self.write_reproducer(&input);
+                failure.reproducer = self.write_reproducer(&input, failure.internal);
                 if let Some(path) = &failure.reproducer {
                     failure.diagnostics.push(Diagnostic {
                         severity: glow_ir::Severity::Note,
@@ -149,6 +155,7 @@ impl PassManager {
                 path.display()
             ))],
             reproducer: None,
+            internal: false,
         })
     }
 
@@ -186,6 +193,7 @@ impl PassManager {
             let mut pass = (step.pass.create)(&step.options).map_err(|e| RunFailure {
                 diagnostics: vec![Diagnostic::error(format!("pass `{name}`: {e}"))],
                 reproducer: None,
+                internal: false,
             })?;
             let stats = &mut self.stats;
             let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -200,6 +208,7 @@ impl PassManager {
                     return Err(RunFailure {
                         diagnostics: diags,
                         reproducer: None,
+                        internal: false,
                     })
                 }
                 Err(panic) => {
@@ -214,6 +223,7 @@ impl PassManager {
                             f.name
                         ))],
                         reproducer: None,
+                        internal: true,
                     });
                 }
             };
@@ -232,6 +242,7 @@ impl PassManager {
                     return Err(RunFailure {
                         diagnostics: all,
                         reproducer: None,
+                        internal: true,
                     });
                 }
             }
@@ -348,24 +359,140 @@ impl PassManager {
         s
     }
 
-    /// Writes the input and the pipeline so `--run-reproducer` replays them.
-    fn write_reproducer(&self, input: &str) -> Option<std::path::PathBuf> {
-        let path = self.inst.crash_reproducer.clone()?;
-        let text = format!(
-            "// glow-opt reproducer: --passes={}\n{}",
-            self.pipeline.to_text(),
-            input
-        );
-        std::fs::write(&path, text).ok()?;
+    /// Writes the input and the pipeline so `--run-reproducer` replays them:
+    /// to `--crash-reproducer`'s file, or for an internal failure to a file
+    /// in the temp directory.
+    fn write_reproducer(&self, input: &str, internal: bool) -> Option<std::path::PathBuf> {
+        let path = match &self.inst.crash_reproducer {
+            Some(p) => p.clone(),
+            None if internal => {
+                std::env::temp_dir().join(format!("glow-opt-reproducer-{}.gir", std::process::id()))
+            }
+            None => return None,
+        };
+        let mut header = format!("{REPRODUCER_HEADER}{}", self.pipeline.to_text());
+        for flag in &self.inst.reproducer_flags {
+            header.push(' ');
+            header.push_str(flag);
+        }
+        std::fs::write(&path, format!("{header}\n{input}")).ok()?;
         Some(path)
     }
 }
 
-/// Reads a reproducer: the pipeline text from its first line and the input.
-pub fn read_reproducer(text: &str) -> Result<String, String> {
+const REPRODUCER_HEADER: &str = "// glow-opt reproducer: --passes=";
+
+/// What a reproducer's first line says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reproducer {
+    /// The pipeline, as `--passes` text.
+    pub passes: String,
+    /// Further input flags, e.g. `--no-verify`.
+    pub flags: Vec<String>,
+}
+
+/// Reads a reproducer's first line: `// glow-opt reproducer: --passes=P [FLAGS]`.
+pub fn read_reproducer(text: &str) -> Result<Reproducer, String> {
     let first = text.lines().next().unwrap_or("");
-    first
-        .strip_prefix("// glow-opt reproducer: --passes=")
-        .map(|p| p.trim().to_string())
-        .ok_or_else(|| "not a glow-opt reproducer: its first line must be `// glow-opt reproducer: --passes=...`".into())
+    let rest = first.strip_prefix(REPRODUCER_HEADER).ok_or_else(|| {
+        format!("not a glow-opt reproducer: its first line must be `{REPRODUCER_HEADER}...`")
+    })?;
+    let mut words = rest.split_whitespace();
+    let passes = words.next().unwrap_or("").to_string();
+    Ok(Reproducer {
+        passes,
+        flags: words.map(str::to_string).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::{Pass, PassOptions};
+    use crate::pipeline::Step;
+    use crate::registry::PassInfo;
+
+    /// Erases the first instruction: breaks the IR of any function whose
+    /// first instruction is an alloc.
+    struct Breaker;
+    impl Pass for Breaker {
+        fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
+            let first = f.layout[0];
+            f.erase(first);
+            Ok(true)
+        }
+    }
+    static BREAKER: PassInfo = PassInfo {
+        name: "test-breaker",
+        summary: "breaks the IR",
+        options: &[],
+        stats: &[],
+        create: |_: &PassOptions| Ok(Box::new(Breaker)),
+    };
+
+    struct Crasher;
+    impl Pass for Crasher {
+        fn run(&mut self, _: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
+            panic!("boom")
+        }
+    }
+    static CRASHER: PassInfo = PassInfo {
+        name: "test-crasher",
+        summary: "panics",
+        options: &[],
+        stats: &[],
+        create: |_: &PassOptions| Ok(Box::new(Crasher)),
+    };
+
+    const SRC: &[u8] = b"function f\ndeclare {\n  %x = WeightVar float<2> mutable\n}\ncode {\n  0 %t = allocactivation { Ty: float<2> }\n  1 %c = copy @out %t, @in %x\n  2 %d = copy @out %x, @in %t\n  3 %e = deallocactivation @out %t\n}\n";
+
+    fn run(pass: &'static PassInfo, inst: Instrumentation) -> RunFailure {
+        let mut module = glow_ir::parser::parse(SRC).expect("test input parses");
+        let pipeline = Pipeline {
+            steps: vec![Step {
+                pass,
+                options: PassOptions::default(),
+            }],
+        };
+        PassManager::new(pipeline, inst)
+            .run(&mut module)
+            .expect_err("the pass fails")
+    }
+
+    #[test]
+    fn verify_each_names_the_pass_and_writes_a_reproducer() {
+        let failure = run(&BREAKER, Instrumentation::default());
+        assert!(failure.internal);
+        assert!(failure.diagnostics[0]
+            .message
+            .contains("invalid after pass `test-breaker`"));
+        let path = failure
+            .reproducer
+            .expect("an internal failure always writes a reproducer");
+        let text = std::fs::read_to_string(&path).expect("reproducer is readable");
+        let _ = std::fs::remove_file(&path);
+        let header = read_reproducer(&text).expect("header parses");
+        assert_eq!(header.passes, "test-breaker");
+        assert!(text.contains("1 %c = copy @out %t, @in %x"));
+    }
+
+    #[test]
+    fn a_panicking_pass_is_an_error_not_a_crash() {
+        let dir = std::env::temp_dir().join(format!("glow-crash-{}.gir", std::process::id()));
+        let inst = Instrumentation {
+            crash_reproducer: Some(dir.clone()),
+            reproducer_flags: vec!["--no-verify".into()],
+            ..Instrumentation::default()
+        };
+        let failure = run(&CRASHER, inst);
+        assert!(failure.diagnostics[0]
+            .message
+            .contains("pass `test-crasher` crashed on function `f`: boom"));
+        let text = std::fs::read_to_string(&dir).expect("reproducer written where asked");
+        let _ = std::fs::remove_file(&dir);
+        assert_eq!(
+            read_reproducer(&text).expect("parses").flags,
+            vec!["--no-verify".to_string()]
+        );
+    }
 }

@@ -57,7 +57,7 @@ fn usage_error(msg: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     if cli.list_passes {
         for p in glow_passes::registry::PASSES {
             println!("  {:<20} {}", p.name, p.summary);
@@ -73,7 +73,12 @@ fn main() -> ExitCode {
         }
     };
     let pipeline = if cli.run_reproducer.is_some() {
-        match read_reproducer(&String::from_utf8_lossy(&source)).and_then(|p| Pipeline::parse(&p)) {
+        let reproducer = match read_reproducer(&String::from_utf8_lossy(&source)) {
+            Ok(r) => r,
+            Err(msg) => return usage_error(&msg),
+        };
+        cli.no_verify |= reproducer.flags.iter().any(|f| f == "--no-verify");
+        match Pipeline::parse(&reproducer.passes) {
             Ok(p) => p,
             Err(msg) => return usage_error(&msg),
         }
@@ -83,10 +88,13 @@ fn main() -> ExitCode {
             Err(msg) => return usage_error(&msg),
         }
     };
-    let instrumentation = match cli.debug.instrumentation() {
+    let mut instrumentation = match cli.debug.instrumentation() {
         Ok(i) => i,
         Err(msg) => return usage_error(&msg),
     };
+    if cli.no_verify {
+        instrumentation.reproducer_flags.push("--no-verify".into());
+    }
     let chunks = if cli.split_input_file {
         expect::split_input(&source)
     } else {
