@@ -8,7 +8,7 @@
 //! buffers overlap, unless an `allocactivation` carries an `Offset` member.
 
 use crate::error::{inst_error, BackendError};
-use glow_ir::{Function, InstId, Mutability, Opcode, Type, Value};
+use glow_ir::{Function, InstId, Mutability, Opcode, Value};
 use std::collections::BTreeMap;
 
 /// Alignment of every region and of every buffer inside one.
@@ -173,27 +173,6 @@ fn first_fit(live: &[(u64, u64, InstId)], size: u64) -> u64 {
         candidate = candidate.max(align(off + sz));
     }
     candidate
-}
-
-/// The type of a buffer value, or an error naming the instruction.
-pub fn operand_type<'f>(
-    f: &'f Function,
-    id: InstId,
-    k: usize,
-) -> Result<(&'f Type, Value), BackendError> {
-    let inst = f.inst(id);
-    let op = inst
-        .operands
-        .get(k)
-        .ok_or_else(|| inst_error(f, id, format!("missing operand {k}")))?;
-    let ty = f.value_type(op.value).ok_or_else(|| {
-        inst_error(
-            f,
-            id,
-            format!("operand `%{}` is not a buffer", f.value_name(op.value)),
-        )
-    })?;
-    Ok((ty, op.value))
 }
 
 #[cfg(test)]

@@ -127,9 +127,12 @@ pub fn unary(op: Opcode) -> Option<&'static UnOp> {
     UNARY.iter().find(|u| u.opcode == op)
 }
 
+/// A fused activation as the interpreter applies it.
+pub type Activation = Box<dyn Fn(f32) -> f32>;
+
 /// A convolution's fused activation, as C text over `x` and the function
 /// the interpreter applies. Args: CLIP `[min, max]`, LEAKY_RELU `[alpha]`.
-pub fn fused_activation(name: &str, args: &[f64]) -> Option<(String, Box<dyn Fn(f32) -> f32>)> {
+pub fn fused_activation(name: &str, args: &[f64]) -> Option<(String, Activation)> {
     let arg = |i: usize, d: f32| args.get(i).map(|&v| v as f32).unwrap_or(d);
     Some(match name {
         "NONE" => ("x".to_string(), Box::new(|x| x)),
