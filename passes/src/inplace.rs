@@ -156,7 +156,9 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         }
         i
     };
-    let mut names = Names::of(f);
+    // Names are collected only if a view needs one: a large function pays
+    // for hashing every name otherwise.
+    let mut names = Names::default();
     let mut replacement: Vec<Option<Value>> = vec![None; n];
     let mut before: Vec<Vec<InstId>> = Vec::new();
     let mut dead = vec![false; n];
@@ -166,7 +168,8 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         let aty = f.inst(a).member_type("Ty").cloned();
         let value = match (cty, aty) {
             (Some(ct), Some(at)) if ct != at => {
-                let name = names.fresh(&format!("{}.inplace", f.inst(c).name));
+                let base = format!("{}.inplace", f.inst(c).name);
+                let name = names.fresh_in(f, &base);
                 let offsets = vec![0i64; at.dims.len()];
                 let data = new_inst(
                     name,
