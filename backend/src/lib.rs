@@ -10,7 +10,7 @@
 //! - `bundle`: `emit_bundle` and `Bundle::write_to`.
 //! - `interp`: the reference interpreter; `cc`: the generated driver and
 //!   compiler invocation; `run`: both engines behind one call.
-//! - `npy`, `text`: tensor file and text formats.
+//! - `npy`, `text`: tensor file and text formats; `weights`: safetensors.
 
 pub mod bundle;
 pub mod cc;
@@ -24,6 +24,7 @@ pub mod npy;
 pub mod ops;
 pub mod run;
 pub mod text;
+pub mod weights;
 
 pub use bundle::{emit_bundle, Bundle, BundleOptions, MutableWeight};
 pub use cc::CcOptions;

@@ -118,6 +118,10 @@ impl MemoryLayout {
                 _ => {}
             }
         }
+        // A planned function's arena has the planned size.
+        if let Some(plan) = &f.memory {
+            self.activations_size = self.activations_size.max(plan.size);
+        }
         Ok(())
     }
 

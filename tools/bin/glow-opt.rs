@@ -34,9 +34,16 @@ struct Cli {
     run_reproducer: Option<String>,
     /// Input file; `-` or absent reads standard input.
     input: Option<String>,
-    /// Write the output here instead of standard output.
+    /// Write the output here instead of standard output (with --emit=c: the bundle directory).
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
+    /// Output: `gir` (the IR, default) or `c` (a C bundle per function in the -o directory:
+    /// NAME.c, NAME.h, NAME.weights.bin).
+    #[arg(long, value_name = "FORMAT", default_value = "gir", value_parser = ["gir", "c"])]
+    emit: String,
+    /// With --emit=c: contents of const weights without inline `Data`, by weight name.
+    #[arg(long, value_name = "W.safetensors")]
+    weights: Option<PathBuf>,
     /// Add Glow-style `// size:` and `// Users:` comments.
     #[arg(long)]
     annotate: bool,
@@ -88,6 +95,9 @@ fn main() -> ExitCode {
             Err(msg) => return usage_error(&msg),
         }
     };
+    if cli.emit == "c" && cli.output.as_deref().is_none_or(|p| p.as_os_str() == "-") {
+        return usage_error("--emit=c writes a bundle directory: give it with -o DIR");
+    }
     let mut instrumentation = match cli.debug.instrumentation() {
         Ok(i) => i,
         Err(msg) => return usage_error(&msg),
@@ -101,6 +111,7 @@ fn main() -> ExitCode {
         vec![source.clone()]
     };
     let mut outputs = Vec::new();
+    let mut modules = Vec::new();
     let mut failed = false;
     let mut stderr = String::new();
     for chunk in &chunks {
@@ -132,11 +143,25 @@ fn main() -> ExitCode {
                     annotate: cli.annotate,
                 },
             ));
+            modules.push(m);
         }
     }
     eprint!("{stderr}");
     if failed {
         return ExitCode::from(1);
+    }
+    if cli.emit == "c" {
+        let dir = cli
+            .output
+            .as_deref()
+            .expect("checked above: --emit=c has -o");
+        return match emit_bundles(&modules, dir, cli.weights.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(diags) => {
+                eprint!("{}", render_all(&diags, &name, &source));
+                ExitCode::from(1)
+            }
+        };
     }
     let text = outputs.join("// -----\n");
     match write_output(cli.output.as_deref(), &text) {
@@ -146,6 +171,44 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Writes one C bundle per function into `dir`. Every bundle is generated
+/// before any is written, so an error leaves the directory untouched.
+fn emit_bundles(
+    modules: &[glow_ir::Module],
+    dir: &Path,
+    weights: Option<&Path>,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut bundles = Vec::new();
+    for f in modules.iter().flat_map(|m| &m.functions) {
+        let mut opts = glow_backend::BundleOptions::default();
+        if let Some(path) = weights {
+            opts.weights = glow_backend::weights::load_safetensors(f, path)
+                .map_err(|e| vec![Diagnostic::error(e)])?;
+        }
+        let bundle = glow_backend::emit_bundle(f, &opts).map_err(|d| vec![d])?;
+        if bundles
+            .iter()
+            .any(|b: &glow_backend::Bundle| b.name == bundle.name)
+        {
+            return Err(vec![Diagnostic::error(format!(
+                "two functions make a bundle named `{}`",
+                bundle.name
+            ))]);
+        }
+        bundles.push(bundle);
+    }
+    for b in &bundles {
+        b.write_to(dir).map_err(|e| {
+            vec![Diagnostic::error(format!(
+                "cannot write the bundle `{}` to '{}': {e}",
+                b.name,
+                dir.display()
+            ))]
+        })?;
+    }
+    Ok(())
 }
 
 /// Parses and verifies one chunk; the module is returned only when it is valid.

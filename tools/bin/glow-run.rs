@@ -190,38 +190,7 @@ fn given_tensors(cli: &Cli, m: &Module) -> Result<BTreeMap<String, Vec<u8>>, Str
     };
     let mut out = BTreeMap::new();
     if let Some(path) = &cli.weights {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
-        let st = glow_backend::safetensors::SafeTensors::deserialize(&bytes)
-            .map_err(|e| format!("'{}' is not a safetensors file: {e}", path.display()))?;
-        for w in f
-            .weights
-            .iter()
-            .filter(|w| w.mutability == glow_ir::Mutability::Const && w.init.is_none())
-        {
-            let Ok(t) = st.tensor(&w.name) else {
-                return Err(format!(
-                    "weight `%{}` ({}) is missing from '{}'",
-                    w.name,
-                    w.ty,
-                    path.display()
-                ));
-            };
-            let shape: Vec<u64> = t.shape().iter().map(|&d| d as u64).collect();
-            let dt = format!("{:?}", t.dtype());
-            let want = safetensors_dtype(w.ty.elem);
-            if shape != w.ty.dims || dt != want {
-                return Err(format!(
-                    "weight `%{}` in '{}' is {dt} {:?}, but `{}` needs {want} {:?}",
-                    w.name,
-                    path.display(),
-                    shape,
-                    w.ty,
-                    w.ty.dims
-                ));
-            }
-            out.insert(w.name.clone(), t.data().to_vec());
-        }
+        out.extend(glow_backend::weights::load_safetensors(f, path)?);
     }
     for spec in &cli.inputs {
         let (name, file) = spec
@@ -236,23 +205,6 @@ fn given_tensors(cli: &Cli, m: &Module) -> Result<BTreeMap<String, Vec<u8>>, Str
         out.insert(name.to_string(), data);
     }
     Ok(out)
-}
-
-/// The safetensors dtype name (as `Dtype`'s Debug prints it) for an element kind.
-fn safetensors_dtype(k: glow_ir::ElemKind) -> &'static str {
-    use glow_ir::ElemKind::*;
-    match k {
-        Float => "F32",
-        Float16 => "F16",
-        BFloat16 => "BF16",
-        Float64 => "F64",
-        Int8Q { .. } => "I8",
-        UInt8Q { .. } => "U8",
-        Int16Q { .. } => "I16",
-        Int32Q { .. } | Index32 => "I32",
-        Index64 => "I64",
-        Bool => "BOOL",
-    }
 }
 
 fn execute(
