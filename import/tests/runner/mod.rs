@@ -115,6 +115,7 @@ impl Suite {
             seed: 1,
             strict_constants: true,
             repeat: None,
+            build_dir: None,
         };
         let weights = resolve_weights(f, &given, &ropts)?;
         let outs = run(f, &weights, &ropts).map_err(|e| match e {
