@@ -6,7 +6,7 @@
 //! offset is a multiple of the alignment, and the arena is never below the
 //! max-live lower bound (`bound::lower_bound`).
 //!
-//! `plan` runs the heuristics of `docs/memory-planning.md` as best-of and
+//! `plan` runs the heuristics of `docs/memory.md` as best-of and
 //! stops as soon as one reaches the bound: greedy-by-size best-fit (B),
 //! greedy by lifetime (B'), max-live-first by size and by lifetime (C), then
 //! a deterministic order search (D) seeded from the best greedy order.
