@@ -16,10 +16,10 @@ pub struct FuncAst<'a> {
     pub name: Text<'a>,
     pub start: usize,
     pub end: usize,
-    pub weights: Vec<WeightAst<'a>>,
-    pub insts: Vec<InstAst<'a>>,
+    pub weights: Vec<Box<WeightAst<'a>>>,
+    pub insts: Vec<Box<InstAst<'a>>>,
     /// `function f { Arena: N, Align: A }` header members.
-    pub members: Vec<MemberAst<'a>>,
+    pub members: Vec<Box<MemberAst<'a>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -27,9 +27,9 @@ pub struct WeightAst<'a> {
     pub start: usize,
     pub end: usize,
     pub name: Text<'a>,
-    pub ty: TypeAst<'a>,
+    pub ty: Box<TypeAst<'a>>,
     pub mutable: Text<'a>,
-    pub members: Vec<MemberAst<'a>>,
+    pub members: Vec<Box<MemberAst<'a>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -39,7 +39,7 @@ pub struct InstAst<'a> {
     pub name: Text<'a>,
     pub opcode: Text<'a>,
     pub operands: Vec<OperandAst<'a>>,
-    pub members: Vec<MemberAst<'a>>,
+    pub members: Vec<Box<MemberAst<'a>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -73,7 +73,7 @@ pub enum ValueAst<'a> {
         start: usize,
         end: usize,
     },
-    Type(TypeAst<'a>),
+    Type(Box<TypeAst<'a>>),
     Call {
         func: Text<'a>,
         arg: Spanned<Num<'a>>,

@@ -1,10 +1,10 @@
 //! Functions: weights and instructions in dense tables indexed by small ids,
 //! with program order kept apart from instruction data (as in Cranelift).
 
+use crate::fxhash::FxHashMap as HashMap;
 use crate::opcode::{Default, MemberType, Opcode, OperandKind};
 use crate::span::SourceMap;
 use crate::types::Type;
-use std::collections::HashMap;
 
 /// A weight, by its index in `Function::weights`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -335,7 +335,7 @@ impl Function {
 
     /// Use lists of every value, computed over the program order.
     pub fn uses(&self) -> UseLists {
-        let mut uses: HashMap<Value, Vec<Use>> = HashMap::new();
+        let mut uses: HashMap<Value, Vec<Use>> = HashMap::default();
         for &i in &self.layout {
             for (k, op) in self.inst(i).operands.iter().enumerate() {
                 uses.entry(op.value).or_default().push(Use {

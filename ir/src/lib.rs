@@ -6,6 +6,7 @@ pub mod builder;
 pub mod diag;
 pub mod expect;
 pub mod function;
+pub mod fxhash;
 pub mod lexer;
 pub mod opcode;
 pub mod parser;

@@ -181,7 +181,7 @@ fn write_init(init: &WeightInit, elem: ElemKind, out: &mut String) {
 fn annotate(
     f: &Function,
     uses: &UseLists,
-    positions: &std::collections::HashMap<InstId, usize>,
+    positions: &crate::fxhash::FxHashMap<InstId, usize>,
     v: Value,
     bytes: u64,
     out: &mut String,

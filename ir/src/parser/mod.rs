@@ -4,13 +4,13 @@
 use crate::ast::*;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::function::*;
+use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::grammar::FileParser;
 use crate::lexer::{LexError, Lexer, Tok};
 use crate::opcode::{Opcode, OperandKind};
 use crate::span::{ItemSpans, SourceMap, Span};
 use crate::types::Type;
 use lalrpop_util::ParseError;
-use std::collections::HashMap;
 use values::*;
 
 mod values;
@@ -43,7 +43,7 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
         }
     };
     let mut module = Module::default();
-    let mut fn_names: HashMap<String, usize> = HashMap::new();
+    let mut fn_names: HashMap<String, usize> = HashMap::default();
     for f in &funcs {
         let name = unquote_text(&f.name);
         if let Some(&prev) = fn_names.get(&name) {
@@ -191,8 +191,8 @@ fn unescape(s: &str) -> String {
 
 /// Every name a line defines (`[N] %name =`), found from tokens alone, so a
 /// line that failed to parse still counts as defining its name.
-fn defined_names(text: &str) -> std::collections::HashSet<String> {
-    let mut names = std::collections::HashSet::new();
+fn defined_names(text: &str) -> HashSet<String> {
+    let mut names = HashSet::default();
     let toks: Vec<Tok> = Lexer::new(text)
         .filter_map(Result::ok)
         .map(|t| t.1)
@@ -219,7 +219,7 @@ struct Lowerer {
     names: HashMap<String, (Value, usize)>,
     /// Names defined on lines that did not parse; uses of them are not
     /// reported again.
-    broken: std::collections::HashSet<String>,
+    broken: HashSet<String>,
     func: Function,
 }
 
@@ -271,6 +271,11 @@ impl Lowerer {
     }
 
     fn resolve(&self, name: &Text, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+        // Most names are unquoted: look them up without allocating.
+        let plain = name.value.strip_prefix('%').filter(|b| !b.starts_with('"'));
+        if let Some(&(v, _)) = plain.and_then(|p| self.names.get(p)) {
+            return Some(v);
+        }
         let n = unquote_name(name.value);
         if let Some(&(v, _)) = self.names.get(&n) {
             return Some(v);

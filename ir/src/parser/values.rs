@@ -16,7 +16,7 @@ pub(super) fn num_span(n: &Spanned<Num>) -> Span {
 /// `function f { Arena: N, Align: A }`: the planned arena. `Align`
 /// defaults to 64 and needs `Arena`; both are non-negative, `Align` > 0.
 pub(super) fn lower_header(
-    members: &[MemberAst],
+    members: &[Box<MemberAst>],
     diags: &mut Vec<Diagnostic>,
 ) -> Option<ArenaPlan> {
     const NAMES: [&str; 2] = ["Arena", "Align"];

@@ -7,8 +7,8 @@
 
 use super::{Buf, Checker, VerifyError};
 use crate::function::{InstId, Value};
+use crate::fxhash::FxHashSet as HashSet;
 use crate::opcode::Opcode;
-use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum AllocState {

@@ -27,10 +27,10 @@ pub use error::{Loc, VerifyError};
 
 use crate::diag::Diagnostic;
 use crate::function::{Function, InstId, Module, Mutability, Value};
+use crate::fxhash::FxHashMap as HashMap;
 use crate::opcode::Opcode;
 use crate::shapes::ShapeCtx;
 use liveness::Liveness;
-use std::collections::HashMap;
 
 /// Verifies one function; an empty result means it is valid.
 pub fn verify(f: &Function) -> Vec<Diagnostic> {
@@ -128,7 +128,7 @@ impl<'f> Checker<'f> {
 
     /// Weights and instructions have distinct names.
     fn check_names(&mut self) {
-        let mut seen: HashMap<&str, Value> = HashMap::new();
+        let mut seen: HashMap<&str, Value> = HashMap::default();
         let weights = self.f.weight_ids().map(Value::Weight);
         let insts = self.f.layout.iter().copied().enumerate();
         let insts = insts
