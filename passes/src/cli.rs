@@ -5,14 +5,36 @@ use crate::manager::{Instrumentation, MemReport};
 use crate::pipeline::{Mode, Pipeline};
 use clap::Args;
 
+/// Rewrites `-O0`, `-O2`, ... to `-O=N` before clap sees them: `-O` takes its
+/// level only with `=` so that `glow-opt -O in.gir` does not read the file
+/// name as a level, and clap then rejects the attached form. The value of a
+/// `--cflags` flag is left alone.
+pub fn normalize_opt_levels(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    for a in args {
+        let after_cflags = out.last().is_some_and(|p| p == "--cflags");
+        let level = a
+            .to_str()
+            .and_then(|s| s.strip_prefix("-O"))
+            .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
+        match level {
+            Some(l) if !after_cflags => out.push(format!("-O={l}").into()),
+            _ => out.push(a),
+        }
+    }
+    out
+}
+
 /// `--pass`, `--passes`, `-O`, `-O0`, `--mode`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct PipelineArgs {
     /// Run pass P (repeatable, in order); `--passes=a,b{key=value},c` runs a list.
     #[arg(long = "pass", visible_alias = "passes", value_name = "P")]
     pub passes: Vec<String>,
-    /// Optimize: run the default (infer) pipeline before any --pass.
-    #[arg(short = 'O', value_name = "LEVEL", num_args = 0..=1, default_missing_value = "1")]
+    /// Optimize: run the default (infer) pipeline before any --pass (`-O0`: none).
+    #[arg(short = 'O', value_name = "LEVEL", num_args = 0..=1, default_missing_value = "1", require_equals = true)]
     pub opt_level: Option<String>,
     /// Pipeline mode: none, train (no buffer sharing) or infer (Glow's default order).
     #[arg(long, value_name = "MODE")]
@@ -97,7 +119,7 @@ pub struct DebugArgs {
     #[arg(long, value_name = "FILE")]
     pub crash_reproducer: Option<std::path::PathBuf>,
     /// Memory report before and after the pipeline on stderr: `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "text")]
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "text", require_equals = true)]
     pub mem_report: Option<String>,
     /// Draw the activation arena after the pipeline as an SVG timeline into FILE.
     #[arg(long, value_name = "FILE.svg")]
@@ -145,5 +167,33 @@ impl DebugArgs {
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(args: &[&str]) -> Vec<String> {
+        normalize_opt_levels(args.iter().map(|a| a.into()))
+            .into_iter()
+            .map(|a| a.into_string().expect("utf-8"))
+            .collect()
+    }
+
+    #[test]
+    fn opt_levels_take_their_value_attached_only() {
+        assert_eq!(
+            norm(&["glow-opt", "-O0", "x.gir"]),
+            ["glow-opt", "-O=0", "x.gir"]
+        );
+        assert_eq!(
+            norm(&["glow-opt", "-O", "x.gir"]),
+            ["glow-opt", "-O", "x.gir"]
+        );
+        assert_eq!(
+            norm(&["glow-run", "--cflags", "-O2", "-O3"]),
+            ["glow-run", "--cflags", "-O2", "-O=3"]
+        );
     }
 }

@@ -64,7 +64,7 @@ fn usage_error(msg: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
+    let mut cli = Cli::parse_from(glow_passes::cli::normalize_opt_levels(std::env::args_os()));
     if cli.list_passes {
         for p in glow_passes::registry::PASSES {
             println!("  {:<20} {}", p.name, p.summary);

@@ -90,7 +90,7 @@ impl From<String> for Fail {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(glow_passes::cli::normalize_opt_levels(std::env::args_os()));
     match real_main(&cli) {
         Ok(code) => code,
         Err(Fail::Rendered(text)) => {
