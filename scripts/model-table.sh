@@ -7,7 +7,9 @@
 #     activation buffers that remain (each buffer its own memory);
 #   - the full INFER pipeline (--mode=infer), planner last: the arena size;
 # plus the lower bound (max live bytes of the final program) and the time
-# of each step. Prints a Markdown table on stdout.
+# of each step; then the planned program is compiled: `glow-opt --emit=c`
+# writes the bundle and `cc -std=c99 -O1 -c` compiles it (the last column is
+# that compile time). Prints a Markdown table on stdout.
 #
 # Usage: scripts/model-table.sh [BIN_DIR] [CORPUS]   (BIN_DIR holds glow-import
 # and glow-opt, default target/release; build them with
@@ -29,8 +31,8 @@ ms() { python3 -c "import sys; print(round((float(sys.argv[2]) - float(sys.argv[
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]][sys.argv[3]])" "$@"; }
 mb() { python3 -c "import sys; print(f'{int(sys.argv[1])/1e6:,.1f}')" "$1"; }
 
-echo "| model | naive (MB) | Glow pipeline, no planner (MB) | full pipeline + planner (MB) | lower bound (MB) | import (ms) | optimize + plan (ms) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| model | naive (MB) | Glow pipeline, no planner (MB) | full pipeline + planner (MB) | lower bound (MB) | import (ms) | optimize + plan (ms) | C bundle + cc -O1 (ms) |"
+echo "|---|---|---|---|---|---|---|---|"
 for m in "${models[@]}"; do
   name="${m#"$corpus"/models/}"
   t0=$(date +%s.%N)
@@ -40,9 +42,13 @@ for m in "${models[@]}"; do
   t2=$(date +%s.%N)
   "$bin/glow-opt" "$tmp/m.gir" --mode=infer --mem-report=json -o "$tmp/full.gir" 2>"$tmp/full.json"
   t3=$(date +%s.%N)
+  rm -rf "$tmp/c"
+  "$bin/glow-opt" "$tmp/full.gir" --emit=c --weights "$tmp/m.safetensors" -o "$tmp/c"
+  ${CC:-cc} -std=c99 -O1 -c "$tmp"/c/*.c -o "$tmp/m.o"
+  t4=$(date +%s.%N)
   naive=$(field "$tmp/full.json" before naive_bytes)
   np=$(field "$tmp/np.json" after naive_bytes)
   full=$(field "$tmp/full.json" after arena_bytes)
   lb=$(field "$tmp/full.json" after lower_bound_bytes)
-  echo "| \`$name\` | $(mb "$naive") | $(mb "$np") | $(mb "$full") | $(mb "$lb") | $(ms "$t0" "$t1") | $(ms "$t2" "$t3") |"
+  echo "| \`$name\` | $(mb "$naive") | $(mb "$np") | $(mb "$full") | $(mb "$lb") | $(ms "$t0" "$t1") | $(ms "$t2" "$t3") | $(ms "$t3" "$t4") |"
 done

@@ -133,7 +133,11 @@ fn agrees_with_llvm_filecheck() {
             .expect("LLVM FileCheck runs");
         // FileCheck exits before reading its input on usage errors; a broken
         // pipe then is expected, not a failure.
-        let _ = child.stdin.take().expect("stdin is piped").write_all(input.as_bytes());
+        let _ = child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(input.as_bytes());
         let llvm = child.wait_with_output().expect("LLVM FileCheck finishes");
         let llvm_code = llvm.status.code().unwrap_or(-1);
         let mut opts = options(args);
