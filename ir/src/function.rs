@@ -174,6 +174,11 @@ pub struct InstData {
 }
 
 impl InstData {
+    /// The operand the opcode table calls `name`, if the instruction has it.
+    pub fn operand_named(&self, name: &str) -> Option<&Operand> {
+        self.operands.get(self.opcode.info().operand_index(name)?)
+    }
+
     /// The member called `name`, if the opcode has it and it is set.
     pub fn member(&self, name: &str) -> Option<&MemberValue> {
         let i = self.opcode.info().member_index(name)?;

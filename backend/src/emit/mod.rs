@@ -71,16 +71,9 @@ impl KCtx<'_> {
 
     /// The type of the operand called `name` in the opcode table.
     pub fn ty(&self, name: &str) -> Result<Type, BackendError> {
-        let k = self
-            .inst
-            .opcode
-            .info()
-            .operand_index(name)
-            .ok_or_else(|| self.err(format!("no operand {name}")))?;
         let op = self
             .inst
-            .operands
-            .get(k)
+            .operand_named(name)
             .ok_or_else(|| self.err(format!("missing operand {name}")))?;
         self.f
             .value_type(op.value)

@@ -92,16 +92,9 @@ impl Exec<'_> {
 
     /// Type and byte range of the operand called `name`.
     fn locate(&self, name: &str) -> Result<(Type, Region, usize), BackendError> {
-        let k = self
-            .inst
-            .opcode
-            .info()
-            .operand_index(name)
-            .ok_or_else(|| self.err(format!("no operand {name}")))?;
         let v = self
             .inst
-            .operands
-            .get(k)
+            .operand_named(name)
             .ok_or_else(|| self.err(format!("missing operand {name}")))?
             .value;
         let ty = self

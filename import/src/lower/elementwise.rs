@@ -273,27 +273,7 @@ fn expand(l: &mut Lowerer, v: Value, phys: &[u64], out: &str) -> Value {
             return l.splat_buffer(&format!("{out}.bcast"), phys, s);
         }
     }
-    let mut src = v;
-    for axis in 0..phys.len() {
-        if cur[axis] == phys[axis] {
-            continue;
-        }
-        cur[axis] = phys[axis];
-        let t = l.splat_buffer(&format!("{out}.tile"), &cur, 0.0);
-        let members = [
-            ("Offsets", MemberValue::IntArray(vec![0; phys.len()])),
-            ("Count", MemberValue::Int(phys[axis] as i64)),
-            ("Axis", MemberValue::Int(axis as i64)),
-        ];
-        l.inst(
-            &format!("{out}.tile"),
-            Opcode::InsertTensor,
-            &[t, src],
-            &members,
-        );
-        src = t;
-    }
-    src
+    l.tile(out, v, &mut cur, phys, phys.len())
 }
 
 /// The value of a const weight with splat contents.

@@ -9,7 +9,7 @@ use super::{norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
-use glow_ir::{MemberValue, Opcode, Value};
+use glow_ir::{Opcode, Value};
 
 fn base_name(node: &NodeProto, out: &str) -> String {
     if node.name.is_empty() {
@@ -228,27 +228,8 @@ fn batched(l: &mut Lowerer, v: Value, d: &[u64], batch: &[u64], out: &str) -> Va
     if cur == full {
         return v;
     }
-    let mut src = l.view(&format!("{out}.bview"), v, &cur);
-    for axis in 0..batch.len() {
-        if cur[axis] == full[axis] {
-            continue;
-        }
-        cur[axis] = full[axis];
-        let t = l.splat_buffer(&format!("{out}.tile"), &cur, 0.0);
-        let members = [
-            ("Offsets", MemberValue::IntArray(vec![0; cur.len()])),
-            ("Count", MemberValue::Int(full[axis] as i64)),
-            ("Axis", MemberValue::Int(axis as i64)),
-        ];
-        l.inst(
-            &format!("{out}.tile"),
-            Opcode::InsertTensor,
-            &[t, src],
-            &members,
-        );
-        src = t;
-    }
-    src
+    let src = l.view(&format!("{out}.bview"), v, &cur);
+    l.tile(&out, src, &mut cur, &full, batch.len())
 }
 
 pub(super) fn softmax(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {

@@ -311,6 +311,39 @@ impl<'o> Lowerer<'o> {
     }
 
     /// A buffer of IR dims `dims` with every element `value`.
+    /// Broadcasts `src` (dims `cur`, 1 where it broadcasts) to `full` along
+    /// the first `axes` axes: one `inserttensor` with `Count` copies per axis
+    /// that grows. `cur` ends equal to `full` on those axes.
+    pub fn tile(
+        &mut self,
+        out: &str,
+        mut src: Value,
+        cur: &mut [u64],
+        full: &[u64],
+        axes: usize,
+    ) -> Value {
+        for axis in 0..axes.min(cur.len()).min(full.len()) {
+            if cur[axis] == full[axis] {
+                continue;
+            }
+            cur[axis] = full[axis];
+            let t = self.splat_buffer(&format!("{out}.tile"), cur, 0.0);
+            let members = [
+                ("Offsets", MemberValue::IntArray(vec![0; cur.len()])),
+                ("Count", MemberValue::Int(full[axis] as i64)),
+                ("Axis", MemberValue::Int(axis as i64)),
+            ];
+            self.inst(
+                &format!("{out}.tile"),
+                Opcode::InsertTensor,
+                &[t, src],
+                &members,
+            );
+            src = t;
+        }
+        src
+    }
+
     pub fn splat_buffer(&mut self, base: &str, dims: &[u64], value: f64) -> Value {
         let b = self.alloc(base, dims);
         self.inst(
