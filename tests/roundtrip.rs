@@ -62,6 +62,54 @@ fn every_suite_file_round_trips() {
     );
 }
 
+/// Every chunk of the suite that parses and verifies goes through the infer
+/// and train pipelines; each output verifies (the pass manager checks after
+/// every pass) and round-trips, planned `Offset`s and `Arena` included.
+#[test]
+fn pipeline_outputs_verify_and_round_trip() {
+    use glow_passes::pipeline::{Mode, Pipeline};
+    let mut optimized = 0;
+    for path in suite_files() {
+        let source = std::fs::read(&path).expect("readable test file");
+        for chunk in glow_ir::expect::split_input(&source) {
+            let Ok(module) = parser::parse(&chunk) else {
+                continue;
+            };
+            if !verifier::verify_module(&module).is_empty() {
+                continue;
+            }
+            for mode in [Mode::Infer, Mode::Train] {
+                let mut m = module.clone();
+                if let Err(d) = glow_passes::run_pipeline(&mut m, &Pipeline::for_mode(mode)) {
+                    panic!(
+                        "{}: {mode:?} pipeline failed:\n{}",
+                        path.display(),
+                        glow_ir::diag::render_all(&d, "<chunk>", &chunk)
+                    );
+                }
+                let once = print_module(&m, PrintOptions::default());
+                let reparsed = parser::parse(once.as_bytes()).expect("pipeline output parses");
+                assert!(
+                    verifier::verify_module(&reparsed).is_empty(),
+                    "{}: output does not verify",
+                    path.display()
+                );
+                assert_eq!(
+                    print_module(&reparsed, PrintOptions::default()),
+                    once,
+                    "{}",
+                    path.display()
+                );
+                optimized += 1;
+            }
+        }
+    }
+    assert!(
+        optimized >= 100,
+        "only {optimized} pipeline runs; is test/ there?"
+    );
+}
+
 /// A small deterministic generator so the sweep is the same on every run.
 struct Lcg(u64);
 impl Lcg {
