@@ -10,6 +10,9 @@
 //!   `tensorview` goes right before the first instruction that uses it (a
 //!   view of an alloc is a use of it; the dealloc is a use too). Nothing
 //!   else moves, so this only ever sinks in a valid function.
+//! - [`repair_buffers`]: only for the given buffers, hoists an alloc above
+//!   a use that now precedes it and sinks a dealloc below a use that now
+//!   follows it (what `share-buffers` needs after moving intervals).
 //!
 //! Both are linear: one sweep computes the targets, one sweep rebuilds the
 //! program order. Several instructions placed at the same point keep their
@@ -18,6 +21,7 @@
 
 use crate::edit::Origins;
 use glow_ir::{Function, InstId, Opcode, Value};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Which way an instruction moved, counting only the instructions that
 /// stay fixed.
@@ -213,4 +217,71 @@ fn direction(old_fixed_before: usize, new_fixed_before: usize) -> Dir {
         Greater => Dir::Down,
         Equal => Dir::Stay,
     }
+}
+
+/// Moves the alloc of every buffer in `targets` right before its first use
+/// when a use now precedes it, and its dealloc right after its last use
+/// (through views) when a use now follows it. Nothing else moves. Returns
+/// how many allocs were hoisted and how many deallocs sunk. (share-buffers
+/// repairs only the buffers it gave new uses.)
+pub fn repair_buffers(f: &mut Function, targets: &BTreeSet<Value>) -> (u64, u64) {
+    let (mut hoisted, mut sunk) = (0, 0);
+    // first/last user position and the dealloc of each target alloc.
+    let mut first: BTreeMap<Value, usize> = BTreeMap::new();
+    let mut last: BTreeMap<Value, usize> = BTreeMap::new();
+    let mut dealloc: BTreeMap<Value, usize> = BTreeMap::new();
+    let mut alloc: BTreeMap<Value, usize> = BTreeMap::new();
+    for (pos, &id) in f.layout.iter().enumerate() {
+        let inst = f.inst(id);
+        if targets.contains(&Value::Inst(id)) {
+            alloc.entry(Value::Inst(id)).or_insert(pos);
+        }
+        for op in &inst.operands {
+            let (o, _) = f.origin(op.value);
+            if !targets.contains(&o) {
+                continue;
+            }
+            if inst.opcode == Opcode::DeallocActivation {
+                dealloc.entry(o).or_insert(pos);
+                continue;
+            }
+            if op.value == o {
+                first.entry(o).or_insert(pos);
+            }
+            last.insert(o, pos);
+        }
+    }
+    let mut before: BTreeMap<usize, Vec<InstId>> = BTreeMap::new();
+    let mut after: BTreeMap<usize, Vec<InstId>> = BTreeMap::new();
+    let mut moved: BTreeSet<usize> = BTreeSet::new();
+    for (&buf, &apos) in &alloc {
+        if let Some(&fu) = first.get(&buf).filter(|&&fu| fu < apos) {
+            before.entry(fu).or_default().push(f.layout[apos]);
+            moved.insert(apos);
+            hoisted += 1;
+        }
+        if let (Some(&dpos), Some(&lu)) = (dealloc.get(&buf), last.get(&buf)) {
+            if lu > dpos {
+                after.entry(lu).or_default().push(f.layout[dpos]);
+                moved.insert(dpos);
+                sunk += 1;
+            }
+        }
+    }
+    if moved.is_empty() {
+        return (0, 0);
+    }
+    let old = std::mem::take(&mut f.layout);
+    for (pos, &id) in old.iter().enumerate() {
+        if let Some(list) = before.get(&pos) {
+            f.layout.extend_from_slice(list);
+        }
+        if !moved.contains(&pos) {
+            f.layout.push(id);
+        }
+        if let Some(list) = after.get(&pos) {
+            f.layout.extend_from_slice(list);
+        }
+    }
+    (hoisted, sunk)
 }

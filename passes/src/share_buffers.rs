@@ -65,7 +65,9 @@ impl Pass for ShareBuffers {
             return Ok(false);
         }
         st.commit_layout(f);
-        repair_placement(f, &st.targets, cx);
+        let (hoisted, sunk) = crate::placement::repair_buffers(f, &st.targets);
+        cx.bump("allocs-hoisted", hoisted);
+        cx.bump("deallocs-sunk", sunk);
         Ok(true)
     }
 }
@@ -592,69 +594,6 @@ fn unravel(mut offset: u64, dims: &[u64]) -> Vec<i64> {
         offset /= d;
     }
     out
-}
-
-/// Moves the alloc of every buffer in `targets` right before its first use
-/// when a use now precedes it, and its dealloc right after its last use
-/// (through views) when a use now follows it. Nothing else moves.
-fn repair_placement(f: &mut Function, targets: &BTreeSet<Value>, cx: &mut PassContext) {
-    // first/last user position and the dealloc of each target alloc.
-    let mut first: BTreeMap<Value, usize> = BTreeMap::new();
-    let mut last: BTreeMap<Value, usize> = BTreeMap::new();
-    let mut dealloc: BTreeMap<Value, usize> = BTreeMap::new();
-    let mut alloc: BTreeMap<Value, usize> = BTreeMap::new();
-    for (pos, &id) in f.layout.iter().enumerate() {
-        let inst = f.inst(id);
-        if targets.contains(&Value::Inst(id)) {
-            alloc.entry(Value::Inst(id)).or_insert(pos);
-        }
-        for op in &inst.operands {
-            let (o, _) = f.origin(op.value);
-            if !targets.contains(&o) {
-                continue;
-            }
-            if inst.opcode == Opcode::DeallocActivation {
-                dealloc.entry(o).or_insert(pos);
-                continue;
-            }
-            if op.value == o {
-                first.entry(o).or_insert(pos);
-            }
-            last.insert(o, pos);
-        }
-    }
-    let mut before: BTreeMap<usize, Vec<InstId>> = BTreeMap::new();
-    let mut after: BTreeMap<usize, Vec<InstId>> = BTreeMap::new();
-    let mut moved: BTreeSet<usize> = BTreeSet::new();
-    for (&buf, &apos) in &alloc {
-        if let Some(&fu) = first.get(&buf).filter(|&&fu| fu < apos) {
-            before.entry(fu).or_default().push(f.layout[apos]);
-            moved.insert(apos);
-            cx.bump("allocs-hoisted", 1);
-        }
-        if let (Some(&dpos), Some(&lu)) = (dealloc.get(&buf), last.get(&buf)) {
-            if lu > dpos {
-                after.entry(lu).or_default().push(f.layout[dpos]);
-                moved.insert(dpos);
-                cx.bump("deallocs-sunk", 1);
-            }
-        }
-    }
-    if moved.is_empty() {
-        return;
-    }
-    let old = std::mem::take(&mut f.layout);
-    for (pos, &id) in old.iter().enumerate() {
-        if let Some(list) = before.get(&pos) {
-            f.layout.extend_from_slice(list);
-        }
-        if !moved.contains(&pos) {
-            f.layout.push(id);
-        }
-        if let Some(list) = after.get(&pos) {
-            f.layout.extend_from_slice(list);
-        }
-    }
 }
 
 #[cfg(test)]
