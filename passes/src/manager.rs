@@ -107,7 +107,12 @@ impl PassManager {
                 print_module(module, PrintOptions::default())
             );
         }
-        let input = print_module(module, PrintOptions::default());
+        // Kept for a reproducer; an empty pipeline cannot fail, so skip it.
+        let input = if self.pipeline.steps.is_empty() {
+            String::new()
+        } else {
+            print_module(module, PrintOptions::default())
+        };
         for f in &mut module.functions {
             if let Err(mut failure) = self.run_function(f) {
                 failure.reproducer = self.write_reproducer(&input, failure.internal);
