@@ -190,9 +190,17 @@ pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let limit = (word.chars().count() / 3).max(1);
+    // Suggestions are for typos in names a person types; the distance table
+    // is quadratic, so very long words get none.
+    const MAX_LEN: usize = 64;
+    let len = word.chars().count();
+    if len > MAX_LEN {
+        return None;
+    }
+    let limit = (len / 3).max(1);
     candidates
         .into_iter()
+        .filter(|c| c.chars().count().abs_diff(len) <= limit)
         .map(|c| (edit_distance(word, c), c))
         .filter(|&(d, _)| d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
@@ -250,6 +258,10 @@ mod tests {
     fn suggestions() {
         assert_eq!(did_you_mean("relux", ["relu", "tanh"]), Some("relu"));
         assert_eq!(did_you_mean("zzzz", ["relu", "tanh"]), None);
+        // A long near-miss gets no suggestion instead of a huge table.
+        let long = "a".repeat(100_000);
+        let near = format!("{long}x");
+        assert_eq!(did_you_mean(&near, [long.as_str()]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("flaot", "float"), 1);
     }

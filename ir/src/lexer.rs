@@ -6,7 +6,7 @@ use logos::Logos;
 
 /// A token; text-carrying tokens borrow from the source.
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
-#[logos(skip r"[ \t\r\f]+")]
+#[logos(skip r"[ \t\r\f\u{FEFF}]+")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 #[logos(skip(r";[^\n]*", allow_greedy = true))]
 pub enum Tok<'a> {

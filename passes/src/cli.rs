@@ -164,6 +164,7 @@ impl DebugArgs {
             debug_only: self.debug_only.clone(),
             crash_reproducer: self.crash_reproducer.clone(),
             reproducer_flags: Vec::new(),
+            auto_reproducer: true,
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
         })

@@ -33,6 +33,9 @@ pub struct Instrumentation {
     pub crash_reproducer: Option<std::path::PathBuf>,
     /// Input flags a replay needs (e.g. `--no-verify`), recorded in reproducers.
     pub reproducer_flags: Vec<String>,
+    /// Write a reproducer to the temp directory on an internal failure even
+    /// without `crash_reproducer` (off while replaying one).
+    pub auto_reproducer: bool,
     pub mem_report: Option<MemReport>,
     /// Where `--mem-timeline` writes the SVG of the arena after the pipeline.
     pub mem_timeline: Option<std::path::PathBuf>,
@@ -53,6 +56,7 @@ impl Default for Instrumentation {
             debug_only: Vec::new(),
             crash_reproducer: None,
             reproducer_flags: Vec::new(),
+            auto_reproducer: true,
             mem_report: None,
             mem_timeline: None,
         }
@@ -165,6 +169,13 @@ impl PassManager {
     }
 
     fn run_function(&mut self, f: &mut Function) -> Result<(), RunFailure> {
+        // Input read with --no-verify may be invalid already; verify-each
+        // then must not blame the first pass for it.
+        let valid_before = !self.inst.verify_each
+            || self.pipeline.steps.is_empty()
+            || !glow_ir::verifier::verify(f)
+                .iter()
+                .any(Diagnostic::is_error);
         for step in self.pipeline.steps.clone() {
             let name = step.pass.name;
             self.executions += 1;
@@ -234,6 +245,19 @@ impl PassManager {
             };
             if self.inst.verify_each {
                 let diags = glow_ir::verifier::verify(f);
+                if diags.iter().any(Diagnostic::is_error) && !valid_before {
+                    let mut all = vec![Diagnostic::error(format!(
+                        "the IR of function `{}` was invalid before the pipeline and still is after pass `{name}`",
+                        f.name
+                    ))
+                    .with_note("the input was read with --no-verify; --no-verify-each runs the passes on it anyway")];
+                    all.extend(diags);
+                    return Err(RunFailure {
+                        diagnostics: all,
+                        reproducer: None,
+                        internal: false,
+                    });
+                }
                 if diags.iter().any(Diagnostic::is_error) {
                     let mut all = vec![Diagnostic::error(format!(
                         "the IR of function `{}` is invalid after pass `{name}`",

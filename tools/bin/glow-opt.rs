@@ -105,6 +105,8 @@ fn main() -> ExitCode {
     if cli.no_verify {
         instrumentation.reproducer_flags.push("--no-verify".into());
     }
+    // Replaying a reproducer must not leave another one behind.
+    instrumentation.auto_reproducer = cli.run_reproducer.is_none();
     let chunks = if cli.split_input_file {
         expect::split_input(&source)
     } else {

@@ -110,8 +110,36 @@ pub(super) fn lower_type(t: &TypeAst, diags: &mut Vec<Diagnostic>) -> Option<Typ
         let (mut scale, mut offset) = (None, None);
         for (k, v) in &t.quant {
             match k.value {
-                "S" => scale = Some(parse_float(v) as f32),
-                "O" => offset = parse_int(v, diags).map(|o| o as i32),
+                "S" => {
+                    let x = parse_float(v) as f32;
+                    if x.is_finite() && x > 0.0 {
+                        scale = Some(x);
+                    } else {
+                        diags.push(
+                            Diagnostic::error(
+                                "a quantization scale must be a positive finite number",
+                            )
+                            .at(Span::new(v.start, v.end)),
+                        );
+                        return None;
+                    }
+                }
+                "O" => {
+                    let o = parse_int(v, diags)?;
+                    let kind = ElemKind::from_name(base, Some((1.0, 0)));
+                    match kind.and_then(|k| k.quant_range()) {
+                        Some((lo, hi)) if o < lo || o > hi => {
+                            diags.push(
+                                Diagnostic::error(format!(
+                                    "offset {o} does not fit in `{base}` (from {lo} to {hi})"
+                                ))
+                                .at(Span::new(v.start, v.end)),
+                            );
+                            return None;
+                        }
+                        _ => offset = Some(o as i32),
+                    }
+                }
                 other => diags.push(
                     Diagnostic::error(format!("unknown quantization parameter `{}`", other))
                         .at(span(k))
@@ -330,6 +358,18 @@ pub(super) fn lower_data(
                             return None;
                         }
                     };
+                    if let Some((lo, hi)) = int_range(ty.elem).filter(|&(lo, hi)| v < lo || v > hi)
+                    {
+                        let (l, r) = e.span();
+                        diags.push(
+                            Diagnostic::error(format!(
+                                "{v} does not fit in `{}` (from {lo} to {hi})",
+                                ty.elem.base_name()
+                            ))
+                            .at(Span::new(l, r)),
+                        );
+                        return None;
+                    }
                     out.push(v);
                 }
                 Some(WeightInit::Ints(out))
@@ -343,5 +383,15 @@ pub(super) fn lower_data(
             );
             None
         }
+    }
+}
+
+/// The values an integer element kind can hold (stored values for quantized
+/// kinds); `None` for 64-bit indices, which any parsed integer fits.
+fn int_range(k: ElemKind) -> Option<(i64, i64)> {
+    match k {
+        ElemKind::Bool => Some((0, 1)),
+        ElemKind::Index32 => Some((i32::MIN as i64, i32::MAX as i64)),
+        other => other.quant_range(),
     }
 }

@@ -117,8 +117,17 @@ pub fn parse(text: &str) -> Result<Vec<TraceModel>, Vec<TraceError>> {
                     }
                     seen.insert(id.to_string(), ln);
                     open.insert(id.to_string(), (m.buffers.len(), ln));
-                    m.buffers.push(Buffer::new(size, time, time));
+                    // Recorded even when too large, so its FREE is not a second error.
+                    m.buffers
+                        .push(Buffer::new(size.min(MAX_BUFFER_BYTES), time, time));
                     time = time.saturating_add(1);
+                    if size > MAX_BUFFER_BYTES {
+                        let (c, _) = arg(2, "a size in bytes")?;
+                        return Err(err(
+                            c,
+                            format!("size {size} is too large: a buffer may have at most {MAX_BUFFER_BYTES} bytes (2^48)"),
+                        ));
+                    }
                 }
                 _ => {
                     let (c, id) = arg(1, "a buffer id")?;
@@ -150,6 +159,10 @@ pub fn parse(text: &str) -> Result<Vec<TraceModel>, Vec<TraceError>> {
         Err(errors)
     }
 }
+
+/// The largest buffer a trace may describe: sums of a million of them stay
+/// far from overflowing the planner's 64-bit arithmetic.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 48;
 
 /// Buffers still open at the end of a model are an error at their ALLOC.
 fn close_model(
