@@ -66,6 +66,9 @@ pub enum Tok<'a> {
     RParen,
     #[token("...")]
     Ellipsis,
+    /// A quoted name or string whose closing quote is missing on its line.
+    #[regex(r#"%?"([^"\\\n]|\\.)*"#)]
+    Unterminated(&'a str),
     /// Text that starts no token; the grammar rejects it like any
     /// unexpected token, so parsing recovers at the end of the line.
     Unknown(&'a str),
@@ -83,6 +86,7 @@ impl Tok<'_> {
             Tok::Float(s) => format!("float `{s}`"),
             Tok::Str(s) => format!("string {s}"),
             Tok::Unknown(s) => format!("unexpected character `{}`", s.escape_debug()),
+            Tok::Unterminated(_) => "an unterminated quote".into(),
             other => format!("`{}`", other.text()),
         }
     }

@@ -84,6 +84,16 @@ fn syntax_error(e: ParseError<usize, Tok<'_>, LexError>, text: &str) -> Diagnost
                 .with_note(expected_note(&expected))
         }
         ParseError::UnrecognizedToken {
+            token: (l, Tok::Unterminated(_), r),
+            ..
+        } => Diagnostic::error("unterminated quoted name or string")
+            .at_labelled(Span::new(l, r), "no closing `\"` on this line"),
+        ParseError::UnrecognizedToken {
+            token: (l, Tok::Unknown(t), r),
+            ..
+        } => Diagnostic::error(format!("unexpected character `{}`", t.escape_debug()))
+            .at(Span::new(l, r)),
+        ParseError::UnrecognizedToken {
             token: (l, tok, r),
             expected,
         } => {
