@@ -124,22 +124,9 @@ pub(super) fn lower_type(t: &TypeAst, diags: &mut Vec<Diagnostic>) -> Option<Typ
                         return None;
                     }
                 }
-                "O" => {
-                    let o = parse_int(v, diags)?;
-                    let kind = ElemKind::from_name(base, Some((1.0, 0)));
-                    match kind.and_then(|k| k.quant_range()) {
-                        Some((lo, hi)) if o < lo || o > hi => {
-                            diags.push(
-                                Diagnostic::error(format!(
-                                    "offset {o} does not fit in `{base}` (from {lo} to {hi})"
-                                ))
-                                .at(Span::new(v.start, v.end)),
-                            );
-                            return None;
-                        }
-                        _ => offset = Some(o as i32),
-                    }
-                }
+                // Any 32-bit zero point is allowed, as in Glow (it need not lie
+                // in the stored range).
+                "O" => offset = parse_int(v, diags).and_then(|o| i32::try_from(o).ok()),
                 other => diags.push(
                     Diagnostic::error(format!("unknown quantization parameter `{}`", other))
                         .at(span(k))
