@@ -93,6 +93,7 @@ fn run(args: Args) -> Result<i32> {
         args.paths.clone()
     };
     let mut tests = discover(&paths)?;
+    let discovered = tests.len();
     if let Some(f) = &args.filter {
         let re = regex::Regex::new(f).with_context(|| format!("invalid --filter regex `{f}`"))?;
         tests.retain(|t| re.is_match(&t.display_name()));
@@ -101,6 +102,13 @@ fn run(args: Args) -> Result<i32> {
         let re =
             regex::Regex::new(f).with_context(|| format!("invalid --filter-out regex `{f}`"))?;
         tests.retain(|t| !re.is_match(&t.display_name()));
+    }
+    if tests.is_empty() && discovered > 0 {
+        err_line(&format!(
+            "glow-lit: error: filter did not match any tests (of {discovered} discovered)"
+        ));
+        out_line("0 passed, 0 failed");
+        return Ok(1);
     }
     if tests.is_empty() {
         err_line("glow-lit: error: did not discover any tests for the provided path(s)");

@@ -230,6 +230,8 @@ struct Lowerer {
     /// Names defined on lines that did not parse; uses of them are not
     /// reported again.
     broken: HashSet<String>,
+    /// The name of the instruction being lowered.
+    current: Option<String>,
     func: Function,
 }
 
@@ -255,6 +257,7 @@ impl Lowerer {
             self.func.spans.weights.push(spans);
         }
         for inst in &f.insts {
+            self.current = Some(unquote_name(inst.name.value));
             let (data, spans) = self.lower_inst(inst, diags);
             let id = InstId(self.func.insts.len() as u32);
             self.func.insts.push(data);
@@ -294,7 +297,14 @@ impl Lowerer {
             return None;
         }
         let mut d = Diagnostic::error(format!("use of undefined value `%{}`", n)).at(span(name));
-        let mut candidates: Vec<&str> = self.names.keys().map(String::as_str).collect();
+        // An instruction never names its own result as an operand.
+        let own = self.current.as_deref();
+        let mut candidates: Vec<&str> = self
+            .names
+            .keys()
+            .map(String::as_str)
+            .filter(|&c| Some(c) != own)
+            .collect();
         candidates.sort();
         if let Some(s) = did_you_mean(&n, candidates) {
             d = d.with_note(format!("did you mean `%{}`?", s));
