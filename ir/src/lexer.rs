@@ -66,12 +66,10 @@ pub enum Tok<'a> {
     RParen,
     #[token("...")]
     Ellipsis,
-    /// A quoted name or string whose closing quote is missing on its line.
+    /// A quoted name or string whose closing quote is missing on its line;
+    /// the lexer leaves such a line out (see `Lexer`).
     #[regex(r#"%?"([^"\\\n]|\\.)*"#)]
     Unterminated(&'a str),
-    /// Text that starts no token; the grammar rejects it like any
-    /// unexpected token, so parsing recovers at the end of the line.
-    Unknown(&'a str),
 }
 
 impl Tok<'_> {
@@ -85,7 +83,6 @@ impl Tok<'_> {
             Tok::Int(s) => format!("integer `{s}`"),
             Tok::Float(s) => format!("float `{s}`"),
             Tok::Str(s) => format!("string {s}"),
-            Tok::Unknown(s) => format!("unexpected character `{}`", s.escape_debug()),
             Tok::Unterminated(_) => "an unterminated quote".into(),
             other => format!("`{}`", other.text()),
         }
@@ -123,11 +120,25 @@ pub struct LexError {
     pub span: Span,
 }
 
-/// The token stream the grammar consumes: `(start, token, end)` triples with
-/// blank lines folded and a final newline guaranteed.
+/// A line the lexer left out because it holds a token that cannot be
+/// lexed: an unknown character or an unterminated quote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LexIssue {
+    pub span: Span,
+    /// The offending text.
+    pub text: String,
+    pub unterminated: bool,
+}
+
+/// The token stream the grammar consumes: `(start, token, end)` triples,
+/// one line at a time, with blank lines folded and a final newline
+/// guaranteed. A line with a token that cannot be lexed is reported to
+/// `issues` and left out whole, so the parser never sees it and recovers
+/// nothing: every other line still parses.
 pub struct Lexer<'a> {
     inner: logos::SpannedIter<'a, Tok<'a>>,
-    last_was_newline: bool,
+    pending: std::collections::VecDeque<(usize, Tok<'a>, usize)>,
+    issues: Option<&'a std::cell::RefCell<Vec<LexIssue>>>,
     done: bool,
     len: usize,
 }
@@ -136,9 +147,68 @@ impl<'a> Lexer<'a> {
     pub fn new(source: &'a str) -> Lexer<'a> {
         Lexer {
             inner: Tok::lexer(source).spanned(),
-            last_was_newline: true,
+            pending: std::collections::VecDeque::new(),
+            issues: None,
             done: false,
             len: source.len(),
+        }
+    }
+
+    /// A lexer that reports left-out lines to `issues`.
+    pub fn with_issues(
+        source: &'a str,
+        issues: &'a std::cell::RefCell<Vec<LexIssue>>,
+    ) -> Lexer<'a> {
+        Lexer {
+            issues: Some(issues),
+            ..Lexer::new(source)
+        }
+    }
+
+    /// Reads the next line into `pending`; false at the end of input.
+    fn fill(&mut self) -> bool {
+        let mut line = Vec::new();
+        let mut bad: Option<LexIssue> = None;
+        loop {
+            match self.inner.next() {
+                Some((Ok(Tok::Newline), span)) => {
+                    if let Some(issue) = bad {
+                        if let Some(issues) = self.issues {
+                            issues.borrow_mut().push(issue);
+                        }
+                    } else if !line.is_empty() {
+                        self.pending.extend(line);
+                        self.pending.push_back((span.start, Tok::Newline, span.end));
+                    }
+                    return true;
+                }
+                Some((tok, span)) => {
+                    let unknown = tok.is_err();
+                    let unterminated = matches!(tok, Ok(Tok::Unterminated(_)));
+                    if (unknown || unterminated) && bad.is_none() {
+                        bad = Some(LexIssue {
+                            span: Span::new(span.start, span.end),
+                            text: self.inner.slice().to_string(),
+                            unterminated,
+                        });
+                    }
+                    if let Ok(t) = tok {
+                        line.push((span.start, t, span.end));
+                    }
+                }
+                None => {
+                    if let Some(issue) = bad {
+                        if let Some(issues) = self.issues {
+                            issues.borrow_mut().push(issue);
+                        }
+                    } else if !line.is_empty() {
+                        self.pending.extend(line);
+                        self.pending.push_back((self.len, Tok::Newline, self.len));
+                    }
+                    self.done = true;
+                    return false;
+                }
+            }
         }
     }
 }
@@ -147,34 +217,12 @@ impl<'a> Iterator for Lexer<'a> {
     type Item = Result<(usize, Tok<'a>, usize), LexError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            match self.inner.next() {
-                Some((Ok(Tok::Newline), span)) => {
-                    if self.last_was_newline {
-                        continue;
-                    }
-                    self.last_was_newline = true;
-                    return Some(Ok((span.start, Tok::Newline, span.end)));
-                }
-                Some((Ok(tok), span)) => {
-                    self.last_was_newline = false;
-                    return Some(Ok((span.start, tok, span.end)));
-                }
-                Some((Err(()), span)) => {
-                    return Some(Err(LexError {
-                        span: Span::new(span.start, span.end),
-                    }));
-                }
-                None => {
-                    if self.done || self.last_was_newline {
-                        return None;
-                    }
-                    self.done = true;
-                    self.last_was_newline = true;
-                    return Some(Ok((self.len, Tok::Newline, self.len)));
-                }
+        while self.pending.is_empty() {
+            if self.done || !self.fill() && self.pending.is_empty() {
+                return None;
             }
         }
+        self.pending.pop_front().map(Ok)
     }
 }
 

@@ -29,16 +29,20 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
         }
     };
     let mut recovered = Vec::new();
-    let result = FileParser::new().parse(&mut recovered, Lexer::new(text));
-    let had_syntax_errors = !recovered.is_empty();
+    let issues = std::cell::RefCell::new(Vec::new());
+    let result = FileParser::new().parse(&mut recovered, Lexer::with_issues(text, &issues));
+    let issues = issues.take();
+    let had_syntax_errors = !recovered.is_empty() || !issues.is_empty();
     let mut diags: Vec<Diagnostic> = recovered
         .into_iter()
         .map(|r| syntax_error(r.error, text))
         .collect();
+    diags.extend(issues.iter().map(lex_issue));
     let funcs = match result {
         Ok(funcs) => funcs,
         Err(e) => {
             diags.push(syntax_error(e, text));
+            diags.sort_by_key(|d| d.primary.as_ref().map_or(0, |l| l.span.start));
             return Err(diags);
         }
     };
@@ -69,6 +73,20 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
     }
 }
 
+/// A line the lexer left out: an unknown character or an unterminated quote.
+fn lex_issue(issue: &crate::lexer::LexIssue) -> Diagnostic {
+    if issue.unterminated {
+        Diagnostic::error("unterminated quoted name or string")
+            .at_labelled(issue.span, "no closing `\"` on this line")
+    } else {
+        Diagnostic::error(format!(
+            "unexpected character `{}`",
+            issue.text.escape_debug()
+        ))
+        .at(issue.span)
+    }
+}
+
 fn span<T>(t: &Spanned<T>) -> Span {
     Span::new(t.start, t.end)
 }
@@ -83,16 +101,6 @@ fn syntax_error(e: ParseError<usize, Tok<'_>, LexError>, text: &str) -> Diagnost
                 .at(Span::new(location, location))
                 .with_note(expected_note(&expected))
         }
-        ParseError::UnrecognizedToken {
-            token: (l, Tok::Unterminated(_), r),
-            ..
-        } => Diagnostic::error("unterminated quoted name or string")
-            .at_labelled(Span::new(l, r), "no closing `\"` on this line"),
-        ParseError::UnrecognizedToken {
-            token: (l, Tok::Unknown(t), r),
-            ..
-        } => Diagnostic::error(format!("unexpected character `{}`", t.escape_debug()))
-            .at(Span::new(l, r)),
         ParseError::UnrecognizedToken {
             token: (l, tok, r),
             expected,
@@ -203,10 +211,8 @@ fn unescape(s: &str) -> String {
 /// line that failed to parse still counts as defining its name.
 fn defined_names(text: &str) -> HashSet<String> {
     let mut names = HashSet::default();
-    let toks: Vec<Tok> = Lexer::new(text)
-        .filter_map(Result::ok)
-        .map(|t| t.1)
-        .collect();
+    // Raw tokens, so lines the lexer leaves out still count.
+    let toks: Vec<Tok> = logos::Logos::lexer(text).filter_map(Result::ok).collect();
     let mut line_start = true;
     for (i, t) in toks.iter().enumerate() {
         match t {
