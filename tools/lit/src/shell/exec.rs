@@ -8,6 +8,7 @@
 
 use super::builtins::{self, Io};
 use super::parse::{Command, CommandLine, Connector, Pipeline, Redirect};
+use crate::features::is_executable;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{PipeReader, PipeWriter, Read, Write};
@@ -418,13 +419,6 @@ impl<'a> Shell<'a> {
             .map(|d| d.join(name))
             .find(|p| is_executable(p))
     }
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 /// Waits for `child`, killing its process group at the deadline.
