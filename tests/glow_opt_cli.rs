@@ -105,3 +105,50 @@ fn output_is_deterministic() {
 fn entries(dir: &Path) -> usize {
     std::fs::read_dir(dir).expect("read dir").count()
 }
+
+/// `-o` never turns a device, FIFO or symlink into a regular file, and a
+/// write error is an error (reproducer 1).
+#[test]
+fn output_to_special_files() {
+    let null = glow_opt(&["-", "-o", "/dev/null"], Some(VALID));
+    assert_eq!(null.status.code(), Some(0));
+    assert!(!std::fs::metadata("/dev/null").expect("stat").is_file());
+    if Path::new("/dev/full").exists() {
+        let full = glow_opt(&["-", "-o", "/dev/full"], Some(VALID));
+        assert_eq!(full.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&full.stderr);
+        assert!(err.contains("cannot write '/dev/full'"), "{err}");
+        assert!(!std::fs::metadata("/dev/full").expect("stat").is_file());
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A symlink stays a symlink; its target gets the output.
+    let target = dir.path().join("target.gir");
+    let link = dir.path().join("link.gir");
+    std::fs::write(&target, "old").expect("write");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let ok = glow_opt(&["-", "-o", link.to_str().unwrap()], Some(VALID));
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("lstat")
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&target)
+        .expect("read")
+        .starts_with("function f\n"));
+    // A FIFO is written through, to whoever reads it.
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.map(|s| s.success()).unwrap_or(false) {
+        let reader_path = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read(reader_path).expect("read fifo"));
+        let ok = glow_opt(&["-", "-o", fifo.to_str().unwrap()], Some(VALID));
+        assert_eq!(ok.status.code(), Some(0));
+        let got = reader.join().expect("reader");
+        assert!(got.starts_with(b"function f\n"));
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo)
+            .expect("stat")
+            .file_type()
+            .is_fifo());
+    }
+}

@@ -7,7 +7,6 @@ use crate::error::{ImportError, Result};
 use crate::WeightFile;
 use safetensors::{Dtype, View};
 use std::borrow::Cow;
-use std::io::Write;
 use std::path::Path;
 
 /// A weight as a safetensors view (f32 little-endian, dims of the `.gir` type).
@@ -46,29 +45,11 @@ pub fn safetensors_bytes(weights: &[WeightFile]) -> Result<Vec<u8>> {
         .map_err(|e| ImportError::model(format!("cannot encode the weights: {e}")))
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` without a partial file or a replaced device
+/// (`glow_ir::output::write_file`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |e: std::io::Error| ImportError::Io {
+    glow_ir::output::write_file(path, bytes).map_err(|e| ImportError::Io {
         path: path.display().to_string(),
         msg: e.to_string(),
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+    })
 }

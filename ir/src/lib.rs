@@ -9,6 +9,7 @@ pub mod function;
 pub mod fxhash;
 pub mod lexer;
 pub mod opcode;
+pub mod output;
 pub mod parser;
 pub mod printer;
 pub mod shapes;

@@ -158,14 +158,15 @@ impl PassManager {
             return Ok(());
         };
         let reports: Vec<MemoryReport> = module.functions.iter().map(|f| self.report(f)).collect();
-        std::fs::write(path, crate::planner::timeline::svg(&reports)).map_err(|e| RunFailure {
-            diagnostics: vec![Diagnostic::error(format!(
-                "cannot write the memory timeline to {}: {e}",
-                path.display()
-            ))],
-            reproducer: None,
-            internal: false,
-        })
+        glow_ir::output::write_file(path, crate::planner::timeline::svg(&reports).as_bytes())
+            .map_err(|e| RunFailure {
+                diagnostics: vec![Diagnostic::error(format!(
+                    "cannot write the memory timeline to {}: {e}",
+                    path.display()
+                ))],
+                reproducer: None,
+                internal: false,
+            })
     }
 
     fn run_function(&mut self, f: &mut Function) -> Result<(), RunFailure> {
@@ -404,7 +405,7 @@ impl PassManager {
             header.push(' ');
             header.push_str(flag);
         }
-        std::fs::write(&path, format!("{header}\n{input}")).ok()?;
+        glow_ir::output::write_file(&path, format!("{header}\n{input}").as_bytes()).ok()?;
         Some(path)
     }
 }

@@ -148,8 +148,11 @@ fn run(args: Args) -> Result<i32> {
     });
     let elapsed = start.elapsed();
     if let Some(path) = &args.xunit_xml_output {
-        std::fs::write(path, glow_lit::xunit::render(&tests, &results, elapsed))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        glow_ir::output::write_file(
+            path,
+            glow_lit::xunit::render(&tests, &results, elapsed).as_bytes(),
+        )
+        .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.time_tests {
         out_line(&time_report(&tests, &results));

@@ -248,8 +248,8 @@ fn read_input(path: Option<&str>) -> Result<(String, Vec<u8>), String> {
     }
 }
 
-/// Writes to `path` through a temp file in the same directory and a rename,
-/// so a failed run never leaves a partial file; `None` writes to stdout.
+/// Writes to `path` without ever leaving a partial file or replacing a device
+/// (`glow_ir::output`); `None` or `-` writes to stdout.
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), String> {
     let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
         let mut out = std::io::stdout().lock();
@@ -258,15 +258,7 @@ fn write_output(path: Option<&Path>, text: &str) -> Result<(), String> {
             .and_then(|_| out.flush())
             .map_err(|e| format!("cannot write output: {e}"));
     };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| format!("cannot create a temporary file in '{}': {e}", dir.display()))?;
-    tmp.write_all(text.as_bytes())
+    glow_ir::output::write_file(path, text.as_bytes())
         .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| format!("cannot write '{}': {}", path.display(), e.error))?;
     Ok(())
 }

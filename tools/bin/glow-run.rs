@@ -224,7 +224,7 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
     for t in &outputs.tensors {
         let path = dir.join(format!("{}.npy", npy::file_stem(&t.name)));
-        std::fs::write(&path, npy::write(&t.ty, &t.data))
+        glow_ir::output::write_file(&path, &npy::write(&t.ty, &t.data))
             .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     }
     Ok(())
