@@ -152,10 +152,12 @@ pub struct RunOutput {
     pub seconds_per_run: Option<f64>,
 }
 
-/// Runs a built driver on `mem` (the mutable region is updated in place).
+/// Runs a built driver on `mem` (the mutable region is updated in place);
+/// `constant` is the bundle's constant region (weights and packed copies).
 pub fn run(
     exe: &Path,
     dir: &Path,
+    constant: &[u8],
     mem: &mut Memory,
     repeat: Option<u64>,
 ) -> Result<RunOutput, String> {
@@ -164,8 +166,7 @@ pub fn run(
         dir.join("mutable.in"),
         dir.join("mutable.out"),
     );
-    std::fs::write(&wf, &mem.constant)
-        .map_err(|e| format!("cannot write {}: {e}", wf.display()))?;
+    std::fs::write(&wf, constant).map_err(|e| format!("cannot write {}: {e}", wf.display()))?;
     std::fs::write(&mi, &mem.mutable).map_err(|e| format!("cannot write {}: {e}", mi.display()))?;
     let mut cmd = Command::new(exe);
     cmd.arg(&wf).arg(&mi).arg(&mo);

@@ -142,8 +142,9 @@ pub fn run(
             let bundle = emit_bundle(
                 f,
                 &BundleOptions {
+                    // The real constants: packed copies are made from them.
+                    weights: weights.clone(),
                     zero_missing_weights: true,
-                    ..BundleOptions::default()
                 },
             )?;
             let tmp = tempfile::Builder::new()
@@ -152,7 +153,7 @@ pub fn run(
                 .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
             let dir = opts.build_dir.as_deref().unwrap_or(tmp.path());
             let exe = cc::build(&bundle, dir, &opts.cc)?;
-            let r = cc::run(&exe, dir, &mut mem, opts.repeat)?;
+            let r = cc::run(&exe, dir, &bundle.weights, &mut mem, opts.repeat)?;
             outputs.stdout = r.stdout;
             outputs.seconds_per_run = r.seconds_per_run;
         }

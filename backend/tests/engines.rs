@@ -18,10 +18,13 @@ struct Prog {
 
 impl Prog {
     fn weight(&mut self, ty: &str) -> String {
+        self.weight_of(ty, "mutable")
+    }
+    fn weight_of(&mut self, ty: &str, mutability: &str) -> String {
         self.n += 1;
         let name = format!("w{}", self.n);
         self.decls
-            .push(format!("  %{name} = WeightVar {ty} mutable"));
+            .push(format!("  %{name} = WeightVar {ty} {mutability}"));
         name
     }
     fn inst(&mut self, text: &str) {
@@ -37,10 +40,30 @@ impl Prog {
     }
     /// `opcode @out %new(dest_ty), @in %new(in_ty)... { members }`.
     fn op(&mut self, opcode: &str, dest: &str, ins: &[&str], members: &str) {
+        self.op_const(opcode, dest, ins, &[], members)
+    }
+    /// As `op`, with the inputs at positions `consts` constant weights (whose
+    /// contents the bundle knows, so the C kernels pack them).
+    fn op_const(
+        &mut self,
+        opcode: &str,
+        dest: &str,
+        ins: &[&str],
+        consts: &[usize],
+        members: &str,
+    ) {
         let d = self.weight(dest);
         let ins: Vec<String> = ins
             .iter()
-            .map(|t| format!("@in %{}", self.weight(t)))
+            .enumerate()
+            .map(|(i, t)| {
+                let m = if consts.contains(&i) {
+                    "const"
+                } else {
+                    "mutable"
+                };
+                format!("@in %{}", self.weight_of(t, m))
+            })
             .collect();
         let mut ops = vec![format!("@out %{d}")];
         ops.extend(ins);
@@ -223,6 +246,38 @@ fn build() -> String {
         "",
     );
     p.op("matmul", &f(&[4, 6]), &[&f(&[4, 3]), &f(&[3, 6])], "");
+    // GEMM tile edges: rows not a multiple of 6, columns not a multiple of
+    // 16, with the right-hand side at run time and packed as a constant.
+    for (m, k, n) in [
+        (1, 64, 40),
+        (6, 5, 16),
+        (7, 3, 17),
+        (13, 33, 48),
+        (12, 1, 1),
+    ] {
+        for consts in [&[][..], &[1, 2][..]] {
+            p.op_const(
+                "fullyconnected",
+                &f(&[m, n]),
+                &[&f(&[m, k]), &f(&[k, n]), &f(&[n])],
+                consts,
+                "",
+            );
+            p.op_const(
+                "matmul",
+                &f(&[m, n]),
+                &[&f(&[m, k]), &f(&[k, n])],
+                &consts[..consts.len().min(1)],
+                "",
+            );
+        }
+    }
+    p.op(
+        "batchmatmul",
+        &f(&[3, 7, 17]),
+        &[&f(&[3, 7, 9]), &f(&[3, 9, 17])],
+        "",
+    );
     p.op(
         "batchmatmul",
         &f(&[2, 3, 5]),
@@ -368,8 +423,184 @@ fn convolutions(p: &mut Prog) {
             [1, 1],
             "LEAKY_RELU",
         ),
+        // Tile edges of the packed kernels: pixels not a multiple of 6,
+        // output channels not a multiple of 16, odd channel counts.
+        (
+            "NHWC",
+            1,
+            3,
+            7,
+            7,
+            17,
+            1,
+            [3, 3],
+            [2, 2],
+            [1, 2, 0, 1],
+            [1, 1],
+            "RELU",
+        ),
+        (
+            "NHWC",
+            2,
+            8,
+            5,
+            4,
+            33,
+            1,
+            [1, 1],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 1],
+            "NONE",
+        ),
+        (
+            "NHWC",
+            1,
+            19,
+            1,
+            1,
+            5,
+            1,
+            [1, 1],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 1],
+            "CLIP",
+        ),
+        (
+            "NHWC",
+            1,
+            16,
+            6,
+            6,
+            16,
+            1,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [2, 2],
+            "NONE",
+        ),
+        (
+            "NHWC",
+            1,
+            4,
+            3,
+            3,
+            1,
+            1,
+            [3, 3],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 1],
+            "SIGMOID",
+        ),
+        (
+            "NHWC",
+            1,
+            12,
+            6,
+            7,
+            24,
+            3,
+            [3, 3],
+            [1, 2],
+            [1, 0, 1, 2],
+            [1, 1],
+            "RELU",
+        ),
+        // Depthwise: one input and one output channel per group.
+        (
+            "NHWC",
+            1,
+            70,
+            7,
+            6,
+            70,
+            70,
+            [3, 3],
+            [2, 2],
+            [1, 1, 1, 1],
+            [1, 1],
+            "CLIP",
+        ),
+        (
+            "NHWC",
+            2,
+            9,
+            5,
+            5,
+            9,
+            9,
+            [3, 2],
+            [1, 1],
+            [2, 0, 1, 1],
+            [2, 1],
+            "NONE",
+        ),
+        (
+            "NCHW",
+            1,
+            5,
+            6,
+            5,
+            5,
+            5,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+            "RELU",
+        ),
+        // Channel multiplier: two output channels per input channel.
+        (
+            "NHWC",
+            1,
+            3,
+            5,
+            5,
+            6,
+            3,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+            "TANH",
+        ),
+        (
+            "NCHW",
+            1,
+            6,
+            7,
+            7,
+            20,
+            2,
+            [3, 3],
+            [1, 1],
+            [0, 1, 1, 0],
+            [1, 1],
+            "LEAKY_RELU",
+        ),
+        (
+            "NCHW",
+            1,
+            3,
+            2,
+            9,
+            7,
+            1,
+            [1, 3],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 3],
+            "NONE",
+        ),
     ];
-    for &(layout, n, c, h, w, oc, g, k, s, pads, dil, act) in cases {
+    for (i, &(layout, n, c, h, w, oc, g, k, s, pads, dil, act)) in
+        cases.iter().chain(cases.iter()).enumerate()
+    {
+        // The first pass feeds the filter at run time, the second as a constant.
+        let consts: &[usize] = if i < cases.len() { &[] } else { &[1, 2] };
         let out = |dim: usize| {
             (([h, w][dim] + pads[dim] + pads[dim + 2]) - ((k[dim] - 1) * dil[dim] + 1)) / s[dim] + 1
         };
@@ -396,10 +627,11 @@ fn convolutions(p: &mut Prog) {
             "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Group: {g}, Dilation: [{}, {}], Layout: {layout}, FusedActivation: {act}{args}",
             k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], dil[0], dil[1]
         );
-        p.op(
+        p.op_const(
             "convolution",
             &f(&act_dims(oc, oh, ow)),
             &[&f(&act_dims(c, h, w)), &f(&filt), &f(&[oc])],
+            consts,
             &members,
         );
     }
@@ -509,6 +741,13 @@ fn assert_same(a: &Outputs, b: &Outputs) {
 #[test]
 fn c_matches_interpreter_with_warnings_as_errors() {
     run_both("-O2 -Wall -Wextra -Werror");
+}
+
+/// The vector paths as the benchmarks build them (AVX2 where the machine
+/// has it), still without FMA contraction: the bundle turns it off.
+#[test]
+fn c_matches_interpreter_native_o3() {
+    run_both("-O3 -march=native -std=gnu99 -ffp-contract=fast");
 }
 
 #[test]

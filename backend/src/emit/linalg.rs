@@ -3,6 +3,7 @@
 //! `softmax`, `batchnormalization`, `localresponsenormalization`. All float;
 //! sums accumulate in f32 in index order, exactly as the interpreter does.
 
+use super::runtime::{Kernel, PackKind};
 use super::KCtx;
 use crate::error::BackendError;
 use crate::ops::c_float;
@@ -58,33 +59,47 @@ pub fn batched_reduce_add(c: &mut KCtx) -> Result<(), BackendError> {
     Ok(())
 }
 
-/// `Dest[b][i][j] = sum_k L[b][i][k] * R[b][k][j]` (+ `Bias[j]` after the sum).
-fn matmul_nest(
+/// `Dest[b][i][j] = sum_k L[b][i][k] * R[b][k][j]` (+ `Bias[j]` after the
+/// sum) through the shared GEMM; a constant right-hand side is packed.
+fn gemm_call(
     c: &mut KCtx,
     (batches, rows, inner, cols): (u64, u64, u64, u64),
     names: (&str, &str),
     bias: bool,
-) {
+) -> Result<(), BackendError> {
     let (l, r) = names;
-    c.w.for_loop("b", batches);
-    c.w.for_loop("i", rows);
-    c.w.for_loop("j", cols);
-    c.w.line("float sum = 0.0f;");
-    c.w.for_loop("k", inner);
+    let (act, a0, a1) = if c
+        .inst
+        .opcode
+        .info()
+        .member_index("FusedActivation")
+        .is_some()
+    {
+        super::spatial::act_code(c)?
+    } else {
+        (0, 0.0, 0.0)
+    };
+    c.rt.use_kernel(Kernel::Gemm);
+    let rhs = match c.const_weight(r) {
+        Some(w) if batches == 1 => {
+            let at = c.rt.packed(w, PackKind::GemmPanels { k: inner, n: cols });
+            c.w.line(&format!("(void){r};"));
+            format!("(const float *)(constantWeight + {at}u)")
+        }
+        _ => r.to_string(),
+    };
+    let packed = u32::from(rhs != r);
     c.w.line(&format!(
-        "sum += {l}[b * {}u + i * {inner}u + k] * {r}[b * {}u + k * {cols}u + j];",
+        "static const glow_gemm_t shape = {{{batches}u, {rows}u, {cols}u, {inner}u, {inner}u, {cols}u, {cols}u, {}u, {}u, {}u, {packed}, {act}, {}, {}}};",
         rows * inner,
-        inner * cols
+        inner * cols,
+        rows * cols,
+        c_float(a0),
+        c_float(a1)
     ));
-    c.w.close();
-    let val = if bias { "sum + Bias[j]" } else { "sum" };
-    c.w.line(&format!(
-        "Dest[b * {}u + i * {cols}u + j] = {val};",
-        rows * cols
-    ));
-    c.w.close();
-    c.w.close();
-    c.w.close();
+    let b = if bias { "Bias" } else { "0" };
+    c.w.line(&format!("glow_gemm_f32(Dest, {l}, {rhs}, {b}, &shape);"));
+    Ok(())
 }
 
 pub fn fully_connected(c: &mut KCtx) -> Result<(), BackendError> {
@@ -98,8 +113,7 @@ pub fn fully_connected(c: &mut KCtx) -> Result<(), BackendError> {
     for name in ["Dest", "Src", "Weights", "Bias"] {
         c.decl(name, "float")?;
     }
-    matmul_nest(c, (1, n, k, m), ("Src", "Weights"), true);
-    Ok(())
+    gemm_call(c, (1, n, k, m), ("Src", "Weights"), true)
 }
 
 pub fn matmul(c: &mut KCtx) -> Result<(), BackendError> {
@@ -110,13 +124,12 @@ pub fn matmul(c: &mut KCtx) -> Result<(), BackendError> {
     for name in ["Dest", "LHS", "RHS"] {
         c.decl(name, "float")?;
     }
-    matmul_nest(
+    gemm_call(
         c,
         (1, l.dims[0], l.dims[1], r.dims[1]),
         ("LHS", "RHS"),
         false,
-    );
-    Ok(())
+    )
 }
 
 pub fn batch_matmul(c: &mut KCtx) -> Result<(), BackendError> {
@@ -128,8 +141,7 @@ pub fn batch_matmul(c: &mut KCtx) -> Result<(), BackendError> {
         c.decl(name, "float")?;
     }
     let dims = (l.dims[0], l.dims[1], l.dims[2], r.dims[2]);
-    matmul_nest(c, dims, ("LHS", "RHS"), false);
-    Ok(())
+    gemm_call(c, dims, ("LHS", "RHS"), false)
 }
 
 /// Row-wise: max, `e = expf(x - max)`, sum, `e / sum`.

@@ -7,9 +7,11 @@
 mod elementwise;
 mod linalg;
 mod movement;
+pub mod runtime;
 mod spatial;
 
 pub use linalg::split;
+pub use runtime::Runtime;
 pub use spatial::Window;
 
 use crate::error::{inst_error, unsupported, BackendError};
@@ -52,15 +54,16 @@ impl CWriter {
 }
 
 /// What a kernel emitter sees.
-pub struct KCtx<'a> {
+pub struct KCtx<'a, 'c> {
     pub f: &'a Function,
     pub id: InstId,
     pub inst: &'a InstData,
     pub mem: &'a MemoryLayout,
     pub w: &'a mut CWriter,
+    pub rt: &'a mut Runtime<'c>,
 }
 
-impl KCtx<'_> {
+impl KCtx<'_, '_> {
     pub fn err(&self, msg: impl Into<String>) -> BackendError {
         inst_error(self.f, self.id, msg)
     }
@@ -110,6 +113,20 @@ impl KCtx<'_> {
         Ok(())
     }
 
+    /// The weight index of operand `name` when it is a constant weight itself
+    /// (not a view), whose contents the bundle knows at emit time.
+    pub fn const_weight(&self, name: &str) -> Option<usize> {
+        let op = self.inst.operand_named(name)?;
+        match op.value {
+            glow_ir::Value::Weight(w)
+                if self.f.weight(w).mutability == glow_ir::Mutability::Const =>
+            {
+                Some(w.index())
+            }
+            _ => None,
+        }
+    }
+
     pub fn member_int(&self, name: &str) -> Result<i64, BackendError> {
         self.inst
             .member_int(name)
@@ -140,7 +157,11 @@ impl KCtx<'_> {
 }
 
 /// The statements of the entry point's body, one block per instruction.
-pub fn emit_body(f: &Function, mem: &MemoryLayout) -> Result<String, BackendError> {
+pub fn emit_body(
+    f: &Function,
+    mem: &MemoryLayout,
+    rt: &mut Runtime<'_>,
+) -> Result<String, BackendError> {
     let mut w = CWriter {
         out: String::new(),
         indent: 1,
@@ -168,6 +189,7 @@ pub fn emit_body(f: &Function, mem: &MemoryLayout) -> Result<String, BackendErro
             inst,
             mem,
             w: &mut w,
+            rt,
         };
         emit_inst(&mut ctx)?;
         w.close();

@@ -3,6 +3,7 @@
 //! positions outside the input are skipped; sums run over (kh, kw, channel)
 //! in that order, as in the interpreter.
 
+use super::runtime::{Kernel, PackKind};
 use super::KCtx;
 use crate::error::BackendError;
 use crate::ops::{c_float, fused_activation};
@@ -88,23 +89,41 @@ fn open_window(c: &mut KCtx, win: &Window, h: u64, w: u64) {
     c.w.line(&format!("if (iw < 0 || iw >= {w}ll) continue;"));
 }
 
-pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
-    let names = ["Dest", "Src", "Filter", "Bias"];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
-    let (d, s, fl) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Filter")?);
-    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
-    let group = c.member_int("Group")?.max(1) as u64;
+/// The fused activation as the kernels' (code, arg0, arg1), exactly the
+/// values `ops::fused_activation` uses.
+pub fn act_code(c: &KCtx) -> Result<(u32, f32, f32), BackendError> {
     let act = c.inst.member_str("FusedActivation").unwrap_or("NONE");
     let args = c
         .inst
         .member("FusedActivationArgs")
         .and_then(|v| v.as_floats())
         .unwrap_or(&[]);
-    let (fused, _) = fused_activation(act, args)
+    let _known = fused_activation(act, args)
         .ok_or_else(|| c.err(format!("unknown fused activation {act}")))?;
+    let arg = |i: usize, d: f32| args.get(i).map(|&v| v as f32).unwrap_or(d);
+    Ok(match act {
+        "RELU" => (1, 0.0, 0.0),
+        "CLIP" => (2, arg(0, f32::MIN), arg(1, f32::MAX)),
+        "TANH" => (3, 0.0, 0.0),
+        "SIGMOID" => (4, 0.0, 0.0),
+        "LEAKY_RELU" => (5, arg(0, 0.01), 0.0),
+        _ => (0, 0.0, 0.0),
+    })
+}
+
+/// Convolution through the shared kernels: packed panels for a constant
+/// filter (depthwise packing when each group has one input and one output
+/// channel), the reference nest for a runtime filter.
+pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
+    let names = ["Dest", "Src", "Filter", "Bias"];
+    for n in names {
+        let t = c.ty(n)?;
+        c.require_f32(&t)?;
+    }
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
+    let group = c.member_int("Group")?.max(1) as u64;
+    let (act, a0, a1) = act_code(c)?;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
     let (cg, ocg) = (ch / group, oc / group);
@@ -115,41 +134,91 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
     } else {
         [kh * kw * cg, kw * cg, cg, 1]
     };
-    let _ = fl;
+    let ss = win.act_strides(&s.dims);
+    let ds = win.act_strides(&d.dims);
     for nm in names {
         c.decl(nm, "float")?;
     }
-    c.w.for_loop("n", n);
-    c.w.for_loop("oh", oh);
-    c.w.for_loop("ow", ow);
-    c.w.for_loop("oc", oc);
-    c.w.line(&format!("size_t g = oc / {ocg}u;"));
-    c.w.line("float sum = 0.0f;");
-    open_window(c, &win, h, w);
-    c.w.for_loop("cg", cg);
+    let list = |v: &[u64]| {
+        v.iter()
+            .map(|x| format!("{x}u"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let shape = list(&[
+        n,
+        h,
+        w,
+        ch,
+        oh,
+        ow,
+        oc,
+        kh,
+        kw,
+        win.strides[0],
+        win.strides[1],
+        win.pads[0],
+        win.pads[1],
+        win.dilation[0],
+        win.dilation[1],
+        group,
+        ss[0],
+        ss[1],
+        ss[2],
+        ss[3],
+        ds[0],
+        ds[1],
+        ds[2],
+        ds[3],
+    ]);
     c.w.line(&format!(
-        "sum += Src[{}] * Filter[{}];",
-        idx(
-            [
-                "n",
-                &format!("(g * {cg}u + cg)"),
-                "(size_t)ih",
-                "(size_t)iw"
-            ],
-            win.act_strides(&s.dims)
-        ),
-        idx(["oc", "kh", "kw", "cg"], fs)
+        "static const glow_conv_t shape = {{{shape}, {act}, {}, {}}};",
+        c_float(a0),
+        c_float(a1)
     ));
-    c.w.close();
-    c.w.close();
-    c.w.close();
-    c.w.line("float x = sum + Bias[oc];");
-    c.w.line(&format!(
-        "Dest[{}] = {fused};",
-        idx(["n", "oc", "oh", "ow"], win.act_strides(&d.dims))
-    ));
-    for _ in 0..4 {
-        c.w.close();
+    match c.const_weight("Filter") {
+        Some(wi) => {
+            let (kernel, fname, kind) = if cg == 1 && ocg == 1 {
+                (
+                    Kernel::Depthwise,
+                    "glow_depthwise_f32",
+                    PackKind::Depthwise { c: oc, kh, kw, fs },
+                )
+            } else {
+                (
+                    Kernel::Conv,
+                    "glow_conv_f32",
+                    PackKind::ConvPanels {
+                        group,
+                        ocg,
+                        kh,
+                        kw,
+                        cg,
+                        fs,
+                    },
+                )
+            };
+            c.rt.use_kernel(kernel);
+            let at = c.rt.packed(wi, kind);
+            c.w.line("(void)Filter;");
+            let extra = if kernel == Kernel::Conv {
+                let place = c.mem.weight_place(wi);
+                let fl = c.ty("Filter")?;
+                let finite = c.rt.finite(wi, place.offset, fl.size());
+                c.rt.need_zeros(cg);
+                format!(", {}", u8::from(finite))
+            } else {
+                String::new()
+            };
+            c.w.line(&format!(
+                "{fname}(Dest, Src, (const float *)(constantWeight + {at}u), Bias, 0, &shape{extra});"
+            ));
+        }
+        None => {
+            c.rt.use_kernel(Kernel::ConvRef);
+            c.w.line(&format!("static const size_t fs[4] = {{{}}};", list(&fs)));
+            c.w.line("glow_conv_ref_f32(Dest, Src, Filter, Bias, 0, &shape, fs);");
+        }
     }
     Ok(())
 }

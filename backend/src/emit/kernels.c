@@ -1,0 +1,293 @@
+/*@common*/
+/* Shared kernels: each output element sums its products in the index order
+ * of the reference interpreter, from 0.0f, and adds the bias after the sum;
+ * tiling only changes which elements are computed together, so results are
+ * bit-identical to the interpreter unless the bundle was emitted fast. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float glow_v8 __attribute__((vector_size(32)));
+#define GLOW_VEC 1
+#endif
+
+#define GLOW_TP 6
+static inline size_t glow_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The fused activations of docs/backend.md, as the interpreter computes them. */
+static inline float glow_act(float x, int act, float a0, float a1) {
+  switch (act) {
+  case 1: return x > 0.0f ? x : 0.0f;
+  case 2: return a1 < (x < a0 ? a0 : x) ? a1 : (x < a0 ? a0 : x);
+  case 3: return tanhf(x);
+  case 4: return 1.0f / (1.0f + expf(-x));
+  case 5: return x >= 0.0f ? x : a0 * x;
+  default: return x;
+  }
+}
+
+/*@end*/
+
+/*@convbase*/
+/* Shape of one convolution; strides in elements over (n, c, h, w). */
+typedef struct {
+  size_t n, h, w, c, oh, ow, oc, kh, kw, sh, sw, pt, pl, dh, dw, group;
+  size_t s_n, s_c, s_h, s_w, d_n, d_c, d_h, d_w;
+  int act;
+  float a0, a1;
+} glow_conv_t;
+
+/* Output element (n, o, pixel) of a convolution: bias, residual, activation. */
+static inline void glow_conv_store(float *dst, const float *res, const glow_conv_t *p, size_t n,
+                                   size_t o, size_t pix, float sum, const float *bias) {
+  size_t oh = pix / p->ow, ow = pix % p->ow;
+  size_t at = n * p->d_n + o * p->d_c + oh * p->d_h + ow * p->d_w;
+  float x = sum + bias[o];
+  if (res) x = x + res[at];
+  dst[at] = glow_act(x, p->act, p->a0, p->a1);
+}
+/*@end*/
+
+/*@conv*/
+/* Convolution with the filter packed at emit time into panels of 16 output
+ * channels per group, [group][panel][kh][kw][c][16] (zero lanes past the
+ * group's channels), over tiles of 6 output pixels x 16 channels.
+ * A window position outside the input adds nothing in the reference. Here
+ * it reads zeros from glow_zero instead when the filter is finite (`finite`,
+ * checked at emit time): x * 0 is then +-0 and a running sum that starts at
+ * +0 never is -0, so adding it leaves the sum's bits unchanged. Pixels past
+ * the end of a tile read zeros too and are not stored. */
+static void glow_conv_f32(float *dst, const float *src, const float *pk, const float *bias,
+                          const float *res, const glow_conv_t *p, int finite) {
+  const size_t cg = p->c / p->group, ocg = p->oc / p->group;
+  const size_t panels = (ocg + 15) / 16, kk = p->kh * p->kw * cg;
+  const size_t npix = p->oh * p->ow;
+  for (size_t n = 0; n < p->n; n++)
+    for (size_t g = 0; g < p->group; g++)
+      for (size_t pb = 0; pb < panels; pb++) {
+        const float *panel = pk + (g * panels + pb) * kk * 16;
+        const size_t o0 = g * ocg + pb * 16, lanes = glow_min(16, ocg - pb * 16);
+        const float *sbase = src + n * p->s_n + g * cg * p->s_c;
+        for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
+          const size_t np = glow_min(GLOW_TP, npix - pix);
+          float acc[GLOW_TP][16];
+          size_t oh[GLOW_TP], ow[GLOW_TP];
+          for (size_t t = 0; t < GLOW_TP; t++) {
+            for (size_t l = 0; l < 16; l++) acc[t][l] = 0.0f;
+            oh[t] = (pix + t) / p->ow;
+            ow[t] = (pix + t) % p->ow;
+          }
+          for (size_t a = 0; a < p->kh; a++)
+            for (size_t b = 0; b < p->kw; b++) {
+              const float *sp[GLOW_TP];
+              /* Zeros stand in for padding only where the vector path reads them. */
+              const int zero = finite && p->s_c == 1;
+              int all = p->s_c == 1;
+              const float *wp = panel + (a * p->kw + b) * cg * 16;
+              for (size_t t = 0; t < GLOW_TP; t++) {
+                long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+                long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
+                if (t >= np) {
+                  sp[t] = glow_zero;
+                } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
+                  sp[t] = zero ? glow_zero : 0;
+                  all = all && zero;
+                } else {
+                  sp[t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+                }
+              }
+#ifdef GLOW_VEC
+              if (all) {
+                glow_v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+                const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
+                memcpy(&c00, acc[0], 32); memcpy(&c01, acc[0] + 8, 32);
+                memcpy(&c10, acc[1], 32); memcpy(&c11, acc[1] + 8, 32);
+                memcpy(&c20, acc[2], 32); memcpy(&c21, acc[2] + 8, 32);
+                memcpy(&c30, acc[3], 32); memcpy(&c31, acc[3] + 8, 32);
+                memcpy(&c40, acc[4], 32); memcpy(&c41, acc[4] + 8, 32);
+                memcpy(&c50, acc[5], 32); memcpy(&c51, acc[5] + 8, 32);
+                for (size_t c = 0; c < cg; c++) {
+                  glow_v8 w0, w1, x;
+                  float s;
+                  memcpy(&w0, wp + c * 16, 32);
+                  memcpy(&w1, wp + c * 16 + 8, 32);
+#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
+  A = A + x * w0; B = B + x * w1;
+                  GLOW_STEP(s0, c00, c01) GLOW_STEP(s1, c10, c11) GLOW_STEP(s2, c20, c21)
+                  GLOW_STEP(s3, c30, c31) GLOW_STEP(s4, c40, c41) GLOW_STEP(s5, c50, c51)
+#undef GLOW_STEP
+                }
+                memcpy(acc[0], &c00, 32); memcpy(acc[0] + 8, &c01, 32);
+                memcpy(acc[1], &c10, 32); memcpy(acc[1] + 8, &c11, 32);
+                memcpy(acc[2], &c20, 32); memcpy(acc[2] + 8, &c21, 32);
+                memcpy(acc[3], &c30, 32); memcpy(acc[3] + 8, &c31, 32);
+                memcpy(acc[4], &c40, 32); memcpy(acc[4] + 8, &c41, 32);
+                memcpy(acc[5], &c50, 32); memcpy(acc[5] + 8, &c51, 32);
+                continue;
+              }
+#endif
+              for (size_t t = 0; t < np; t++) {
+                if (!sp[t]) continue;
+                for (size_t c = 0; c < cg; c++) {
+                  const float s = sp[t][c * p->s_c];
+                  for (size_t l = 0; l < 16; l++) acc[t][l] = acc[t][l] + s * wp[c * 16 + l];
+                }
+              }
+            }
+          for (size_t t = 0; t < np; t++) {
+            float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0 * p->d_c;
+            const float *r = res ? res + (d - dst) : 0;
+            for (size_t l = 0; l < lanes; l++) {
+              float x = acc[t][l] + bias[o0 + l];
+              if (r) x = x + r[l * p->d_c];
+              d[l * p->d_c] = glow_act(x, p->act, p->a0, p->a1);
+            }
+          }
+        }
+      }
+}
+/*@end*/
+
+/*@depthwise*/
+/* Depthwise convolution (one input and one output channel per group) with
+ * the filter packed as [kh][kw][c], vectorised across channels. */
+static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
+                               const float *res, const glow_conv_t *p) {
+  const size_t npix = p->oh * p->ow;
+  for (size_t n = 0; n < p->n; n++)
+    for (size_t pix = 0; pix < npix; pix++) {
+      const size_t oh = pix / p->ow, ow = pix % p->ow;
+      for (size_t c0 = 0; c0 < p->c; c0 += 64) {
+        const size_t cb = glow_min(64, p->c - c0);
+        float acc[64];
+        for (size_t l = 0; l < 64; l++) acc[l] = 0.0f;
+        for (size_t a = 0; a < p->kh; a++) {
+          long long ih = (long long)(oh * p->sh + a * p->dh) - (long long)p->pt;
+          if (ih < 0 || ih >= (long long)p->h) continue;
+          for (size_t b = 0; b < p->kw; b++) {
+            long long iw = (long long)(ow * p->sw + b * p->dw) - (long long)p->pl;
+            if (iw < 0 || iw >= (long long)p->w) continue;
+            const float *s = src + n * p->s_n + (size_t)ih * p->s_h + (size_t)iw * p->s_w + c0 * p->s_c;
+            const float *w = pk + (a * p->kw + b) * p->c + c0;
+            if (p->s_c == 1) {
+              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + s[l] * w[l];
+            } else {
+              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + s[l * p->s_c] * w[l];
+            }
+          }
+        }
+        for (size_t l = 0; l < cb; l++) glow_conv_store(dst, res, p, n, c0 + l, pix, acc[l], bias);
+      }
+    }
+}
+/*@end*/
+
+/*@convref*/
+/* Convolution with the filter as stored (a runtime filter): the reference
+ * loop nest; fs = filter strides over (oc, kh, kw, c). */
+static void glow_conv_ref_f32(float *dst, const float *src, const float *filt, const float *bias,
+                              const float *res, const glow_conv_t *p, const size_t fs[4]) {
+  const size_t cg = p->c / p->group, ocg = p->oc / p->group;
+  for (size_t n = 0; n < p->n; n++)
+    for (size_t pix = 0; pix < p->oh * p->ow; pix++)
+      for (size_t o = 0; o < p->oc; o++) {
+        const size_t g = o / ocg, oh = pix / p->ow, ow = pix % p->ow;
+        float sum = 0.0f;
+        for (size_t a = 0; a < p->kh; a++) {
+          long long ih = (long long)(oh * p->sh + a * p->dh) - (long long)p->pt;
+          if (ih < 0 || ih >= (long long)p->h) continue;
+          for (size_t b = 0; b < p->kw; b++) {
+            long long iw = (long long)(ow * p->sw + b * p->dw) - (long long)p->pl;
+            if (iw < 0 || iw >= (long long)p->w) continue;
+            for (size_t c = 0; c < cg; c++)
+              sum += src[n * p->s_n + (g * cg + c) * p->s_c + (size_t)ih * p->s_h + (size_t)iw * p->s_w] *
+                     filt[o * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]];
+          }
+        }
+        glow_conv_store(dst, res, p, n, o, pix, sum, bias);
+      }
+}
+/*@end*/
+
+/*@gemm*/
+/* C[i][j] = act(sum_k A[i][k] * B[k][j] + bias[j]) over `batches` matrices.
+ * B is either packed at emit time into panels [j / 16][k][16] (zero lanes
+ * past n) or read in place with row stride ldb; tiles of 6 rows x 16 columns. */
+typedef struct {
+  size_t batches, m, n, k, lda, ldb, ldc, a_batch, b_batch, c_batch;
+  int packed, act;
+  float a0, a1;
+} glow_gemm_t;
+
+static void glow_gemm_f32(float *C, const float *A, const float *B, const float *bias,
+                          const glow_gemm_t *p) {
+  const size_t panels = (p->n + 15) / 16;
+  for (size_t bt = 0; bt < p->batches; bt++) {
+    const float *Ab = A + bt * p->a_batch, *Bb = B + bt * p->b_batch;
+    float *Cb = C + bt * p->c_batch;
+    for (size_t pb = 0; pb < panels; pb++) {
+      const size_t j0 = pb * 16, lanes = glow_min(16, p->n - j0);
+      const float *panel = p->packed ? Bb + pb * p->k * 16 : Bb + j0;
+      const size_t pstride = p->packed ? 16 : p->ldb;
+      const int full = p->packed || lanes == 16;
+      for (size_t i0 = 0; i0 < p->m; i0 += GLOW_TP) {
+        const size_t np = glow_min(GLOW_TP, p->m - i0);
+        float acc[GLOW_TP][16];
+        for (size_t t = 0; t < GLOW_TP; t++)
+          for (size_t l = 0; l < 16; l++) acc[t][l] = 0.0f;
+#ifdef GLOW_VEC
+        if (full && np == GLOW_TP) {
+          glow_v8 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
+          glow_v8 c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
+          const float *a0 = Ab + i0 * p->lda;
+          for (size_t kk = 0; kk < p->k; kk++) {
+            glow_v8 w0, w1, x;
+            float s;
+            memcpy(&w0, panel + kk * pstride, 32);
+            memcpy(&w1, panel + kk * pstride + 8, 32);
+#define GLOW_STEP(T, X, Y) s = a0[T * p->lda + kk]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
+  X = X + x * w0; Y = Y + x * w1;
+            GLOW_STEP(0, c00, c01) GLOW_STEP(1, c10, c11) GLOW_STEP(2, c20, c21)
+            GLOW_STEP(3, c30, c31) GLOW_STEP(4, c40, c41) GLOW_STEP(5, c50, c51)
+#undef GLOW_STEP
+          }
+          memcpy(acc[0], &c00, 32); memcpy(acc[0] + 8, &c01, 32);
+          memcpy(acc[1], &c10, 32); memcpy(acc[1] + 8, &c11, 32);
+          memcpy(acc[2], &c20, 32); memcpy(acc[2] + 8, &c21, 32);
+          memcpy(acc[3], &c30, 32); memcpy(acc[3] + 8, &c31, 32);
+          memcpy(acc[4], &c40, 32); memcpy(acc[4] + 8, &c41, 32);
+          memcpy(acc[5], &c50, 32); memcpy(acc[5] + 8, &c51, 32);
+        } else if (full) {
+          for (size_t t = 0; t < np; t++) {
+            glow_v8 x0 = {0}, x1 = {0};
+            const float *a0 = Ab + (i0 + t) * p->lda;
+            for (size_t kk = 0; kk < p->k; kk++) {
+              glow_v8 w0, w1, x;
+              float s = a0[kk];
+              memcpy(&w0, panel + kk * pstride, 32);
+              memcpy(&w1, panel + kk * pstride + 8, 32);
+              x = (glow_v8){s, s, s, s, s, s, s, s};
+              x0 = x0 + x * w0;
+              x1 = x1 + x * w1;
+            }
+            memcpy(acc[t], &x0, 32);
+            memcpy(acc[t] + 8, &x1, 32);
+          }
+        } else
+#endif
+        {
+          for (size_t t = 0; t < np; t++) {
+            const float *a0 = Ab + (i0 + t) * p->lda;
+            for (size_t kk = 0; kk < p->k; kk++) {
+              const float s = a0[kk];
+              for (size_t l = 0; l < lanes; l++) acc[t][l] = acc[t][l] + s * panel[kk * pstride + l];
+            }
+          }
+        }
+        for (size_t t = 0; t < np; t++)
+          for (size_t l = 0; l < lanes; l++) {
+            float x = bias ? acc[t][l] + bias[j0 + l] : acc[t][l];
+            Cb[(i0 + t) * p->ldc + j0 + l] = glow_act(x, p->act, p->a0, p->a1);
+          }
+      }
+    }
+  }
+}
+/*@end*/

@@ -1,0 +1,254 @@
+//! The shared kernels of a bundle (`kernels.c`): static C functions called
+//! with shape parameters, so `cc` compiles each kernel once however many
+//! instructions use it, and the filters and weight matrices they stream,
+//! packed at emit time into the constant region.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+const SOURCE: &str = include_str!("kernels.c");
+
+/// A section of `kernels.c` (`/*@name*/ ... /*@end*/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kernel {
+    Common,
+    ConvBase,
+    Conv,
+    Depthwise,
+    ConvRef,
+    Gemm,
+}
+
+impl Kernel {
+    fn tag(self) -> &'static str {
+        match self {
+            Kernel::Common => "common",
+            Kernel::ConvBase => "convbase",
+            Kernel::Conv => "conv",
+            Kernel::Depthwise => "depthwise",
+            Kernel::ConvRef => "convref",
+            Kernel::Gemm => "gemm",
+        }
+    }
+
+    /// Sections this one needs before it.
+    fn needs(self) -> &'static [Kernel] {
+        match self {
+            Kernel::Common => &[],
+            Kernel::ConvBase | Kernel::Gemm => &[Kernel::Common],
+            Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
+                &[Kernel::Common, Kernel::ConvBase]
+            }
+        }
+    }
+
+    fn text(self) -> &'static str {
+        let open = format!("/*@{}*/\n", self.tag());
+        let start = SOURCE.find(&open).map(|i| i + open.len()).unwrap_or(0);
+        let len = SOURCE[start..].find("/*@end*/").unwrap_or(0);
+        &SOURCE[start..start + len]
+    }
+}
+
+/// How a constant weight is rearranged for a kernel.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PackKind {
+    /// Convolution filter to `[group][panel][kh][kw][c][16]`; `fs` are the
+    /// stored filter's strides over (oc, kh, kw, c).
+    ConvPanels {
+        group: u64,
+        ocg: u64,
+        kh: u64,
+        kw: u64,
+        cg: u64,
+        fs: [u64; 4],
+    },
+    /// Depthwise filter to `[kh][kw][c]`.
+    Depthwise {
+        c: u64,
+        kh: u64,
+        kw: u64,
+        fs: [u64; 4],
+    },
+    /// A `[k][n]` matrix to `[n / 16][k][16]`.
+    GemmPanels { k: u64, n: u64 },
+}
+
+impl PackKind {
+    /// Elements of the packed form.
+    pub fn len(&self) -> u64 {
+        match *self {
+            PackKind::ConvPanels {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                ..
+            } => group * ocg.div_ceil(16) * kh * kw * cg * 16,
+            PackKind::Depthwise { c, kh, kw, .. } => kh * kw * c,
+            PackKind::GemmPanels { k, n } => n.div_ceil(16) * k * 16,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The packed elements of `src` (the stored weight).
+    pub fn pack(&self, src: &[f32]) -> Vec<f32> {
+        let mut out = vec![0f32; self.len() as usize];
+        let get = |i: u64| src.get(i as usize).copied().unwrap_or(0.0);
+        match *self {
+            PackKind::ConvPanels {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                fs,
+            } => {
+                let panels = ocg.div_ceil(16);
+                let mut at = 0usize;
+                for g in 0..group {
+                    for pb in 0..panels {
+                        for a in 0..kh {
+                            for b in 0..kw {
+                                for c in 0..cg {
+                                    for l in 0..16 {
+                                        let o = pb * 16 + l;
+                                        if o < ocg {
+                                            let o = g * ocg + o;
+                                            out[at] =
+                                                get(o * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]);
+                                        }
+                                        at += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            PackKind::Depthwise { c, kh, kw, fs } => {
+                let mut at = 0usize;
+                for a in 0..kh {
+                    for b in 0..kw {
+                        for o in 0..c {
+                            out[at] = get(o * fs[0] + a * fs[1] + b * fs[2]);
+                            at += 1;
+                        }
+                    }
+                }
+            }
+            PackKind::GemmPanels { k, n } => {
+                let mut at = 0usize;
+                for pb in 0..n.div_ceil(16) {
+                    for kk in 0..k {
+                        for l in 0..16 {
+                            let j = pb * 16 + l;
+                            if j < n {
+                                out[at] = get(kk * n + j);
+                            }
+                            at += 1;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What the body of a bundle asked for: kernels and packed weights.
+#[derive(Debug, Default)]
+pub struct Runtime<'a> {
+    kernels: BTreeSet<Kernel>,
+    /// Packed copies by (weight index, packing) → byte offset in the
+    /// constant region, after the weights.
+    packed: BTreeMap<(usize, PackKind), u64>,
+    base: u64,
+    end: u64,
+    /// Length of `glow_zero`, the zeros padded window positions read.
+    zeros: u64,
+    /// The constant region's bytes (weights only) and each weight's offset.
+    constants: &'a [u8],
+    finite: BTreeMap<usize, bool>,
+}
+
+impl<'a> Runtime<'a> {
+    /// Packed weights go after `constants`, the constant region's bytes.
+    pub fn new(constants: &'a [u8]) -> Runtime<'a> {
+        let base = constants.len() as u64;
+        Runtime {
+            base,
+            end: base,
+            constants,
+            ..Runtime::default()
+        }
+    }
+
+    /// Whether the float weight at `offset` (of `len` elements) holds no
+    /// infinity or NaN.
+    pub fn finite(&mut self, w: usize, offset: u64, len: u64) -> bool {
+        let bytes = self.constants;
+        *self.finite.entry(w).or_insert_with(|| {
+            let (a, b) = (offset as usize, (offset + 4 * len) as usize);
+            bytes.get(a..b).is_some_and(|s| {
+                s.chunks_exact(4)
+                    .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite())
+            })
+        })
+    }
+
+    /// Makes `glow_zero` at least `n` floats long.
+    pub fn need_zeros(&mut self, n: u64) {
+        self.zeros = self.zeros.max(n);
+    }
+
+    pub fn use_kernel(&mut self, k: Kernel) {
+        for &n in k.needs() {
+            self.kernels.insert(n);
+        }
+        self.kernels.insert(k);
+    }
+
+    /// The constant-region byte offset of weight `w` packed as `kind`.
+    pub fn packed(&mut self, w: usize, kind: PackKind) -> u64 {
+        let bytes = kind.len() * 4;
+        let end = &mut self.end;
+        *self.packed.entry((w, kind)).or_insert_with(|| {
+            let at = *end;
+            *end = (at + bytes).div_ceil(crate::memory::MEM_ALIGN) * crate::memory::MEM_ALIGN;
+            at
+        })
+    }
+
+    /// Bytes the packed weights add to the constant region.
+    pub fn packed_bytes(&self) -> u64 {
+        self.end - self.base
+    }
+
+    /// Every packed weight: (weight index, packing, byte offset).
+    pub fn packings(&self) -> impl Iterator<Item = (usize, &PackKind, u64)> + '_ {
+        self.packed.iter().map(|((w, k), &at)| (*w, k, at))
+    }
+
+    /// The C text of the kernels used, in a fixed order.
+    pub fn source(&self) -> String {
+        let mut out = String::new();
+        for k in &self.kernels {
+            out.push_str(k.text());
+            if *k == Kernel::ConvBase {
+                out.push_str(&format!(
+                    "static const float glow_zero[{}] = {{0.0f}};\n",
+                    self.zeros.max(1)
+                ));
+            }
+        }
+        out
+    }
+
+    pub fn uses_any(&self) -> bool {
+        !self.kernels.is_empty()
+    }
+}
