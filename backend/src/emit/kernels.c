@@ -6,6 +6,11 @@
 #if defined(__GNUC__) || defined(__clang__)
 typedef float glow_v8 __attribute__((vector_size(32)));
 #define GLOW_VEC 1
+#if defined(__AVX512F__)
+/* 32 vector registers: two 16-channel panels per tile. */
+typedef float glow_v16 __attribute__((vector_size(64)));
+#define GLOW_VEC16 1
+#endif
 #endif
 
 #define GLOW_TP 6
@@ -61,16 +66,21 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
   const size_t npix = p->oh * p->ow;
   for (size_t n = 0; n < p->n; n++)
     for (size_t g = 0; g < p->group; g++)
-      for (size_t pb = 0; pb < panels; pb++) {
+      for (size_t pb = 0; pb < panels;) {
+#ifdef GLOW_VEC16
+        const size_t np2 = pb + 1 < panels ? 2 : 1;
+#else
+        const size_t np2 = 1;
+#endif
         const float *panel = pk + (g * panels + pb) * kk * 16;
-        const size_t o0 = g * ocg + pb * 16, lanes = glow_min(16, ocg - pb * 16);
+        const size_t o0 = g * ocg + pb * 16, lanes = glow_min(16 * np2, ocg - pb * 16);
         const float *sbase = src + n * p->s_n + g * cg * p->s_c;
         for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
           const size_t np = glow_min(GLOW_TP, npix - pix);
-          float acc[GLOW_TP][16];
+          float acc[GLOW_TP][32];
           size_t oh[GLOW_TP], ow[GLOW_TP];
           for (size_t t = 0; t < GLOW_TP; t++) {
-            for (size_t l = 0; l < 16; l++) acc[t][l] = 0.0f;
+            for (size_t l = 0; l < 32; l++) acc[t][l] = 0.0f;
             oh[t] = (pix + t) / p->ow;
             ow[t] = (pix + t) % p->ow;
           }
@@ -93,7 +103,48 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
                   sp[t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
                 }
               }
-#ifdef GLOW_VEC
+#ifdef GLOW_VEC16
+              if (all) {
+                const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
+                const float *wq = wp + kk * 16;
+                glow_v16 c0a, c1a, c2a, c3a, c4a, c5a, c0b, c1b, c2b, c3b, c4b, c5b;
+                memcpy(&c0a, acc[0], 64); memcpy(&c1a, acc[1], 64); memcpy(&c2a, acc[2], 64);
+                memcpy(&c3a, acc[3], 64); memcpy(&c4a, acc[4], 64); memcpy(&c5a, acc[5], 64);
+                if (np2 == 2) {
+                  memcpy(&c0b, acc[0] + 16, 64); memcpy(&c1b, acc[1] + 16, 64);
+                  memcpy(&c2b, acc[2] + 16, 64); memcpy(&c3b, acc[3] + 16, 64);
+                  memcpy(&c4b, acc[4] + 16, 64); memcpy(&c5b, acc[5] + 16, 64);
+                  for (size_t c = 0; c < cg; c++) {
+                    glow_v16 w0, w1, x;
+                    float s;
+                    memcpy(&w0, wp + c * 16, 64);
+                    memcpy(&w1, wq + c * 16, 64);
+#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
+  A = A + x * w0; B = B + x * w1;
+                    GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
+                    GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
+#undef GLOW_STEP
+                  }
+                  memcpy(acc[0] + 16, &c0b, 64); memcpy(acc[1] + 16, &c1b, 64);
+                  memcpy(acc[2] + 16, &c2b, 64); memcpy(acc[3] + 16, &c3b, 64);
+                  memcpy(acc[4] + 16, &c4b, 64); memcpy(acc[5] + 16, &c5b, 64);
+                } else {
+                  for (size_t c = 0; c < cg; c++) {
+                    glow_v16 w0, x;
+                    float s;
+                    memcpy(&w0, wp + c * 16, 64);
+#define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
+  A = A + x * w0;
+                    GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
+                    GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
+#undef GLOW_STEP
+                  }
+                }
+                memcpy(acc[0], &c0a, 64); memcpy(acc[1], &c1a, 64); memcpy(acc[2], &c2a, 64);
+                memcpy(acc[3], &c3a, 64); memcpy(acc[4], &c4a, 64); memcpy(acc[5], &c5a, 64);
+                continue;
+              }
+#elif defined(GLOW_VEC)
               if (all) {
                 glow_v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
                 const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
@@ -125,9 +176,13 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
 #endif
               for (size_t t = 0; t < np; t++) {
                 if (!sp[t]) continue;
-                for (size_t c = 0; c < cg; c++) {
-                  const float s = sp[t][c * p->s_c];
-                  for (size_t l = 0; l < 16; l++) acc[t][l] = acc[t][l] + s * wp[c * 16 + l];
+                for (size_t q = 0; q < np2; q++) {
+                  const float *wq = wp + q * kk * 16;
+                  for (size_t c = 0; c < cg; c++) {
+                    const float s = sp[t][c * p->s_c];
+                    for (size_t l = 0; l < 16; l++)
+                      acc[t][q * 16 + l] = acc[t][q * 16 + l] + s * wq[c * 16 + l];
+                  }
                 }
               }
             }
@@ -141,6 +196,7 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
             }
           }
         }
+        pb += np2;
       }
 }
 /*@end*/
