@@ -32,6 +32,9 @@ pub const INFER: &[&str] = &[
     "peephole",
     // Drop dead writes before they extend lifetimes.
     "dse",
+    // Activations into their convolution, before anything shares the
+    // intermediate buffer that fusing erases.
+    "fuse-activations",
     // Turn contiguous insert/extract into views before sharing looks at them.
     "optimize-inserts",
     "optimize-extracts",
@@ -77,7 +80,7 @@ impl Mode {
             Mode::Train => INFER
                 .iter()
                 .copied()
-                .filter(|&p| p != "share-buffers" && p != "inplace")
+                .filter(|&p| p != "share-buffers" && p != "inplace" && p != "fuse-activations")
                 .collect(),
             Mode::Infer => INFER.to_vec(),
         }

@@ -31,6 +31,42 @@ static inline float glow_act(float x, int act, float a0, float a1) {
 /*@end*/
 
 /*@convbase*/
+/* Stores `lanes` results of one output pixel (or row): d[l * ds] =
+ * act(acc[l] + bias[l] (+ r[l * ds])). The activation is chosen outside the
+ * loops so a contiguous row vectorises. */
+static inline void glow_store(float *d, size_t ds, const float *acc, const float *bias,
+                              const float *r, size_t lanes, int act, float a0, float a1) {
+  float x[64];
+  for (size_t l = 0; l < lanes; l++) x[l] = bias ? acc[l] + bias[l] : acc[l];
+  if (r) {
+    if (ds == 1) {
+      for (size_t l = 0; l < lanes; l++) x[l] = x[l] + r[l];
+    } else {
+      for (size_t l = 0; l < lanes; l++) x[l] = x[l] + r[l * ds];
+    }
+  }
+  if (ds != 1) {
+    for (size_t l = 0; l < lanes; l++) d[l * ds] = glow_act(x[l], act, a0, a1);
+    return;
+  }
+  switch (act) {
+  case 0:
+    for (size_t l = 0; l < lanes; l++) d[l] = x[l];
+    break;
+  case 1:
+    for (size_t l = 0; l < lanes; l++) d[l] = x[l] > 0.0f ? x[l] : 0.0f;
+    break;
+  case 2:
+    for (size_t l = 0; l < lanes; l++) {
+      const float m = x[l] < a0 ? a0 : x[l];
+      d[l] = a1 < m ? a1 : m;
+    }
+    break;
+  default:
+    for (size_t l = 0; l < lanes; l++) d[l] = glow_act(x[l], act, a0, a1);
+  }
+}
+
 /* Shape of one convolution; strides in elements over (n, c, h, w). */
 typedef struct {
   size_t n, h, w, c, oh, ow, oc, kh, kw, sh, sw, pt, pl, dh, dw, group;
@@ -75,14 +111,23 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
         const float *panel = pk + (g * panels + pb) * kk * 16;
         const size_t o0 = g * ocg + pb * 16, lanes = glow_min(16 * np2, ocg - pb * 16);
         const float *sbase = src + n * p->s_n + g * cg * p->s_c;
+        size_t tile_h = 0, tile_w = 0;
         for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
           const size_t np = glow_min(GLOW_TP, npix - pix);
           float acc[GLOW_TP][32];
           size_t oh[GLOW_TP], ow[GLOW_TP];
           for (size_t t = 0; t < GLOW_TP; t++) {
             for (size_t l = 0; l < 32; l++) acc[t][l] = 0.0f;
-            oh[t] = (pix + t) / p->ow;
-            ow[t] = (pix + t) % p->ow;
+            if (t == 0) {
+              oh[0] = tile_h;
+              ow[0] = tile_w;
+            } else if (ow[t - 1] + 1 == p->ow) {
+              oh[t] = oh[t - 1] + 1;
+              ow[t] = 0;
+            } else {
+              oh[t] = oh[t - 1];
+              ow[t] = ow[t - 1] + 1;
+            }
           }
           for (size_t a = 0; a < p->kh; a++)
             for (size_t b = 0; b < p->kw; b++) {
@@ -188,12 +233,16 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
             }
           for (size_t t = 0; t < np; t++) {
             float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0 * p->d_c;
-            const float *r = res ? res + (d - dst) : 0;
-            for (size_t l = 0; l < lanes; l++) {
-              float x = acc[t][l] + bias[o0 + l];
-              if (r) x = x + r[l * p->d_c];
-              d[l * p->d_c] = glow_act(x, p->act, p->a0, p->a1);
-            }
+            glow_store(d, p->d_c, acc[t], bias + o0, res ? res + (d - dst) : 0, lanes, p->act,
+                       p->a0, p->a1);
+          }
+          /* The next tile starts one pixel after this one's last. */
+          if (ow[GLOW_TP - 1] + 1 == p->ow) {
+            tile_h = oh[GLOW_TP - 1] + 1;
+            tile_w = 0;
+          } else {
+            tile_h = oh[GLOW_TP - 1];
+            tile_w = ow[GLOW_TP - 1] + 1;
           }
         }
         pb += np2;
@@ -229,7 +278,9 @@ static void glow_depthwise_f32(float *dst, const float *src, const float *pk, co
             }
           }
         }
-        for (size_t l = 0; l < cb; l++) glow_conv_store(dst, res, p, n, c0 + l, pix, acc[l], bias);
+        float *d = dst + n * p->d_n + oh * p->d_h + ow * p->d_w + c0 * p->d_c;
+        glow_store(d, p->d_c, acc, bias + c0, res ? res + (d - dst) : 0, cb, p->act, p->a0,
+                   p->a1);
       }
     }
 }
@@ -338,10 +389,8 @@ static void glow_gemm_f32(float *C, const float *A, const float *B, const float 
           }
         }
         for (size_t t = 0; t < np; t++)
-          for (size_t l = 0; l < lanes; l++) {
-            float x = bias ? acc[t][l] + bias[j0 + l] : acc[t][l];
-            Cb[(i0 + t) * p->ldc + j0 + l] = glow_act(x, p->act, p->a0, p->a1);
-          }
+          glow_store(Cb + (i0 + t) * p->ldc + j0, 1, acc[t], bias ? bias + j0 : 0, 0, lanes,
+                     p->act, p->a0, p->a1);
       }
     }
   }

@@ -1,0 +1,173 @@
+//! `fuse-activations`: a `relu`, `clip`, `sigmoid` or `tanh` that reads a
+//! convolution's result becomes the convolution's `FusedActivation`
+//! (Glow's `FusedActivation` on `ConvolutionInst`), so the result is written
+//! once instead of written, read and written again.
+//!
+//! The pattern, with `%x` an `allocactivation`:
+//!
+//! ```text
+//! %c = convolution @out %x, ... { FusedActivation: NONE }
+//! %a = relu @out %y, @in %x
+//! ```
+//!
+//! where `%x` has no other user than the two and its deallocs, `%y` has the
+//! type of `%x`, and no instruction between the two uses `%y` (its alloc
+//! excepted, which moves above the convolution). The convolution then writes
+//! `%y` with the activation fused; the activation, `%x` and its deallocs are
+//! erased. `%y` must not alias the convolution's inputs (the convolution
+//! reads them while writing). Exact: the fused kernel applies the same f32
+//! function to the same value `sum + bias` that the activation read.
+
+use crate::edit::{rebuild_layout, Origins, Uses};
+use crate::pass::{Pass, PassContext, PassOptions};
+use crate::registry::PassInfo;
+use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, Value};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "fuse-activations",
+    summary: "Fuse a relu/clip/sigmoid/tanh of a convolution's result into the convolution",
+    options: &[],
+    stats: &[("fused", "Number of activations fused into a convolution")],
+    create: |_: &PassOptions| Ok(Box::new(FuseActivations)),
+};
+
+struct FuseActivations;
+
+/// The `FusedActivation` (and its arguments) an activation instruction becomes.
+fn fused_form(f: &Function, a: InstId) -> Option<(&'static str, Vec<f64>)> {
+    let inst = f.inst(a);
+    Some(match inst.opcode {
+        Opcode::Relu => ("RELU", vec![]),
+        Opcode::Sigmoid => ("SIGMOID", vec![]),
+        Opcode::Tanh => ("TANH", vec![]),
+        Opcode::Clip => (
+            "CLIP",
+            vec![inst.member_float("Min")?, inst.member_float("Max")?],
+        ),
+        _ => return None,
+    })
+}
+
+impl Pass for FuseActivations {
+    fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
+        let uses = Uses::compute(f);
+        let origins = Origins::compute(f);
+        let n = f.insts.len();
+        let mut pos = vec![usize::MAX; n];
+        for (i, &id) in f.layout.iter().enumerate() {
+            pos[id.index()] = i;
+        }
+        let mut dead = vec![false; n];
+        let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
+        // (convolution, new dest, activation form)
+        let mut rewrites = Vec::new();
+        for &c in &f.layout {
+            let conv = f.inst(c);
+            if conv.opcode != Opcode::Convolution
+                || conv.member_str("FusedActivation") != Some("NONE")
+                || dead[c.index()]
+            {
+                continue;
+            }
+            let Value::Inst(x) = conv.operands[0].value else {
+                continue;
+            };
+            if f.inst(x).opcode != Opcode::AllocActivation {
+                continue;
+            }
+            // Users of %x: this convolution, one activation, deallocs.
+            let mut act = None;
+            let mut deallocs = Vec::new();
+            let mut ok = true;
+            for u in uses.users(f, Value::Inst(x)) {
+                let ui = f.inst(u.inst);
+                match ui.opcode {
+                    _ if u.inst == c && u.operand == 0 => {}
+                    Opcode::DeallocActivation => deallocs.push(u.inst),
+                    _ if u.operand == 1 && act.is_none() && fused_form(f, u.inst).is_some() => {
+                        act = Some(u.inst)
+                    }
+                    _ => ok = false,
+                }
+            }
+            let Some(a) = act else { continue };
+            if !ok || pos[a.index()] < pos[c.index()] || dead[a.index()] {
+                continue;
+            }
+            let y = f.inst(a).operands[0].value;
+            if y == Value::Inst(x) || f.value_type(y) != f.value_type(Value::Inst(x)) {
+                continue;
+            }
+            // %y must not alias what the convolution reads.
+            let oy = origins.origin(y);
+            if conv.operands[1..]
+                .iter()
+                .any(|o| origins.origin(o.value) == oy)
+            {
+                continue;
+            }
+            // %y is defined above the convolution, or is an alloc between
+            // the two that can move up; nothing between uses it otherwise.
+            let mut hoist = None;
+            if let Value::Inst(yd) = y {
+                if pos[yd.index()] > pos[c.index()] {
+                    if f.inst(yd).opcode != Opcode::AllocActivation
+                        || pos[yd.index()] > pos[a.index()]
+                    {
+                        continue;
+                    }
+                    hoist = Some(yd);
+                }
+            }
+            let between =
+                |i: InstId| pos[i.index()] > pos[c.index()] && pos[i.index()] < pos[a.index()];
+            if uses.users(f, y).iter().any(|u| between(u.inst)) {
+                continue;
+            }
+            // Writes to %y's buffer through another view in between also count.
+            if f.layout[pos[c.index()] + 1..pos[a.index()]]
+                .iter()
+                .any(|&i| {
+                    f.inst(i)
+                        .operands
+                        .iter()
+                        .any(|o| o.value != y && origins.origin(o.value) == oy && o.kind.writes())
+                })
+            {
+                continue;
+            }
+            let (form, args) = fused_form(f, a).expect("checked above");
+            cx.debug(|| {
+                format!(
+                    "fusing %{} into %{} as {form}",
+                    f.inst(a).name,
+                    f.inst(c).name
+                )
+            });
+            dead[a.index()] = true;
+            dead[x.index()] = true;
+            for d in deallocs {
+                dead[d.index()] = true;
+            }
+            if let Some(yd) = hoist {
+                dead[yd.index()] = true;
+                before[c.index()].push(yd);
+            }
+            rewrites.push((c, y, form, args));
+        }
+        if rewrites.is_empty() {
+            return Ok(false);
+        }
+        cx.bump("fused", rewrites.len() as u64);
+        for (c, y, form, args) in rewrites {
+            let inst = f.inst_mut(c);
+            inst.operands[0].value = y;
+            inst.set_member("FusedActivation", MemberValue::Enum(form.into()));
+            if !args.is_empty() {
+                inst.set_member("FusedActivationArgs", MemberValue::FloatArray(args));
+            }
+        }
+        rebuild_layout(f, &before, &dead);
+        Ok(true)
+    }
+}
