@@ -67,6 +67,40 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
   }
 }
 
+#ifdef GLOW_VEC
+typedef int glow_i8 __attribute__((vector_size(32)));
+/* glow_store for 8 contiguous lanes with vector operations: the same f32
+ * additions, and relu/clip as bit selections of the same values. */
+static inline void glow_store8(float *d, const float *acc, const float *bias, const float *r,
+                               int act, float a0, float a1) {
+  glow_v8 x, b;
+  memcpy(&x, acc, 32);
+  memcpy(&b, bias, 32);
+  x = x + b;
+  if (r) {
+    glow_v8 q;
+    memcpy(&q, r, 32);
+    x = x + q;
+  }
+  if (act == 1) {
+    const glow_v8 zero = {0};
+    x = (glow_v8)((glow_i8)x & (x > zero));
+  } else if (act == 2) {
+    const glow_v8 lo = {a0, a0, a0, a0, a0, a0, a0, a0}, hi = {a1, a1, a1, a1, a1, a1, a1, a1};
+    glow_i8 m = x < lo;
+    x = (glow_v8)(((glow_i8)lo & m) | ((glow_i8)x & ~m));
+    m = hi < x;
+    x = (glow_v8)(((glow_i8)hi & m) | ((glow_i8)x & ~m));
+  } else if (act != 0) {
+    float t[8];
+    memcpy(t, &x, 32);
+    for (int l = 0; l < 8; l++) t[l] = glow_act(t[l], act, a0, a1);
+    memcpy(&x, t, 32);
+  }
+  memcpy(d, &x, 32);
+}
+#endif
+
 /* Shape of one convolution; strides in elements over (n, c, h, w). */
 typedef struct {
   size_t n, h, w, c, oh, ow, oc, kh, kw, sh, sw, pt, pl, dh, dw, group;
@@ -95,194 +129,303 @@ static inline void glow_conv_store(float *dst, const float *res, const glow_conv
  * checked at emit time): x * 0 is then +-0 and a running sum that starts at
  * +0 never is -0, so adding it leaves the sum's bits unchanged. Pixels past
  * the end of a tile read zeros too and are not stored. */
+/* One tile: output pixels pix .. pix + np - 1 (the first at (oh0, ow0)) of
+ * the np2 panels from `panel` (first output channel o0, `lanes` stored). */
+static void glow_conv_tile(float *dst, const float *sbase, const float *panel, const float *bias,
+                           const float *res, const glow_conv_t *p, int finite, size_t n,
+                           size_t np2, size_t o0, size_t lanes, size_t np, size_t oh0,
+                           size_t ow0) {
+  const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
+  float acc[GLOW_TP][32];
+  size_t oh[GLOW_TP], ow[GLOW_TP];
+  for (size_t t = 0; t < GLOW_TP; t++) {
+    for (size_t l = 0; l < 32; l++) acc[t][l] = 0.0f;
+    if (t == 0) {
+      oh[0] = oh0;
+      ow[0] = ow0;
+    } else if (ow[t - 1] + 1 == p->ow) {
+      oh[t] = oh[t - 1] + 1;
+      ow[t] = 0;
+    } else {
+      oh[t] = oh[t - 1];
+      ow[t] = ow[t - 1] + 1;
+    }
+  }
+  for (size_t a = 0; a < p->kh; a++)
+    for (size_t b = 0; b < p->kw; b++) {
+      const float *sp[GLOW_TP];
+      /* Zeros stand in for padding only where the vector path reads them. */
+      const int zero = finite && p->s_c == 1;
+      int all = p->s_c == 1;
+      const float *wp = panel + (a * p->kw + b) * cg * 16;
+      for (size_t t = 0; t < GLOW_TP; t++) {
+        long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+        long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
+        if (t >= np) {
+          sp[t] = glow_zero;
+        } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
+          sp[t] = zero ? glow_zero : 0;
+          all = all && zero;
+        } else {
+          sp[t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+        }
+      }
+#ifdef GLOW_VEC16
+      if (all) {
+        const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
+        const float *wq = wp + kk * 16;
+        glow_v16 c0a, c1a, c2a, c3a, c4a, c5a, c0b, c1b, c2b, c3b, c4b, c5b;
+        memcpy(&c0a, acc[0], 64); memcpy(&c1a, acc[1], 64); memcpy(&c2a, acc[2], 64);
+        memcpy(&c3a, acc[3], 64); memcpy(&c4a, acc[4], 64); memcpy(&c5a, acc[5], 64);
+        if (np2 == 2) {
+          memcpy(&c0b, acc[0] + 16, 64); memcpy(&c1b, acc[1] + 16, 64);
+          memcpy(&c2b, acc[2] + 16, 64); memcpy(&c3b, acc[3] + 16, 64);
+          memcpy(&c4b, acc[4] + 16, 64); memcpy(&c5b, acc[5] + 16, 64);
+          for (size_t c = 0; c < cg; c++) {
+            glow_v16 w0, w1, x;
+            float s;
+            memcpy(&w0, wp + c * 16, 64);
+            memcpy(&w1, wq + c * 16, 64);
+#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
+  A = A + x * w0; B = B + x * w1;
+            GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
+            GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
+#undef GLOW_STEP
+          }
+          memcpy(acc[0] + 16, &c0b, 64); memcpy(acc[1] + 16, &c1b, 64);
+          memcpy(acc[2] + 16, &c2b, 64); memcpy(acc[3] + 16, &c3b, 64);
+          memcpy(acc[4] + 16, &c4b, 64); memcpy(acc[5] + 16, &c5b, 64);
+        } else {
+          for (size_t c = 0; c < cg; c++) {
+            glow_v16 w0, x;
+            float s;
+            memcpy(&w0, wp + c * 16, 64);
+#define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
+  A = A + x * w0;
+            GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
+            GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
+#undef GLOW_STEP
+          }
+        }
+        memcpy(acc[0], &c0a, 64); memcpy(acc[1], &c1a, 64); memcpy(acc[2], &c2a, 64);
+        memcpy(acc[3], &c3a, 64); memcpy(acc[4], &c4a, 64); memcpy(acc[5], &c5a, 64);
+        continue;
+      }
+#elif defined(GLOW_VEC)
+      if (all) {
+        glow_v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+        const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
+        memcpy(&c00, acc[0], 32); memcpy(&c01, acc[0] + 8, 32);
+        memcpy(&c10, acc[1], 32); memcpy(&c11, acc[1] + 8, 32);
+        memcpy(&c20, acc[2], 32); memcpy(&c21, acc[2] + 8, 32);
+        memcpy(&c30, acc[3], 32); memcpy(&c31, acc[3] + 8, 32);
+        memcpy(&c40, acc[4], 32); memcpy(&c41, acc[4] + 8, 32);
+        memcpy(&c50, acc[5], 32); memcpy(&c51, acc[5] + 8, 32);
+        for (size_t c = 0; c < cg; c++) {
+          glow_v8 w0, w1, x;
+          float s;
+          memcpy(&w0, wp + c * 16, 32);
+          memcpy(&w1, wp + c * 16 + 8, 32);
+#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
+  A = A + x * w0; B = B + x * w1;
+          GLOW_STEP(s0, c00, c01) GLOW_STEP(s1, c10, c11) GLOW_STEP(s2, c20, c21)
+          GLOW_STEP(s3, c30, c31) GLOW_STEP(s4, c40, c41) GLOW_STEP(s5, c50, c51)
+#undef GLOW_STEP
+        }
+        memcpy(acc[0], &c00, 32); memcpy(acc[0] + 8, &c01, 32);
+        memcpy(acc[1], &c10, 32); memcpy(acc[1] + 8, &c11, 32);
+        memcpy(acc[2], &c20, 32); memcpy(acc[2] + 8, &c21, 32);
+        memcpy(acc[3], &c30, 32); memcpy(acc[3] + 8, &c31, 32);
+        memcpy(acc[4], &c40, 32); memcpy(acc[4] + 8, &c41, 32);
+        memcpy(acc[5], &c50, 32); memcpy(acc[5] + 8, &c51, 32);
+        continue;
+      }
+#endif
+      for (size_t t = 0; t < np; t++) {
+        if (!sp[t]) continue;
+        for (size_t q = 0; q < np2; q++) {
+          const float *wq = wp + q * kk * 16;
+          for (size_t c = 0; c < cg; c++) {
+            const float s = sp[t][c * p->s_c];
+            for (size_t l = 0; l < 16; l++)
+              acc[t][q * 16 + l] = acc[t][q * 16 + l] + s * wq[c * 16 + l];
+          }
+        }
+      }
+    }
+  for (size_t t = 0; t < np; t++) {
+    float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0 * p->d_c;
+    const float *r = res ? res + (d - dst) : 0;
+    size_t l = 0;
+#ifdef GLOW_VEC
+    if (p->d_c == 1)
+      for (; l + 8 <= lanes; l += 8)
+        glow_store8(d + l, acc[t] + l, bias + o0 + l, r ? r + l : 0, p->act, p->a0, p->a1);
+#endif
+    if (l < lanes)
+      glow_store(d + l * p->d_c, p->d_c, acc[t] + l, bias + o0 + l, r ? r + l * p->d_c : 0,
+                 lanes - l, p->act, p->a0, p->a1);
+  }
+}
+
+/* The packed convolution. A group's whole filter that fits in L2 stays
+ * there while tiles of pixels sweep it (each input tile read once); a larger
+ * one is swept panel by panel, each panel over every pixel. */
 static void glow_conv_f32(float *dst, const float *src, const float *pk, const float *bias,
                           const float *res, const glow_conv_t *p, int finite) {
   const size_t cg = p->c / p->group, ocg = p->oc / p->group;
   const size_t panels = (ocg + 15) / 16, kk = p->kh * p->kw * cg;
   const size_t npix = p->oh * p->ow;
-  for (size_t n = 0; n < p->n; n++)
-    for (size_t g = 0; g < p->group; g++)
-      for (size_t pb = 0; pb < panels;) {
 #ifdef GLOW_VEC16
-        const size_t np2 = pb + 1 < panels ? 2 : 1;
+  const size_t step = 2;
 #else
-        const size_t np2 = 1;
+  const size_t step = 1;
 #endif
-        const float *panel = pk + (g * panels + pb) * kk * 16;
-        const size_t o0 = g * ocg + pb * 16, lanes = glow_min(16 * np2, ocg - pb * 16);
-        const float *sbase = src + n * p->s_n + g * cg * p->s_c;
-        size_t tile_h = 0, tile_w = 0;
+  const int pixels_outer = panels * kk * 16 * sizeof(float) <= ((size_t)256 << 10);
+  for (size_t n = 0; n < p->n; n++)
+    for (size_t g = 0; g < p->group; g++) {
+      const float *sbase = src + n * p->s_n + g * cg * p->s_c;
+      const float *gpk = pk + g * panels * kk * 16;
+      if (pixels_outer) {
+        size_t oh0 = 0, ow0 = 0;
         for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
           const size_t np = glow_min(GLOW_TP, npix - pix);
-          float acc[GLOW_TP][32];
-          size_t oh[GLOW_TP], ow[GLOW_TP];
-          for (size_t t = 0; t < GLOW_TP; t++) {
-            for (size_t l = 0; l < 32; l++) acc[t][l] = 0.0f;
-            if (t == 0) {
-              oh[0] = tile_h;
-              ow[0] = tile_w;
-            } else if (ow[t - 1] + 1 == p->ow) {
-              oh[t] = oh[t - 1] + 1;
-              ow[t] = 0;
-            } else {
-              oh[t] = oh[t - 1];
-              ow[t] = ow[t - 1] + 1;
-            }
+          for (size_t pb = 0; pb < panels; pb += step) {
+            const size_t np2 = glow_min(step, panels - pb);
+            glow_conv_tile(dst, sbase, gpk + pb * kk * 16, bias, res, p, finite, n, np2,
+                           g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16), np, oh0, ow0);
           }
-          for (size_t a = 0; a < p->kh; a++)
-            for (size_t b = 0; b < p->kw; b++) {
-              const float *sp[GLOW_TP];
-              /* Zeros stand in for padding only where the vector path reads them. */
-              const int zero = finite && p->s_c == 1;
-              int all = p->s_c == 1;
-              const float *wp = panel + (a * p->kw + b) * cg * 16;
-              for (size_t t = 0; t < GLOW_TP; t++) {
-                long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
-                long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
-                if (t >= np) {
-                  sp[t] = glow_zero;
-                } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
-                  sp[t] = zero ? glow_zero : 0;
-                  all = all && zero;
-                } else {
-                  sp[t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
-                }
-              }
-#ifdef GLOW_VEC16
-              if (all) {
-                const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
-                const float *wq = wp + kk * 16;
-                glow_v16 c0a, c1a, c2a, c3a, c4a, c5a, c0b, c1b, c2b, c3b, c4b, c5b;
-                memcpy(&c0a, acc[0], 64); memcpy(&c1a, acc[1], 64); memcpy(&c2a, acc[2], 64);
-                memcpy(&c3a, acc[3], 64); memcpy(&c4a, acc[4], 64); memcpy(&c5a, acc[5], 64);
-                if (np2 == 2) {
-                  memcpy(&c0b, acc[0] + 16, 64); memcpy(&c1b, acc[1] + 16, 64);
-                  memcpy(&c2b, acc[2] + 16, 64); memcpy(&c3b, acc[3] + 16, 64);
-                  memcpy(&c4b, acc[4] + 16, 64); memcpy(&c5b, acc[5] + 16, 64);
-                  for (size_t c = 0; c < cg; c++) {
-                    glow_v16 w0, w1, x;
-                    float s;
-                    memcpy(&w0, wp + c * 16, 64);
-                    memcpy(&w1, wq + c * 16, 64);
-#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
-                    GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
-                    GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
-#undef GLOW_STEP
-                  }
-                  memcpy(acc[0] + 16, &c0b, 64); memcpy(acc[1] + 16, &c1b, 64);
-                  memcpy(acc[2] + 16, &c2b, 64); memcpy(acc[3] + 16, &c3b, 64);
-                  memcpy(acc[4] + 16, &c4b, 64); memcpy(acc[5] + 16, &c5b, 64);
-                } else {
-                  for (size_t c = 0; c < cg; c++) {
-                    glow_v16 w0, x;
-                    float s;
-                    memcpy(&w0, wp + c * 16, 64);
-#define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0;
-                    GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
-                    GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
-#undef GLOW_STEP
-                  }
-                }
-                memcpy(acc[0], &c0a, 64); memcpy(acc[1], &c1a, 64); memcpy(acc[2], &c2a, 64);
-                memcpy(acc[3], &c3a, 64); memcpy(acc[4], &c4a, 64); memcpy(acc[5], &c5a, 64);
-                continue;
-              }
-#elif defined(GLOW_VEC)
-              if (all) {
-                glow_v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-                const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
-                memcpy(&c00, acc[0], 32); memcpy(&c01, acc[0] + 8, 32);
-                memcpy(&c10, acc[1], 32); memcpy(&c11, acc[1] + 8, 32);
-                memcpy(&c20, acc[2], 32); memcpy(&c21, acc[2] + 8, 32);
-                memcpy(&c30, acc[3], 32); memcpy(&c31, acc[3] + 8, 32);
-                memcpy(&c40, acc[4], 32); memcpy(&c41, acc[4] + 8, 32);
-                memcpy(&c50, acc[5], 32); memcpy(&c51, acc[5] + 8, 32);
-                for (size_t c = 0; c < cg; c++) {
-                  glow_v8 w0, w1, x;
-                  float s;
-                  memcpy(&w0, wp + c * 16, 32);
-                  memcpy(&w1, wp + c * 16 + 8, 32);
-#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
-                  GLOW_STEP(s0, c00, c01) GLOW_STEP(s1, c10, c11) GLOW_STEP(s2, c20, c21)
-                  GLOW_STEP(s3, c30, c31) GLOW_STEP(s4, c40, c41) GLOW_STEP(s5, c50, c51)
-#undef GLOW_STEP
-                }
-                memcpy(acc[0], &c00, 32); memcpy(acc[0] + 8, &c01, 32);
-                memcpy(acc[1], &c10, 32); memcpy(acc[1] + 8, &c11, 32);
-                memcpy(acc[2], &c20, 32); memcpy(acc[2] + 8, &c21, 32);
-                memcpy(acc[3], &c30, 32); memcpy(acc[3] + 8, &c31, 32);
-                memcpy(acc[4], &c40, 32); memcpy(acc[4] + 8, &c41, 32);
-                memcpy(acc[5], &c50, 32); memcpy(acc[5] + 8, &c51, 32);
-                continue;
-              }
-#endif
-              for (size_t t = 0; t < np; t++) {
-                if (!sp[t]) continue;
-                for (size_t q = 0; q < np2; q++) {
-                  const float *wq = wp + q * kk * 16;
-                  for (size_t c = 0; c < cg; c++) {
-                    const float s = sp[t][c * p->s_c];
-                    for (size_t l = 0; l < 16; l++)
-                      acc[t][q * 16 + l] = acc[t][q * 16 + l] + s * wq[c * 16 + l];
-                  }
-                }
-              }
-            }
-          for (size_t t = 0; t < np; t++) {
-            float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0 * p->d_c;
-            glow_store(d, p->d_c, acc[t], bias + o0, res ? res + (d - dst) : 0, lanes, p->act,
-                       p->a0, p->a1);
-          }
-          /* The next tile starts one pixel after this one's last. */
-          if (ow[GLOW_TP - 1] + 1 == p->ow) {
-            tile_h = oh[GLOW_TP - 1] + 1;
-            tile_w = 0;
-          } else {
-            tile_h = oh[GLOW_TP - 1];
-            tile_w = ow[GLOW_TP - 1] + 1;
+          ow0 += GLOW_TP;
+          while (ow0 >= p->ow) {
+            ow0 -= p->ow;
+            oh0++;
           }
         }
-        pb += np2;
+      } else {
+        for (size_t pb = 0; pb < panels; pb += step) {
+          const size_t np2 = glow_min(step, panels - pb);
+          size_t oh0 = 0, ow0 = 0;
+          for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
+            glow_conv_tile(dst, sbase, gpk + pb * kk * 16, bias, res, p, finite, n, np2,
+                           g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16),
+                           glow_min(GLOW_TP, npix - pix), oh0, ow0);
+            ow0 += GLOW_TP;
+            while (ow0 >= p->ow) {
+              ow0 -= p->ow;
+              oh0++;
+            }
+          }
+        }
       }
+    }
 }
 /*@end*/
 
 /*@depthwise*/
 /* Depthwise convolution (one input and one output channel per group) with
- * the filter packed as [kh][kw][c], vectorised across channels. */
+ * the filter packed as [kh][kw][c]: tiles of 6 output pixels x 16 channels
+ * in registers, vectorised across channels. Padding reads glow_zero when the
+ * filter is finite (see glow_conv_f32); otherwise, and for the channels past
+ * the last whole block, the reference loop skips it. */
+#define GLOW_DW_MAXK 64
 static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
-                               const float *res, const glow_conv_t *p) {
-  const size_t npix = p->oh * p->ow;
-  for (size_t n = 0; n < p->n; n++)
-    for (size_t pix = 0; pix < npix; pix++) {
-      const size_t oh = pix / p->ow, ow = pix % p->ow;
-      for (size_t c0 = 0; c0 < p->c; c0 += 64) {
-        const size_t cb = glow_min(64, p->c - c0);
-        float acc[64];
-        for (size_t l = 0; l < 64; l++) acc[l] = 0.0f;
-        for (size_t a = 0; a < p->kh; a++) {
-          long long ih = (long long)(oh * p->sh + a * p->dh) - (long long)p->pt;
-          if (ih < 0 || ih >= (long long)p->h) continue;
-          for (size_t b = 0; b < p->kw; b++) {
-            long long iw = (long long)(ow * p->sw + b * p->dw) - (long long)p->pl;
-            if (iw < 0 || iw >= (long long)p->w) continue;
-            const float *s = src + n * p->s_n + (size_t)ih * p->s_h + (size_t)iw * p->s_w + c0 * p->s_c;
-            const float *w = pk + (a * p->kw + b) * p->c + c0;
-            if (p->s_c == 1) {
-              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + s[l] * w[l];
+                               const float *res, const glow_conv_t *p, int finite) {
+  const size_t npix = p->oh * p->ow, C = p->c, kk = p->kh * p->kw;
+  const int vec = finite && p->s_c == 1 && kk <= GLOW_DW_MAXK;
+  for (size_t n = 0; n < p->n; n++) {
+    const float *sn = src + n * p->s_n;
+    size_t oh0 = 0, ow0 = 0;
+    for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
+      const size_t np = glow_min(GLOW_TP, npix - pix);
+      size_t oh[GLOW_TP], ow[GLOW_TP];
+      size_t c0 = 0;
+      for (size_t t = 0; t < GLOW_TP; t++) {
+        if (t == 0) {
+          oh[0] = oh0;
+          ow[0] = ow0;
+        } else if (ow[t - 1] + 1 == p->ow) {
+          oh[t] = oh[t - 1] + 1;
+          ow[t] = 0;
+        } else {
+          oh[t] = oh[t - 1];
+          ow[t] = ow[t - 1] + 1;
+        }
+      }
+#ifdef GLOW_VEC
+      if (vec) {
+        const float *sp[GLOW_DW_MAXK][GLOW_TP];
+        for (size_t a = 0; a < p->kh; a++)
+          for (size_t b = 0; b < p->kw; b++)
+            for (size_t t = 0; t < GLOW_TP; t++) {
+              long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+              long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
+              if (t >= np || ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w)
+                sp[a * p->kw + b][t] = glow_zero;
+              else
+                sp[a * p->kw + b][t] = sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+            }
+        for (; c0 + 16 <= C; c0 += 16) {
+          glow_v8 x0a = {0}, x1a = {0}, x2a = {0}, x3a = {0}, x4a = {0}, x5a = {0};
+          glow_v8 x0b = {0}, x1b = {0}, x2b = {0}, x3b = {0}, x4b = {0}, x5b = {0};
+          float acc[GLOW_TP][16];
+          for (size_t ab = 0; ab < kk; ab++) {
+            glow_v8 wa, wb, v;
+            memcpy(&wa, pk + ab * C + c0, 32);
+            memcpy(&wb, pk + ab * C + c0 + 8, 32);
+#define GLOW_STEP(T, A, B) memcpy(&v, sp[ab][T] + c0, 32); A = A + v * wa; \
+  memcpy(&v, sp[ab][T] + c0 + 8, 32); B = B + v * wb;
+            GLOW_STEP(0, x0a, x0b) GLOW_STEP(1, x1a, x1b) GLOW_STEP(2, x2a, x2b)
+            GLOW_STEP(3, x3a, x3b) GLOW_STEP(4, x4a, x4b) GLOW_STEP(5, x5a, x5b)
+#undef GLOW_STEP
+          }
+          memcpy(acc[0], &x0a, 32); memcpy(acc[0] + 8, &x0b, 32);
+          memcpy(acc[1], &x1a, 32); memcpy(acc[1] + 8, &x1b, 32);
+          memcpy(acc[2], &x2a, 32); memcpy(acc[2] + 8, &x2b, 32);
+          memcpy(acc[3], &x3a, 32); memcpy(acc[3] + 8, &x3b, 32);
+          memcpy(acc[4], &x4a, 32); memcpy(acc[4] + 8, &x4b, 32);
+          memcpy(acc[5], &x5a, 32); memcpy(acc[5] + 8, &x5b, 32);
+          for (size_t t = 0; t < np; t++) {
+            float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + c0 * p->d_c;
+            const float *r = res ? res + (d - dst) : 0;
+            if (p->d_c == 1) {
+              glow_store8(d, acc[t], bias + c0, r, p->act, p->a0, p->a1);
+              glow_store8(d + 8, acc[t] + 8, bias + c0 + 8, r ? r + 8 : 0, p->act, p->a0, p->a1);
             } else {
-              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + s[l * p->s_c] * w[l];
+              glow_store(d, p->d_c, acc[t], bias + c0, r, 16, p->act, p->a0, p->a1);
             }
           }
         }
-        float *d = dst + n * p->d_n + oh * p->d_h + ow * p->d_w + c0 * p->d_c;
-        glow_store(d, p->d_c, acc, bias + c0, res ? res + (d - dst) : 0, cb, p->act, p->a0,
-                   p->a1);
+      }
+#endif
+      /* The reference order for what the vector path did not cover. */
+      for (size_t t = 0; t < np && c0 < C; t++) {
+        float acc[64];
+        for (size_t cb0 = c0; cb0 < C; cb0 += 64) {
+          const size_t cb = glow_min(64, C - cb0);
+          for (size_t l = 0; l < cb; l++) acc[l] = 0.0f;
+          for (size_t a = 0; a < p->kh; a++) {
+            long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+            if (ih < 0 || ih >= (long long)p->h) continue;
+            for (size_t b = 0; b < p->kw; b++) {
+              long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
+              if (iw < 0 || iw >= (long long)p->w) continue;
+              const float *sv = sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w + cb0 * p->s_c;
+              const float *w = pk + (a * p->kw + b) * C + cb0;
+              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + sv[l * p->s_c] * w[l];
+            }
+          }
+          float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + cb0 * p->d_c;
+          glow_store(d, p->d_c, acc, bias + cb0, res ? res + (d - dst) : 0, cb, p->act, p->a0,
+                     p->a1);
+        }
+      }
+      ow0 += GLOW_TP;
+      while (ow0 >= p->ow) {
+        ow0 -= p->ow;
+        oh0++;
       }
     }
+  }
 }
 /*@end*/
 

@@ -201,15 +201,12 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
             c.rt.use_kernel(kernel);
             let at = c.rt.packed(wi, kind);
             c.w.line("(void)Filter;");
-            let extra = if kernel == Kernel::Conv {
-                let place = c.mem.weight_place(wi);
-                let fl = c.ty("Filter")?;
-                let finite = c.rt.finite(wi, place.offset, fl.size());
-                c.rt.need_zeros(cg);
-                format!(", {}", u8::from(finite))
-            } else {
-                String::new()
-            };
+            let place = c.mem.weight_place(wi);
+            let fl = c.ty("Filter")?;
+            let finite = c.rt.finite(wi, place.offset, fl.size());
+            // The zeros padding reads: one pixel's channels of the group.
+            c.rt.need_zeros(if kernel == Kernel::Conv { cg } else { ch });
+            let extra = format!(", {}", u8::from(finite));
             c.w.line(&format!(
                 "{fname}(Dest, Src, (const float *)(constantWeight + {at}u), Bias, 0, &shape{extra});"
             ));
