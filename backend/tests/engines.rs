@@ -811,3 +811,43 @@ fn c_matches_interpreter_native_o3() {
 fn c_matches_interpreter_under_sanitizers() {
     run_both("-O1 -fsanitize=address,undefined -fno-sanitize-recover=all");
 }
+
+/// Each shared kernel, emitted alone into a bundle, builds with
+/// `-Wall -Wextra -Werror` and agrees with the interpreter (a kernel must
+/// not lean on a helper only another kernel's section brings).
+#[test]
+fn each_kernel_alone_builds_with_werror() {
+    if !have_cc() {
+        eprintln!("skipped: no `cc` on PATH");
+        return;
+    }
+    let conv = |filter: &str, group: u64, oc: u64, c: u64| {
+        format!(
+            "function k\ndeclare {{\n  %in = WeightVar float<1 x 5 x 5 x {c}> mutable\n  %w = WeightVar float<{oc} x 3 x 3 x {}> {filter}\n  %b = WeightVar float<{oc}> const\n  %out = WeightVar float<1 x 5 x 5 x {oc}> mutable\n}}\n\ncode {{\n  0 %c = convolution @out %out, @in %in, @in %w, @in %b {{ Kernels: [3, 3], Pads: [1, 1, 1, 1], Group: {group} }}\n}}\n",
+            c / group
+        )
+    };
+    let gemm = "function k\ndeclare {\n  %a = WeightVar float<7 x 5> mutable\n  %w = WeightVar float<5 x 18> const\n  %b = WeightVar float<18> const\n  %out = WeightVar float<7 x 18> mutable\n}\n\ncode {\n  0 %f = fullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    for text in [
+        conv("const", 1, 20, 3),
+        conv("mutable", 1, 20, 3),
+        conv("const", 6, 6, 6),
+        gemm,
+    ] {
+        let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+        let f = &m.functions[0];
+        let mut opts = RunOptions {
+            engine: Engine::Interp,
+            cc: CcOptions::new(Some("cc"), "-O1 -Wall -Wextra -Werror"),
+            seed: 3,
+            strict_constants: false,
+            repeat: None,
+            build_dir: None,
+        };
+        let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
+        let interp = run::run(f, &weights, &opts).expect("interpreter runs");
+        opts.engine = Engine::C;
+        let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}\n{text}"));
+        assert_same(&interp, &c);
+    }
+}

@@ -28,9 +28,6 @@ static inline float glow_act(float x, int act, float a0, float a1) {
   }
 }
 
-/*@end*/
-
-/*@convbase*/
 /* Stores `lanes` results of one output pixel (or row): d[l * ds] =
  * act(acc[l] + bias[l] (+ r[l * ds])). The activation is chosen outside the
  * loops so a contiguous row vectorises. */
@@ -101,6 +98,9 @@ static inline void glow_store8(float *d, const float *acc, const float *bias, co
 }
 #endif
 
+/*@end*/
+
+/*@convbase*/
 /* Shape of one convolution; strides in elements over (n, c, h, w). */
 typedef struct {
   size_t n, h, w, c, oh, ow, oc, kh, kw, sh, sw, pt, pl, dh, dw, group;
