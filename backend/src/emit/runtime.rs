@@ -238,7 +238,9 @@ impl<'a> Runtime<'a> {
         let mut out = String::new();
         for k in &self.kernels {
             out.push_str(k.text());
-            if *k == Kernel::ConvBase {
+            let packed_conv =
+                self.kernels.contains(&Kernel::Conv) || self.kernels.contains(&Kernel::Depthwise);
+            if *k == Kernel::ConvBase && packed_conv {
                 out.push_str(&format!(
                     "static const float glow_zero[{}] = {{0.0f}};\n",
                     self.zeros.max(1)
