@@ -124,6 +124,11 @@ pub fn build(b: &Bundle, dir: &Path, opts: &CcOptions) -> Result<PathBuf, String
         .arg(&exe)
         .arg(dir.join(format!("{}.c", b.name)))
         .arg(dir.join("driver.c"))
+        .args(if b.codegen.threads > 1 {
+            &["-pthread"][..]
+        } else {
+            &[]
+        })
         .arg("-lm")
         .current_dir(dir)
         .output()

@@ -26,7 +26,7 @@ pub mod run;
 pub mod text;
 pub mod weights;
 
-pub use bundle::{emit_bundle, Bundle, BundleOptions, MutableWeight};
+pub use bundle::{emit_bundle, Bundle, BundleOptions, CodegenOptions, MutableWeight};
 pub use cc::CcOptions;
 pub use interp::Memory;
 pub use memory::{MemoryLayout, MEM_ALIGN};

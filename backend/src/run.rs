@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub repeat: Option<u64>,
     /// Build the C program here (kept) instead of in a temporary directory.
     pub build_dir: Option<std::path::PathBuf>,
+    /// Threads and numerics of the C engine's bundle.
+    pub codegen: crate::bundle::CodegenOptions,
 }
 
 /// One output tensor: a mutable weight the function writes.
@@ -145,6 +147,7 @@ pub fn run(
                     // The real constants: packed copies are made from them.
                     weights: weights.clone(),
                     zero_missing_weights: true,
+                    codegen: opts.codegen,
                 },
             )?;
             let tmp = tempfile::Builder::new()

@@ -737,6 +737,10 @@ fn have_cc() -> bool {
 }
 
 fn run_both(cflags: &str) {
+    run_both_with(cflags, Default::default());
+}
+
+fn run_both_with(cflags: &str, codegen: glow_backend::CodegenOptions) {
     if !have_cc() {
         eprintln!("skipped: no `cc` on PATH");
         return;
@@ -757,13 +761,38 @@ fn run_both(cflags: &str) {
         strict_constants: false,
         repeat: None,
         build_dir: None,
+        codegen,
     };
     let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
     let interp = run::run(f, &weights, &opts).expect("interpreter runs");
     opts.engine = Engine::C;
     let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}"));
-    assert_same(&interp, &c);
+    if codegen.fast_math {
+        assert_close(&interp, &c);
+    } else {
+        assert_same(&interp, &c);
+    }
     assert!(interp.tensors.len() > 150, "{}", interp.tensors.len());
+}
+
+/// Within `1e-5 + 1e-4 |ref|` element by element (the fast mode's contract
+/// on these small sums), and identical on non-float tensors.
+fn assert_close(a: &Outputs, b: &Outputs) {
+    assert_eq!(a.tensors.len(), b.tensors.len());
+    for (x, y) in a.tensors.iter().zip(&b.tensors) {
+        if x.ty.elem != glow_ir::ElemKind::Float {
+            assert_eq!(x.data, y.data, "%{}", x.name);
+            continue;
+        }
+        for (p, q) in x.data.chunks(4).zip(y.data.chunks(4)) {
+            let (p, q) = (
+                f32::from_le_bytes([p[0], p[1], p[2], p[3]]),
+                f32::from_le_bytes([q[0], q[1], q[2], q[3]]),
+            );
+            let ok = (p.is_nan() && q.is_nan()) || p == q || (p - q).abs() <= 1e-5 + 1e-4 * p.abs();
+            assert!(ok, "%{}: interpreter {p}, fast C {q}", x.name);
+        }
+    }
 }
 
 /// Bit-identical, except that any two NaNs are equal.
@@ -807,6 +836,31 @@ fn c_matches_interpreter_native_o3() {
     run_both("-O3 -march=native -std=gnu99 -ffp-contract=fast");
 }
 
+/// Threads split the outputs, never a sum: bit-identical to one thread
+/// (3 threads, so the parts are uneven).
+#[test]
+fn c_threads_match_interpreter() {
+    run_both_with(
+        "-O2 -Wall -Wextra -Werror",
+        glow_backend::CodegenOptions {
+            threads: 3,
+            fast_math: false,
+        },
+    );
+}
+
+/// The fast mode (FMA contraction allowed) stays within tolerance.
+#[test]
+fn c_fast_math_within_tolerance() {
+    run_both_with(
+        "-O3 -march=native",
+        glow_backend::CodegenOptions {
+            threads: 1,
+            fast_math: true,
+        },
+    );
+}
+
 #[test]
 fn c_matches_interpreter_under_sanitizers() {
     run_both("-O1 -fsanitize=address,undefined -fno-sanitize-recover=all");
@@ -843,6 +897,7 @@ fn each_kernel_alone_builds_with_werror() {
             strict_constants: false,
             repeat: None,
             build_dir: None,
+            codegen: Default::default(),
         };
         let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
         let interp = run::run(f, &weights, &opts).expect("interpreter runs");

@@ -42,6 +42,7 @@ fn infer_pipeline_keeps_every_output_bit() {
         strict_constants: false,
         repeat: None,
         build_dir: None,
+        codegen: Default::default(),
     };
     let (mut compared, mut unsupported) = (0, 0);
     let mut failures = Vec::new();

@@ -44,6 +44,14 @@ struct Cli {
     /// With --emit=c: contents of const weights without inline `Data`, by weight name.
     #[arg(long, value_name = "W.safetensors")]
     weights: Option<PathBuf>,
+    /// With --emit=c: split the kernels over N threads (pthreads; link with -pthread). Results
+    /// are bit-identical to one thread.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: u32,
+    /// With --emit=c: let the C compiler contract `a * b + c` into FMA (faster on some machines,
+    /// no longer bit-identical to the interpreter; see docs/backend.md).
+    #[arg(long)]
+    fast_math: bool,
     /// Add Glow-style `// size:` and `// Users:` comments.
     #[arg(long)]
     annotate: bool,
@@ -157,7 +165,11 @@ fn main() -> ExitCode {
             .output
             .as_deref()
             .expect("checked above: --emit=c has -o");
-        return match emit_bundles(&modules, dir, cli.weights.as_deref()) {
+        let codegen = glow_backend::CodegenOptions {
+            threads: cli.threads,
+            fast_math: cli.fast_math,
+        };
+        return match emit_bundles(&modules, dir, cli.weights.as_deref(), codegen) {
             Ok(()) => ExitCode::SUCCESS,
             Err(diags) => {
                 eprint!("{}", render_all(&diags, &name, &source));
@@ -185,10 +197,14 @@ fn emit_bundles(
     modules: &[glow_ir::Module],
     dir: &Path,
     weights: Option<&Path>,
+    codegen: glow_backend::CodegenOptions,
 ) -> Result<(), Vec<Diagnostic>> {
     let mut bundles = Vec::new();
     for f in modules.iter().flat_map(|m| &m.functions) {
-        let mut opts = glow_backend::BundleOptions::default();
+        let mut opts = glow_backend::BundleOptions {
+            codegen,
+            ..Default::default()
+        };
         if let Some(path) = weights {
             opts.weights = glow_backend::weights::load_safetensors(f, path)
                 .map_err(|e| vec![Diagnostic::error(e)])?;

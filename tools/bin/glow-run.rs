@@ -75,6 +75,13 @@ struct Cli {
     /// Run N times and print the time per run on stderr.
     #[arg(long, value_name = "N")]
     repeat: Option<u64>,
+    /// C engine: split the kernels over N threads (pthreads); bit-identical to one thread.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: u32,
+    /// C engine: let the compiler contract `a * b + c` into FMA (no longer bit-identical to the
+    /// interpreter; see docs/backend.md).
+    #[arg(long)]
+    fast_math: bool,
 }
 
 /// A failure: already-rendered diagnostics, or a message to prefix.
@@ -118,6 +125,10 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
         strict_constants: cli.weights.is_some(),
         repeat: cli.repeat,
         build_dir: cli.keep_c.clone(),
+        codegen: glow_backend::CodegenOptions {
+            threads: cli.threads,
+            fast_math: cli.fast_math,
+        },
     };
     let given = given_tensors(cli, &module)?;
     let mut optimized = module.clone();

@@ -98,6 +98,85 @@ static inline void glow_store8(float *d, const float *acc, const float *bias, co
 }
 #endif
 
+
+/* Work split: a kernel's outputs are cut into `parts` contiguous ranges of
+ * whole tiles; each range is computed by one thread in the order one thread
+ * would use, so results do not depend on the number of threads. With
+ * GLOW_THREADS = N the bundle keeps N - 1 workers (started at the first call)
+ * and the calling thread runs part 0. The entry point is not reentrant. */
+typedef void (*glow_task)(const void *args, size_t part, size_t parts);
+#ifdef GLOW_THREADS
+static struct {
+  pthread_mutex_t m;
+  pthread_cond_t go, done;
+  glow_task fn;
+  const void *args;
+  unsigned long gen;
+  size_t pending;
+  int started;
+} glow_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+               0, 0, 0, 0, 0};
+
+static void *glow_worker(void *id) {
+  unsigned long seen = 0;
+  for (;;) {
+    glow_task fn;
+    const void *args;
+    pthread_mutex_lock(&glow_pool.m);
+    while (glow_pool.gen == seen) pthread_cond_wait(&glow_pool.go, &glow_pool.m);
+    seen = glow_pool.gen;
+    fn = glow_pool.fn;
+    args = glow_pool.args;
+    pthread_mutex_unlock(&glow_pool.m);
+    fn(args, (size_t)id, GLOW_THREADS);
+    pthread_mutex_lock(&glow_pool.m);
+    if (--glow_pool.pending == 0) pthread_cond_signal(&glow_pool.done);
+    pthread_mutex_unlock(&glow_pool.m);
+  }
+  return 0;
+}
+
+static void glow_parallel(glow_task fn, const void *args) {
+  size_t ran = 1;
+  pthread_mutex_lock(&glow_pool.m);
+  if (!glow_pool.started) {
+    glow_pool.started = 1;
+    for (size_t i = 1; i < GLOW_THREADS; i++) {
+      pthread_t t;
+      if (pthread_create(&t, 0, glow_worker, (void *)i) == 0) {
+        pthread_detach(t);
+        ran++;
+      }
+    }
+    glow_pool.started = (int)ran;
+  }
+  ran = (size_t)glow_pool.started;
+  if (ran < GLOW_THREADS) {
+    /* Workers that could not start: the calling thread runs every part. */
+    pthread_mutex_unlock(&glow_pool.m);
+    for (size_t i = 0; i < GLOW_THREADS; i++) fn(args, i, GLOW_THREADS);
+    return;
+  }
+  glow_pool.fn = fn;
+  glow_pool.args = args;
+  glow_pool.pending = GLOW_THREADS - 1;
+  glow_pool.gen++;
+  pthread_cond_broadcast(&glow_pool.go);
+  pthread_mutex_unlock(&glow_pool.m);
+  fn(args, 0, GLOW_THREADS);
+  pthread_mutex_lock(&glow_pool.m);
+  while (glow_pool.pending) pthread_cond_wait(&glow_pool.done, &glow_pool.m);
+  pthread_mutex_unlock(&glow_pool.m);
+}
+#else
+static inline void glow_parallel(glow_task fn, const void *args) { fn(args, 0, 1); }
+#endif
+
+/* [*lo, *hi): part `part` of `parts` of `units` units. */
+static inline void glow_range(size_t units, size_t part, size_t parts, size_t *lo, size_t *hi) {
+  *lo = units * part / parts;
+  *hi = units * (part + 1) / parts;
+}
 /*@end*/
 
 /*@convbase*/
@@ -118,6 +197,14 @@ static inline void glow_conv_store(float *dst, const float *res, const glow_conv
   if (res) x = x + res[at];
   dst[at] = glow_act(x, p->act, p->a0, p->a1);
 }
+
+/* A convolution kernel's arguments, for the work split. */
+typedef struct {
+  float *dst;
+  const float *src, *pk, *bias, *res;
+  const glow_conv_t *p;
+  int finite;
+} glow_conv_args;
 /*@end*/
 
 /*@conv*/
@@ -268,32 +355,34 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
   }
 }
 
-/* The packed convolution. A group's whole filter that fits in L2 stays
- * there while tiles of pixels sweep it (each input tile read once); a larger
- * one is swept panel by panel, each panel over every pixel. */
-static void glow_conv_f32(float *dst, const float *src, const float *pk, const float *bias,
-                          const float *res, const glow_conv_t *p, int finite) {
+static void glow_conv_part(const void *args, size_t part, size_t parts) {
+  const glow_conv_args *q = args;
+  const glow_conv_t *p = q->p;
   const size_t cg = p->c / p->group, ocg = p->oc / p->group;
   const size_t panels = (ocg + 15) / 16, kk = p->kh * p->kw * cg;
-  const size_t npix = p->oh * p->ow;
+  const size_t npix = p->oh * p->ow, tiles = (npix + GLOW_TP - 1) / GLOW_TP;
 #ifdef GLOW_VEC16
   const size_t step = 2;
 #else
   const size_t step = 1;
 #endif
   const int pixels_outer = panels * kk * 16 * sizeof(float) <= ((size_t)256 << 10);
+  size_t t0, t1;
+  glow_range(tiles, part, parts, &t0, &t1);
   for (size_t n = 0; n < p->n; n++)
     for (size_t g = 0; g < p->group; g++) {
-      const float *sbase = src + n * p->s_n + g * cg * p->s_c;
-      const float *gpk = pk + g * panels * kk * 16;
+      const float *sbase = q->src + n * p->s_n + g * cg * p->s_c;
+      const float *gpk = q->pk + g * panels * kk * 16;
+      const size_t first = t0 * GLOW_TP;
       if (pixels_outer) {
-        size_t oh0 = 0, ow0 = 0;
-        for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
+        size_t oh0 = first / p->ow, ow0 = first % p->ow;
+        for (size_t pix = first; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
           const size_t np = glow_min(GLOW_TP, npix - pix);
           for (size_t pb = 0; pb < panels; pb += step) {
             const size_t np2 = glow_min(step, panels - pb);
-            glow_conv_tile(dst, sbase, gpk + pb * kk * 16, bias, res, p, finite, n, np2,
-                           g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16), np, oh0, ow0);
+            glow_conv_tile(q->dst, sbase, gpk + pb * kk * 16, q->bias, q->res, p, q->finite, n,
+                           np2, g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16), np, oh0,
+                           ow0);
           }
           ow0 += GLOW_TP;
           while (ow0 >= p->ow) {
@@ -304,10 +393,10 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
       } else {
         for (size_t pb = 0; pb < panels; pb += step) {
           const size_t np2 = glow_min(step, panels - pb);
-          size_t oh0 = 0, ow0 = 0;
-          for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
-            glow_conv_tile(dst, sbase, gpk + pb * kk * 16, bias, res, p, finite, n, np2,
-                           g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16),
+          size_t oh0 = first / p->ow, ow0 = first % p->ow;
+          for (size_t pix = first; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
+            glow_conv_tile(q->dst, sbase, gpk + pb * kk * 16, q->bias, q->res, p, q->finite, n,
+                           np2, g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16),
                            glow_min(GLOW_TP, npix - pix), oh0, ow0);
             ow0 += GLOW_TP;
             while (ow0 >= p->ow) {
@@ -319,6 +408,15 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
       }
     }
 }
+
+/* The packed convolution. A group's whole filter that fits in L2 stays
+ * there while tiles of pixels sweep it (each input tile read once); a larger
+ * one is swept panel by panel, each panel over the part's pixels. */
+static void glow_conv_f32(float *dst, const float *src, const float *pk, const float *bias,
+                          const float *res, const glow_conv_t *p, int finite) {
+  const glow_conv_args q = {dst, src, pk, bias, res, p, finite};
+  glow_parallel(glow_conv_part, &q);
+}
 /*@end*/
 
 /*@depthwise*/
@@ -328,14 +426,20 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
  * filter is finite (see glow_conv_f32); otherwise, and for the channels past
  * the last whole block, the reference loop skips it. */
 #define GLOW_DW_MAXK 64
-static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
-                               const float *res, const glow_conv_t *p, int finite) {
+static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
+  const glow_conv_args *q = args;
+  const glow_conv_t *p = q->p;
+  float *dst = q->dst;
+  const float *pk = q->pk, *bias = q->bias, *res = q->res;
   const size_t npix = p->oh * p->ow, C = p->c, kk = p->kh * p->kw;
-  const int vec = finite && p->s_c == 1 && kk <= GLOW_DW_MAXK;
+  const size_t tiles = (npix + GLOW_TP - 1) / GLOW_TP;
+  const int vec = q->finite && p->s_c == 1 && kk <= GLOW_DW_MAXK;
+  size_t t0, t1;
+  glow_range(tiles, part, parts, &t0, &t1);
   for (size_t n = 0; n < p->n; n++) {
-    const float *sn = src + n * p->s_n;
-    size_t oh0 = 0, ow0 = 0;
-    for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
+    const float *sn = q->src + n * p->s_n;
+    size_t oh0 = t0 * GLOW_TP / p->ow, ow0 = t0 * GLOW_TP % p->ow;
+    for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
       const size_t np = glow_min(GLOW_TP, npix - pix);
       size_t oh[GLOW_TP], ow[GLOW_TP];
       size_t c0 = 0;
@@ -427,16 +531,33 @@ static void glow_depthwise_f32(float *dst, const float *src, const float *pk, co
     }
   }
 }
+
+static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
+                               const float *res, const glow_conv_t *p, int finite) {
+  const glow_conv_args q = {dst, src, pk, bias, res, p, finite};
+  glow_parallel(glow_depthwise_part, &q);
+}
 /*@end*/
 
 /*@convref*/
 /* Convolution with the filter as stored (a runtime filter): the reference
  * loop nest; fs = filter strides over (oc, kh, kw, c). */
-static void glow_conv_ref_f32(float *dst, const float *src, const float *filt, const float *bias,
-                              const float *res, const glow_conv_t *p, const size_t fs[4]) {
+typedef struct {
+  glow_conv_args c;
+  const size_t *fs;
+} glow_convref_args;
+
+static void glow_conv_ref_part(const void *args, size_t part, size_t parts) {
+  const glow_convref_args *q = args;
+  const glow_conv_t *p = q->c.p;
+  float *dst = q->c.dst;
+  const float *src = q->c.src, *filt = q->c.pk, *bias = q->c.bias, *res = q->c.res;
+  const size_t *fs = q->fs;
   const size_t cg = p->c / p->group, ocg = p->oc / p->group;
+  size_t p0, p1;
+  glow_range(p->oh * p->ow, part, parts, &p0, &p1);
   for (size_t n = 0; n < p->n; n++)
-    for (size_t pix = 0; pix < p->oh * p->ow; pix++)
+    for (size_t pix = p0; pix < p1; pix++)
       for (size_t o = 0; o < p->oc; o++) {
         const size_t g = o / ocg, oh = pix / p->ow, ow = pix % p->ow;
         float sum = 0.0f;
@@ -454,6 +575,12 @@ static void glow_conv_ref_f32(float *dst, const float *src, const float *filt, c
         glow_conv_store(dst, res, p, n, o, pix, sum, bias);
       }
 }
+
+static void glow_conv_ref_f32(float *dst, const float *src, const float *filt, const float *bias,
+                              const float *res, const glow_conv_t *p, const size_t fs[4]) {
+  const glow_convref_args q = {{dst, src, filt, bias, res, p, 0}, fs};
+  glow_parallel(glow_conv_ref_part, &q);
+}
 /*@end*/
 
 /*@gemm*/
@@ -466,13 +593,24 @@ typedef struct {
   float a0, a1;
 } glow_gemm_t;
 
-static void glow_gemm_f32(float *C, const float *A, const float *B, const float *bias,
-                          const glow_gemm_t *p) {
+typedef struct {
+  float *C;
+  const float *A, *B, *bias;
+  const glow_gemm_t *p;
+} glow_gemm_args;
+
+static void glow_gemm_part(const void *args, size_t part, size_t parts) {
+  const glow_gemm_args *q = args;
+  const glow_gemm_t *p = q->p;
+  const float *bias = q->bias;
   const size_t panels = (p->n + 15) / 16;
-  for (size_t bt = 0; bt < p->batches; bt++) {
-    const float *Ab = A + bt * p->a_batch, *Bb = B + bt * p->b_batch;
-    float *Cb = C + bt * p->c_batch;
-    for (size_t pb = 0; pb < panels; pb++) {
+  size_t u0, u1;
+  glow_range(p->batches * panels, part, parts, &u0, &u1);
+  for (size_t u = u0; u < u1; u++) {
+    const size_t bt = u / panels, pb = u % panels;
+    const float *Ab = q->A + bt * p->a_batch, *Bb = q->B + bt * p->b_batch;
+    float *Cb = q->C + bt * p->c_batch;
+    {
       const size_t j0 = pb * 16, lanes = glow_min(16, p->n - j0);
       const float *panel = p->packed ? Bb + pb * p->k * 16 : Bb + j0;
       const size_t pstride = p->packed ? 16 : p->ldb;
@@ -537,5 +675,11 @@ static void glow_gemm_f32(float *C, const float *A, const float *B, const float 
       }
     }
   }
+}
+
+static void glow_gemm_f32(float *C, const float *A, const float *B, const float *bias,
+                          const glow_gemm_t *p) {
+  const glow_gemm_args q = {C, A, B, bias, p};
+  glow_parallel(glow_gemm_part, &q);
 }
 /*@end*/

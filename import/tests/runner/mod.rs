@@ -116,6 +116,7 @@ impl Suite {
             strict_constants: true,
             repeat: None,
             build_dir: None,
+            codegen: Default::default(),
         };
         let weights = resolve_weights(f, &given, &ropts)?;
         let outs = run(f, &weights, &ropts).map_err(|e| match e {
