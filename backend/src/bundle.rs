@@ -113,6 +113,16 @@ const KERNEL_LOCALS: &[&str] = &[
     "GLOW_THREADS",
     "GLOW_VEC16",
     "GLOW_DW_MAXK",
+    "GLOW_MAX_RANK",
+    "GLOW_NOINLINE",
+    "glow_binary_f32",
+    "glow_fill",
+    "glow_move",
+    "glow_unary_f32",
+    "glow_batchnorm_f32",
+    "dims",
+    "ds",
+    "ss",
     "GLOW_TP",
     "GLOW_VEC",
     "GLOW_STEP",
@@ -134,6 +144,10 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
         "MEM_ALIGN",
     ] {
         namer.reserve(&format!("{name}_{suffix}"));
+    }
+    // The body's chunk functions.
+    for k in 0..=f.inst_ids().count() / crate::emit::CHUNK {
+        namer.reserve(&format!("{name}_part{k}"));
     }
     let mut mutable = Vec::new();
     let mut weights = vec![0u8; layout.constant_size as usize];
@@ -288,7 +302,7 @@ fn c_source(
     f: &Function,
     name: &str,
     kernels: &str,
-    body: &str,
+    body: &[String],
     codegen: CodegenOptions,
 ) -> String {
     let mut c = String::new();
@@ -327,9 +341,27 @@ fn c_source(
     }
     c.push('\n');
     c.push_str(&format!("{};\n\n", signature(name)));
+    let unused = "  (void)constantWeight;\n  (void)mutableWeight;\n  (void)activations;\n";
+    if body.len() > 1 {
+        // One function per chunk, kept apart so each is compiled alone.
+        c.push_str("#if defined(__GNUC__) || defined(__clang__)\n#define GLOW_NOINLINE __attribute__((noinline))\n#else\n#define GLOW_NOINLINE\n#endif\n\n");
+        for (k, chunk) in body.iter().enumerate() {
+            c.push_str(&format!(
+                "static GLOW_NOINLINE void {name}_part{k}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations) {{\n{unused}{chunk}}}\n\n"
+            ));
+        }
+    }
     c.push_str(&format!("{} {{\n", signature(name)));
-    c.push_str("  (void)constantWeight;\n  (void)mutableWeight;\n  (void)activations;\n");
-    c.push_str(body);
+    c.push_str(unused);
+    if body.len() > 1 {
+        for k in 0..body.len() {
+            c.push_str(&format!(
+                "  {name}_part{k}(constantWeight, mutableWeight, activations);\n"
+            ));
+        }
+    } else {
+        c.push_str(&body[0]);
+    }
     c.push_str("  return 0;\n}\n");
     c
 }

@@ -2,6 +2,7 @@
 //! kinds), `elementcmplte`, `elementselect`, the unary activations and the
 //! quantization conversions. Operators come from `ops.rs`.
 
+use super::runtime::Kernel;
 use super::KCtx;
 use crate::elem::{bits_ctype, ctype};
 use crate::error::BackendError;
@@ -26,12 +27,17 @@ pub fn binary(c: &mut KCtx) -> Result<(), BackendError> {
     c.decl("Dest", ct)?;
     c.decl("LHS", ct)?;
     c.decl("RHS", ct)?;
-    c.w.for_loop("i", n);
     if d.elem == ElemKind::Float {
-        c.w.line("float a = LHS[i];");
-        c.w.line("float b = RHS[i];");
-        c.w.line(&format!("Dest[i] = {};", op.c_float));
-    } else if is_index(d.elem) {
+        let k = ops::BINARY
+            .iter()
+            .position(|b| b.opcode == c.inst.opcode)
+            .ok_or_else(|| c.err("not a binary operator"))?;
+        c.rt.use_kernel(Kernel::Binary);
+        c.w.line(&format!("glow_binary_f32(Dest, LHS, RHS, {n}u, {k});"));
+        return Ok(());
+    }
+    c.w.for_loop("i", n);
+    if is_index(d.elem) {
         c.w.line("int64_t a = LHS[i];");
         c.w.line("int64_t b = RHS[i];");
         c.w.line(&format!("Dest[i] = ({ct})({});", op.c_int));
@@ -102,16 +108,25 @@ pub fn unary(c: &mut KCtx) -> Result<(), BackendError> {
     c.require_f32(&s)?;
     c.decl("Dest", "float")?;
     c.decl("Src", "float")?;
-    let mut expr = op.c.to_string();
-    if c.inst.opcode == glow_ir::Opcode::Clip {
-        let lo = c_float(c.member_float("Min")? as f32);
-        let hi = c_float(c.member_float("Max")? as f32);
-        expr = expr.replace("lo", &lo).replace("hi", &hi);
-    }
-    c.w.for_loop("i", d.size());
-    c.w.line("float x = Src[i];");
-    c.w.line(&format!("Dest[i] = {expr};"));
-    c.w.close();
+    let _ = op;
+    // The shared kernel applies glow_act's function of the opcode.
+    let (act, lo, hi) = match c.inst.opcode {
+        glow_ir::Opcode::Relu => (1, 0.0, 0.0),
+        glow_ir::Opcode::Clip => (
+            2,
+            c.member_float("Min")? as f32,
+            c.member_float("Max")? as f32,
+        ),
+        glow_ir::Opcode::Tanh => (3, 0.0, 0.0),
+        _ => (4, 0.0, 0.0),
+    };
+    c.rt.use_kernel(Kernel::Unary);
+    c.w.line(&format!(
+        "glow_unary_f32(Dest, Src, {}u, {act}, {}, {});",
+        d.size(),
+        c_float(lo),
+        c_float(hi)
+    ));
     Ok(())
 }
 

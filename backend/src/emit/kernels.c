@@ -683,3 +683,83 @@ static void glow_gemm_f32(float *C, const float *A, const float *B, const float 
   glow_parallel(glow_gemm_part, &q);
 }
 /*@end*/
+
+/*@move*/
+/* Moves element bits between two strided tensors of `rank` dimensions
+ * (byte strides; the destination and source start at dst and src), in
+ * row-major index order, a contiguous innermost row at a time. */
+#define GLOW_MAX_RANK 8
+static void glow_move(uint8_t *dst, const uint8_t *src, size_t esize, size_t rank,
+                      const size_t *dims, const size_t *ds, const size_t *ss) {
+  size_t idx[GLOW_MAX_RANK] = {0};
+  size_t total = 1, row, inner;
+  for (size_t k = 0; k < rank; k++) total *= dims[k];
+  if (total == 0) return;
+  if (rank == 0) {
+    memmove(dst, src, esize);
+    return;
+  }
+  inner = dims[rank - 1];
+  row = ds[rank - 1] == esize && ss[rank - 1] == esize;
+  for (size_t done = 0; done < total; done += inner) {
+    size_t doff = 0, soff = 0;
+    for (size_t k = 0; k + 1 < rank; k++) {
+      doff += idx[k] * ds[k];
+      soff += idx[k] * ss[k];
+    }
+    if (row) {
+      memmove(dst + doff, src + soff, inner * esize);
+    } else {
+      for (size_t i = 0; i < inner; i++)
+        memmove(dst + doff + i * ds[rank - 1], src + soff + i * ss[rank - 1], esize);
+    }
+    for (size_t k = rank - 1; k-- > 0;) {
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+/*@end*/
+
+/*@unary*/
+/* relu, sigmoid, tanh and clip over n floats: glow_act's functions. */
+static void glow_unary_f32(float *dst, const float *src, size_t n, int act, float a0, float a1) {
+  switch (act) {
+  case 1:
+    for (size_t i = 0; i < n; i++) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
+    break;
+  case 2:
+    for (size_t i = 0; i < n; i++) {
+      const float m = src[i] < a0 ? a0 : src[i];
+      dst[i] = a1 < m ? a1 : m;
+    }
+    break;
+  default:
+    for (size_t i = 0; i < n; i++) dst[i] = glow_act(src[i], act, a0, a1);
+  }
+}
+/*@end*/
+
+/*@batchnorm*/
+/* Inference batch normalization over the channel axis of [outer][at][inner]. */
+static void glow_batchnorm_f32(float *dst, const float *src, const float *scale, const float *bias,
+                               const float *mean, const float *var, size_t outer, size_t at,
+                               size_t inner, float eps) {
+  for (size_t o = 0; o < outer; o++)
+    for (size_t ch = 0; ch < at; ch++) {
+      const float inv = 1.0f / sqrtf(var[ch] + eps);
+      const float m = mean[ch], s = scale[ch], b = bias[ch];
+      const size_t base = o * at * inner + ch * inner;
+      for (size_t n = 0; n < inner; n++) dst[base + n] = (src[base + n] - m) * inv * s + b;
+    }
+}
+/*@end*/
+
+/*@fill*/
+/* n elements of `esize` bytes set to the bits of `v` (little-endian). */
+static void glow_fill(uint8_t *dst, size_t n, size_t esize, uint64_t v) {
+  uint8_t e[8];
+  for (size_t b = 0; b < esize; b++) e[b] = (uint8_t)(v >> (8 * b));
+  for (size_t i = 0; i < n; i++) memcpy(dst + i * esize, e, esize);
+}
+/*@end*/

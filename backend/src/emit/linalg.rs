@@ -18,12 +18,16 @@ pub fn batched_add(c: &mut KCtx) -> Result<(), BackendError> {
     c.decl("Dest", "float")?;
     c.decl("Batch", "float")?;
     c.decl("Slice", "float")?;
+    // One float addition per element, as elementadd: row by row.
+    let add = crate::ops::BINARY
+        .iter()
+        .position(|b| b.opcode == glow_ir::Opcode::ElementAdd)
+        .ok_or_else(|| c.err("no elementadd operator"))?;
+    c.rt.use_kernel(Kernel::Binary);
     c.w.for_loop("b", batches);
-    c.w.for_loop("i", slice);
     c.w.line(&format!(
-        "Dest[b * {slice}u + i] = Batch[b * {slice}u + i] + Slice[i];"
+        "glow_binary_f32(Dest + b * {slice}u, Batch + b * {slice}u, Slice, {slice}u, {add});"
     ));
-    c.w.close();
     c.w.close();
     Ok(())
 }
@@ -186,18 +190,10 @@ pub fn batchnorm(c: &mut KCtx) -> Result<(), BackendError> {
     for n in names {
         c.decl(n, "float")?;
     }
-    c.w.for_loop("o", outer);
-    c.w.for_loop("ch", at);
-    c.w.line(&format!("float inv = 1.0f / sqrtf(Var[ch] + {eps});"));
-    c.w.for_loop("n", inner);
+    c.rt.use_kernel(Kernel::BatchNorm);
     c.w.line(&format!(
-        "size_t i = o * {}u + ch * {inner}u + n;",
-        at * inner
+        "glow_batchnorm_f32(Dest, Src, Scale, Bias, Mean, Var, {outer}u, {at}u, {inner}u, {eps});"
     ));
-    c.w.line("Dest[i] = (Src[i] - Mean[ch]) * inv * Scale[ch] + Bias[ch];");
-    c.w.close();
-    c.w.close();
-    c.w.close();
     Ok(())
 }
 

@@ -157,11 +157,19 @@ impl KCtx<'_, '_> {
 }
 
 /// The statements of the entry point's body, one block per instruction.
+/// Instructions per chunk of the body: each chunk becomes its own C
+/// function, so the compiler's time stays linear in the instruction count.
+pub const CHUNK: usize = 64;
+
+/// The statements of the entry point's body, one block per instruction, in
+/// chunks of at most [`CHUNK`] instructions.
 pub fn emit_body(
     f: &Function,
     mem: &MemoryLayout,
     rt: &mut Runtime<'_>,
-) -> Result<String, BackendError> {
+) -> Result<Vec<String>, BackendError> {
+    let mut chunks = Vec::new();
+    let mut in_chunk = 0;
     let mut w = CWriter {
         out: String::new(),
         indent: 1,
@@ -193,8 +201,16 @@ pub fn emit_body(
         };
         emit_inst(&mut ctx)?;
         w.close();
+        in_chunk += 1;
+        if in_chunk == CHUNK {
+            chunks.push(std::mem::take(&mut w.out));
+            in_chunk = 0;
+        }
     }
-    Ok(w.out)
+    if !w.out.is_empty() || chunks.is_empty() {
+        chunks.push(w.out);
+    }
+    Ok(chunks)
 }
 
 /// The kernel family of each opcode: the one place the table cannot drive.

@@ -3,6 +3,7 @@
 //! move element *bits* (unsigned integers of the element's size), so they
 //! work for every element kind and keep NaN payloads.
 
+use super::runtime::Kernel;
 use super::{close_nest, linear, open_nest, KCtx};
 use crate::elem::{bits_ctype, ctype, splat_bits};
 use crate::error::BackendError;
@@ -14,10 +15,50 @@ pub fn copy(c: &mut KCtx) -> Result<(), BackendError> {
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
     c.decl("Src", bt)?;
-    c.w.for_loop("i", d.size());
-    c.w.line("Dest[i] = Src[i];");
-    c.w.close();
+    c.w.line(&format!("memmove(Dest, Src, {}u);", d.bytes()));
     Ok(())
+}
+
+/// Calls the shared `glow_move` (element bits between strided tensors) when
+/// the rank fits; returns false to let the caller emit its loop nest.
+/// Strides and offsets are in elements of `esize` bytes.
+fn move_call(
+    c: &mut KCtx,
+    esize: u64,
+    dims: &[u64],
+    (dst_strides, dst_off): (&[u64], u64),
+    (src_strides, src_off): (&[u64], u64),
+) -> bool {
+    if dims.len() > 8 {
+        return false;
+    }
+    c.rt.use_kernel(Kernel::Move);
+    let list = |v: &[u64], scale: u64| {
+        if v.is_empty() {
+            return format!("{}u", scale);
+        }
+        v.iter()
+            .map(|x| format!("{}u", x * scale))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rank = dims.len().max(1);
+    let dims_text = if dims.is_empty() {
+        "1u".to_string()
+    } else {
+        list(dims, 1)
+    };
+    c.w.line(&format!(
+        "static const size_t dims[] = {{{dims_text}}}, ds[] = {{{}}}, ss[] = {{{}}};",
+        list(dst_strides, esize),
+        list(src_strides, esize)
+    ));
+    c.w.line(&format!(
+        "glow_move((uint8_t *)Dest + {}u, (const uint8_t *)Src + {}u, {esize}u, {rank}u, dims, ds, ss);",
+        dst_off * esize,
+        src_off * esize
+    ));
+    true
 }
 
 pub fn splat(c: &mut KCtx) -> Result<(), BackendError> {
@@ -26,9 +67,12 @@ pub fn splat(c: &mut KCtx) -> Result<(), BackendError> {
     let bits = splat_bits(d.elem, v).ok_or_else(|| c.unsupported(&d))?;
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
-    c.w.for_loop("i", d.size());
-    c.w.line(&format!("Dest[i] = ({bt}){bits}ull;"));
-    c.w.close();
+    c.rt.use_kernel(Kernel::Fill);
+    c.w.line(&format!(
+        "glow_fill((uint8_t *)Dest, {}u, {}u, {bits}ull);",
+        d.size(),
+        d.elem.bytes()
+    ));
     Ok(())
 }
 
@@ -43,6 +87,9 @@ pub fn transpose(c: &mut KCtx) -> Result<(), BackendError> {
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
     c.decl("Src", bt)?;
+    if move_call(c, d.elem.bytes(), &d.dims, (&d.strides(), 0), (&strides, 0)) {
+        return Ok(());
+    }
     let vars = open_nest(c.w, &d.dims, "i");
     c.w.line(&format!(
         "Dest[{}] = Src[{}];",
@@ -80,6 +127,15 @@ pub fn extract(c: &mut KCtx) -> Result<(), BackendError> {
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
     c.decl("Src", bt)?;
+    let ss = s.strides();
+    let off: u64 = offs
+        .iter()
+        .zip(&ss)
+        .map(|(&o, &st)| o.max(0) as u64 * st)
+        .sum();
+    if move_call(c, d.elem.bytes(), &d.dims, (&d.strides(), 0), (&ss, off)) {
+        return Ok(());
+    }
     let vars = open_nest(c.w, &d.dims, "i");
     c.w.line(&format!(
         "Dest[{}] = Src[{}];",
@@ -99,6 +155,28 @@ pub fn insert(c: &mut KCtx) -> Result<(), BackendError> {
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
     c.decl("Src", bt)?;
+    // The Count copies are one more (outer) dimension.
+    let dsd = d.strides();
+    let off: u64 = offs
+        .iter()
+        .zip(&dsd)
+        .map(|(&o, &st)| o.max(0) as u64 * st)
+        .sum();
+    let mut dims = vec![count];
+    dims.extend(&s.dims);
+    let mut dst_strides = vec![step * dsd.get(axis).copied().unwrap_or(0)];
+    dst_strides.extend(&dsd);
+    let mut src_strides = vec![0];
+    src_strides.extend(s.strides());
+    if move_call(
+        c,
+        d.elem.bytes(),
+        &dims,
+        (&dst_strides, off),
+        (&src_strides, 0),
+    ) {
+        return Ok(());
+    }
     c.w.for_loop("c", count);
     let vars = open_nest(c.w, &s.dims, "i");
     let extra = format!("c * {step}u");

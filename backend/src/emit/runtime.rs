@@ -16,6 +16,12 @@ pub enum Kernel {
     Depthwise,
     ConvRef,
     Gemm,
+    Move,
+    Unary,
+    BatchNorm,
+    /// Float element-wise binary operators, generated from `ops::BINARY`.
+    Binary,
+    Fill,
 }
 
 impl Kernel {
@@ -27,6 +33,11 @@ impl Kernel {
             Kernel::Depthwise => "depthwise",
             Kernel::ConvRef => "convref",
             Kernel::Gemm => "gemm",
+            Kernel::Move => "move",
+            Kernel::Unary => "unary",
+            Kernel::BatchNorm => "batchnorm",
+            Kernel::Binary => "binary",
+            Kernel::Fill => "fill",
         }
     }
 
@@ -34,19 +45,45 @@ impl Kernel {
     fn needs(self) -> &'static [Kernel] {
         match self {
             Kernel::Common => &[],
-            Kernel::ConvBase | Kernel::Gemm => &[Kernel::Common],
+            Kernel::ConvBase
+            | Kernel::Gemm
+            | Kernel::Move
+            | Kernel::Unary
+            | Kernel::BatchNorm
+            | Kernel::Binary
+            | Kernel::Fill => &[Kernel::Common],
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
         }
     }
 
-    fn text(self) -> &'static str {
+    fn text(self) -> String {
+        if self == Kernel::Binary {
+            return binary_source();
+        }
         let open = format!("/*@{}*/\n", self.tag());
         let start = SOURCE.find(&open).map(|i| i + open.len()).unwrap_or(0);
         let len = SOURCE[start..].find("/*@end*/").unwrap_or(0);
-        &SOURCE[start..start + len]
+        SOURCE[start..start + len].to_string()
     }
+}
+
+/// `glow_binary_f32(dst, a, b, n, op)`: one case per float operator of
+/// `ops::BINARY` (op = its index there), the same C expression the
+/// interpreter's operator mirrors.
+fn binary_source() -> String {
+    let mut s = String::from(
+        "/* Float element-wise binary operators; op indexes ops::BINARY. */\nstatic void glow_binary_f32(float *dst, const float *x, const float *y, size_t n, int op) {\n  switch (op) {\n",
+    );
+    for (k, op) in crate::ops::BINARY.iter().enumerate() {
+        s.push_str(&format!(
+            "  case {k}:\n    for (size_t i = 0; i < n; i++) {{\n      const float a = x[i], b = y[i];\n      dst[i] = {};\n    }}\n    break;\n",
+            op.c_float
+        ));
+    }
+    s.push_str("  default:\n    break;\n  }\n}\n");
+    s
 }
 
 /// How a constant weight is rearranged for a kernel.
@@ -237,7 +274,7 @@ impl<'a> Runtime<'a> {
     pub fn source(&self) -> String {
         let mut out = String::new();
         for k in &self.kernels {
-            out.push_str(k.text());
+            out.push_str(&k.text());
             let packed_conv =
                 self.kernels.contains(&Kernel::Conv) || self.kernels.contains(&Kernel::Depthwise);
             if *k == Kernel::ConvBase && packed_conv {
