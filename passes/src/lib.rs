@@ -20,6 +20,7 @@ pub mod alloc_sinking;
 pub mod dead_alloc;
 pub mod dealloc_sinking;
 pub mod dse;
+pub mod fold_batchnorm;
 pub mod fuse_activations;
 pub mod inplace;
 pub mod make_weights_const;

@@ -39,6 +39,7 @@ pub static PASSES: &[&PassInfo] = &[
     &crate::dead_alloc::INFO,
     &crate::dealloc_sinking::INFO,
     &crate::dse::INFO,
+    &crate::fold_batchnorm::INFO,
     &crate::fuse_activations::INFO,
     &crate::inplace::INFO,
     &crate::make_weights_const::INFO,

@@ -1,0 +1,207 @@
+//! `fold-batchnorm`: an inference `batchnormalization` of a convolution's
+//! result is folded into the convolution's filter and bias (onnxruntime's
+//! Conv+BatchNormalization fusion, Glow's `foldBatchNormalization`), when
+//! the filter, the bias and the four normalization tensors are constant
+//! weights with inline `Data`.
+//!
+//! The folded numbers, in f32 with round-to-nearest after every operation,
+//! in this order, per output channel `o`:
+//!
+//! ```text
+//! s[o]       = (1 / sqrtf(Var[o] + Epsilon)) * Scale[o]
+//! Filter'[o] = Filter[o] * s[o]                  (every element of the channel)
+//! Bias'[o]   = (Bias[o] - Mean[o]) * s[o] + BnBias[o]
+//! ```
+//!
+//! This regroups the batchnorm's arithmetic, so outputs change in the last
+//! bits: the pass is not in `-O` (which never changes an output bit); run it
+//! with `--pass=fold-batchnorm`. The folded program is then what both
+//! engines run, so they still agree bit for bit.
+
+use crate::edit::{rebuild_layout, Names, Origins, Uses};
+use crate::pass::{Pass, PassContext, PassOptions};
+use crate::registry::PassInfo;
+use glow_ir::span::ItemSpans;
+use glow_ir::{
+    Diagnostic, ElemKind, Function, InstId, Mutability, Opcode, Value, WeightData, WeightId,
+    WeightInit,
+};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "fold-batchnorm",
+    summary: "Fold an inference batchnormalization into the preceding convolution's constant filter and bias",
+    options: &[],
+    stats: &[("folded", "Number of batchnormalizations folded into a convolution")],
+    create: |_: &PassOptions| Ok(Box::new(FoldBatchNorm)),
+};
+
+struct FoldBatchNorm;
+
+/// The f32 values of a constant float weight with inline data.
+fn const_values(f: &Function, v: Value) -> Option<Vec<f32>> {
+    let Value::Weight(w) = v else { return None };
+    let wd = f.weight(w);
+    if wd.mutability != Mutability::Const || wd.ty.elem != ElemKind::Float {
+        return None;
+    }
+    let n = wd.ty.size() as usize;
+    match wd.init.as_ref()? {
+        WeightInit::Splat(x) => Some(vec![*x as f32; n]),
+        WeightInit::Floats(v) if v.len() == n => Some(v.iter().map(|&x| x as f32).collect()),
+        _ => None,
+    }
+}
+
+fn add_weight(f: &mut Function, name: String, like: WeightId, values: Vec<f32>) -> Value {
+    let ty = f.weight(like).ty.clone();
+    let id = WeightId(f.weights.len() as u32);
+    f.weights.push(WeightData {
+        name,
+        ty,
+        mutability: Mutability::Const,
+        init: Some(WeightInit::Floats(
+            values.into_iter().map(f64::from).collect(),
+        )),
+    });
+    if !f.spans.weights.is_empty() {
+        f.spans.weights.push(ItemSpans::default());
+    }
+    Value::Weight(id)
+}
+
+impl Pass for FoldBatchNorm {
+    fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
+        let uses = Uses::compute(f);
+        let origins = Origins::compute(f);
+        let mut names = Names::default();
+        let n = f.insts.len();
+        let mut pos = vec![usize::MAX; n];
+        for (i, &id) in f.layout.iter().enumerate() {
+            pos[id.index()] = i;
+        }
+        let mut dead = vec![false; n];
+        type Fold = (InstId, InstId, Value, Option<InstId>, Vec<InstId>);
+        let mut folds: Vec<Fold> = Vec::new();
+        let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
+        for &c in &f.layout {
+            let conv = f.inst(c);
+            if conv.opcode != Opcode::Convolution
+                || conv.member_str("FusedActivation") != Some("NONE")
+            {
+                continue;
+            }
+            let Value::Inst(x) = conv.operands[0].value else {
+                continue;
+            };
+            if f.inst(x).opcode != Opcode::AllocActivation {
+                continue;
+            }
+            let mut bn = None;
+            let mut ok = true;
+            let mut deallocs = Vec::new();
+            for u in uses.users(f, Value::Inst(x)) {
+                match f.inst(u.inst).opcode {
+                    _ if u.inst == c && u.operand == 0 => {}
+                    Opcode::DeallocActivation => deallocs.push(u.inst),
+                    Opcode::BatchNormalization if u.operand == 1 && bn.is_none() => {
+                        bn = Some(u.inst)
+                    }
+                    _ => ok = false,
+                }
+            }
+            let Some(b) = bn.filter(|_| ok) else { continue };
+            let nchw = conv.member_str("Layout") == Some("NCHW");
+            let channel = if nchw { 1 } else { 3 };
+            if f.inst(b).member_int("ChannelIdx") != Some(channel) {
+                continue;
+            }
+            let y = f.inst(b).operands[0].value;
+            let (pc, pb) = (pos[c.index()], pos[b.index()]);
+            // Nothing between the two touches the batchnorm's output, which
+            // must not alias what the convolution reads.
+            let oy = origins.origin(y);
+            if conv.operands[1..]
+                .iter()
+                .any(|o| origins.origin(o.value) == oy)
+                || f.layout[pc + 1..pb].iter().any(|&i| {
+                    f.inst(i)
+                        .operands
+                        .iter()
+                        .any(|o| origins.origin(o.value) == oy)
+                        && Value::Inst(i) != y
+                })
+            {
+                continue;
+            }
+            // The batchnorm's output must exist where the convolution writes:
+            // defined above it, or an alloc between the two that moves up.
+            let mut hoist = None;
+            if let Value::Inst(yd) = y {
+                if pos[yd.index()] > pc {
+                    if f.inst(yd).opcode != Opcode::AllocActivation || pos[yd.index()] > pb {
+                        continue;
+                    }
+                    hoist = Some(yd);
+                }
+            }
+            folds.push((c, b, y, hoist, deallocs));
+        }
+        let mut folded = 0u64;
+        // Adding weights renumbers dense value indices: `uses` is not read below.
+        for (c, b, y, hoist, deallocs) in folds {
+            let (filter, bias) = (f.inst(c).operands[2].value, f.inst(c).operands[3].value);
+            let bn_ops: Vec<Value> = f.inst(b).operands[2..6].iter().map(|o| o.value).collect();
+            let (Some(w), Some(bv)) = (const_values(f, filter), const_values(f, bias)) else {
+                continue;
+            };
+            let vals: Option<Vec<Vec<f32>>> = bn_ops.iter().map(|&v| const_values(f, v)).collect();
+            let Some(vals) = vals else { continue };
+            let (scale, beta, mean, var) = (&vals[0], &vals[1], &vals[2], &vals[3]);
+            let oc = bv.len();
+            if [scale, beta, mean, var].iter().any(|v| v.len() != oc) || oc == 0 {
+                continue;
+            }
+            let eps = f.inst(b).member_float("Epsilon").unwrap_or(1e-5) as f32;
+            let s: Vec<f32> = (0..oc)
+                .map(|o| (1.0f32 / (var[o] + eps).sqrt()) * scale[o])
+                .collect();
+            // Filters are [oc][...] in both layouts: channel o is one block.
+            let per = w.len() / oc;
+            let w2: Vec<f32> = w.iter().enumerate().map(|(i, &v)| v * s[i / per]).collect();
+            let b2: Vec<f32> = (0..oc)
+                .map(|o| (bv[o] - mean[o]) * s[o] + beta[o])
+                .collect();
+            let (Value::Weight(fw), Value::Weight(bw)) = (filter, bias) else {
+                continue;
+            };
+            let fname = names.fresh_in(f, &format!("{}.folded", f.weight(fw).name));
+            let bname = names.fresh_in(f, &format!("{}.folded", f.weight(bw).name));
+            let nf = add_weight(f, fname, fw, w2);
+            let nb = add_weight(f, bname, bw, b2);
+            cx.debug(|| format!("folding %{} into %{}", f.inst(b).name, f.inst(c).name));
+            let x = f.inst(c).operands[0].value;
+            let inst = f.inst_mut(c);
+            inst.operands[0].value = y;
+            inst.operands[2].value = nf;
+            inst.operands[3].value = nb;
+            dead[b.index()] = true;
+            if let Some(yd) = hoist {
+                dead[yd.index()] = true;
+                before[c.index()].push(yd);
+            }
+            if let Value::Inst(xi) = x {
+                dead[xi.index()] = true;
+            }
+            for d in deallocs {
+                dead[d.index()] = true;
+            }
+            folded += 1;
+        }
+        if folded == 0 {
+            return Ok(false);
+        }
+        cx.bump("folded", folded);
+        rebuild_layout(f, &before, &dead);
+        Ok(true)
+    }
+}
