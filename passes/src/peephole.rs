@@ -20,8 +20,7 @@
 //! existing instruction, and never creates buffers.
 
 use crate::edit::{self, dense, dense_len, elems, Names, Origins};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstData, InstId, MemberValue, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {

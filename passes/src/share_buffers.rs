@@ -25,8 +25,7 @@
 
 use crate::analysis::liveness::{operand_slot, read_slot, write_slot, Interval, LiveIntervals};
 use crate::edit::{new_inst, push_inst, Names};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{
     Diagnostic, Function, InstId, MemberValue, Mutability, Opcode, OperandKind, Type, Value,
 };
