@@ -124,7 +124,7 @@ impl Pass for Peephole {
                         continue;
                     }
                     cx.debug(|| format!("folding %{} into its source: same type", inst.name));
-                    for u in users.to_vec() {
+                    for u in users {
                         f.inst_mut(u.inst).operands[u.operand].value = src;
                     }
                     dead[id.index()] = true;

@@ -388,9 +388,7 @@ impl Sharer {
         mv: &Move,
         rewrites: Vec<Rewrite>,
     ) -> Option<InstId> {
-        let Some(to_ty) = buffer_type(f, mv.to).cloned() else {
-            return None;
-        };
+        let to_ty = buffer_type(f, mv.to).cloned()?;
         let first_pos = rewrites.first().map_or(0, |r| r.pos);
         let mut casts: Vec<(Type, u64, Value)> = Vec::new();
         for rw in &rewrites {

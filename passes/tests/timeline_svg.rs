@@ -50,7 +50,7 @@ fn check_xml(x: &str) -> Result<Vec<String>, String> {
             .next()
             .ok_or("empty tag")?
             .to_string();
-        if body.matches('"').count() % 2 != 0 {
+        if !body.matches('"').count().is_multiple_of(2) {
             return Err(format!("unbalanced quotes in <{name}>"));
         }
         check_text(body)?;
