@@ -401,7 +401,7 @@ impl PassManager {
 
     /// Writes the input and the pipeline so `--run-reproducer` replays them:
     /// to `--crash-reproducer`'s file, or for an internal failure to a file
-    /// in the temp directory.
+    /// in the temp directory (unless `auto_reproducer` is off).
     fn write_reproducer(&self, input: &str, internal: bool) -> Option<std::path::PathBuf> {
         let path =
             match &self.inst.crash_reproducer {
