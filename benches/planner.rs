@@ -1,4 +1,4 @@
-//! Planning time: on Glow's 79 allocation traces (from the shared corpus)
+//! Planning time: on Glow's 79 allocation traces (vendored in testdata/)
 //! and on synthetic programs of 1k, 10k and 100k buffers, with the arena
 //! against the lower bound and the growth from one size to the next.
 //! Run: `cargo bench --bench planner`.
@@ -42,7 +42,7 @@ fn timed(bufs: &[Buffer], align: u64) -> (glow_passes::planner::Plan, Duration) 
 
 fn main() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/glow-traces/MemoryAllocatorTestModels.txt");
+        .join("testdata/glow-traces/MemoryAllocatorTestModels.txt");
     match std::fs::read_to_string(&traces) {
         Ok(text) => match trace::parse(&text) {
             Ok(models) => {
@@ -66,13 +66,20 @@ fn main() {
                     slowest.1
                 );
             }
-            Err(e) => println!(
-                "glow traces: cannot parse {}: {} errors",
-                traces.display(),
-                e.len()
-            ),
+            Err(e) => {
+                eprintln!(
+                    "glow traces: cannot parse {}: {} errors",
+                    traces.display(),
+                    e.len()
+                );
+                std::process::exit(1);
+            }
         },
-        Err(_) => println!("glow traces: {} not found, skipped", traces.display()),
+        // The traces are part of the repository: their absence is an error.
+        Err(e) => {
+            eprintln!("glow traces: cannot read {}: {e}", traces.display());
+            std::process::exit(1);
+        }
     }
     println!(
         "{:>8} {:>12} {:>14} {:>14} {:>8} {:>20} {:>8}",

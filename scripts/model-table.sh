@@ -17,7 +17,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${1:-$root/target/release}"
-corpus="${2:-$root/../shared/corpus}"
+corpus="${2:-${GLOW_CORPUS:-$root/../shared/corpus}}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 no_planner="peephole,dse,optimize-inserts,optimize-extracts,inplace,share-buffers,peephole,dealloc-sinking,alloc-sinking,dse,dead-alloc,make-weights-const"

@@ -104,6 +104,12 @@ if os.path.isfile(not_tool):
 for name in ["glow-opt", "glow-run", "glow-import", "glow-memplan", "glow-lit"]:
     tool(name, os.path.join(bin_dir, name))
 
+# The out-of-tree pass example's tool, when built (cargo test --workspace builds it).
+custom_opt = os.path.join(bin_dir, "custom-opt")
+if os.path.isfile(custom_opt):
+    tool("custom-opt", custom_opt)
+    config.available_features.add("custom-opt")
+
 config.available_features.add("llvm-filecheck")
 for feature in suite.get("features", []):
     config.available_features.add(feature)

@@ -309,6 +309,8 @@ fn build() -> String {
     p.text()
 }
 
+// The case table's row type is spelled out once, next to its legend.
+#[allow(clippy::type_complexity)]
 fn convolutions(p: &mut Prog) {
     // (layout, N, C, H, W, OC, group, kernel, stride, pads, dilation, fused)
     let cases: &[(

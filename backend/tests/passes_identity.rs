@@ -33,7 +33,7 @@ fn infer_pipeline_keeps_every_output_bit() {
         mode: Some("infer".into()),
         ..PipelineArgs::default()
     }
-    .pipeline()
+    .pipeline(&glow_passes::PassRegistry::builtin())
     .expect("the infer pipeline exists");
     let opts = RunOptions {
         engine: Engine::Interp,

@@ -2,7 +2,7 @@
 //!
 //! [`import_model`] decodes an ONNX file (hand-declared prost messages, see
 //! [`onnx`]), reads its constants ([`tensor`]), infers shapes while lowering
-//! each node ([`lower`]) and returns a verified [`glow_ir::Function`] plus the
+//! each node (module `lower`) and returns a verified [`glow_ir::Function`] plus the
 //! weights that go to a safetensors file. Guarantees: no panic on any input
 //! (every problem is an [`ImportError`]); the same model and options give
 //! byte-identical `.gir` text and weights.

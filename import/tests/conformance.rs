@@ -1,42 +1,51 @@
-//! The ONNX conformance runner: every test folder under
-//! `../shared/corpus/onnx/node`, `onnx/pytorch` and `e2e` is imported,
+//! The ONNX conformance runner: every test folder of a suite is imported,
 //! verified, run with its stored inputs and compared with its stored outputs
 //! (`|got - ref| <= atol + rtol * |ref|`, rtol 1e-3 and atol 1e-7 unless the
 //! folder's `tolerance.json` says otherwise). Tests whose model uses an op
 //! outside the importer's set are reported as unsupported, not hidden.
 //!
+//! Two cases, run by a `harness = false` libtest-mimic main so that a case
+//! whose data is absent is *ignored* (decided before running, with the
+//! reason printed), never passed:
+//! - `onnx_node_and_pytorch_tests`: the ONNX node and PyTorch-converted
+//!   tests vendored in `testdata/onnx` (always runs; missing data fails);
+//! - `e2e_models`: the whole models of `$GLOW_CORPUS/e2e` (default
+//!   `../shared/corpus`), only with `GLOW_CONFORMANCE_E2E=1`; ignored
+//!   otherwise or when the corpus is absent.
+//!
 //! Runs on the reference interpreter (`GLOW_CONFORMANCE_ENGINE=c` for the C
-//! backend). The node and
-//! pytorch suites run in `cargo test`; e2e models only with
-//! `GLOW_CONFORMANCE_E2E=1 cargo test -p glow-import --test conformance -- --nocapture`.
-//! `GLOW_CONFORMANCE_FILTER=substr` narrows the run.
+//! backend). `GLOW_CONFORMANCE_FILTER=substr` narrows the run; `--nocapture`
+//! shows the per-test report.
 
 mod runner;
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use runner::{Outcome, Suite};
+use std::path::{Path, PathBuf};
 
-fn corpus() -> Option<std::path::PathBuf> {
-    let root = std::env::var_os("GLOW_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
-        });
-    root.is_dir().then_some(root)
+/// The vendored ONNX tests (testdata/NOTICE.md).
+fn vendored() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/onnx")
 }
 
-fn run_suites(names: &[&str]) -> Vec<(String, Outcome)> {
-    let Some(root) = corpus() else {
-        eprintln!("conformance: no corpus found (set GLOW_CORPUS); skipped");
-        return Vec::new();
-    };
+/// The optional large corpus: `$GLOW_CORPUS`, else `../shared/corpus`
+/// beside the repository.
+fn corpus() -> PathBuf {
+    std::env::var_os("GLOW_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"))
+}
+
+/// Runs every test folder of the suites `names` under `root`; a suite
+/// folder that cannot be read is an error, not an empty suite.
+fn run_suites(root: &Path, names: &[&str]) -> Result<Vec<(String, Outcome)>, String> {
     let filter = std::env::var("GLOW_CONFORMANCE_FILTER").unwrap_or_default();
     let suite = Suite::new();
     let mut results = Vec::new();
     for name in names {
         let dir = root.join(name);
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
+        let rd = std::fs::read_dir(&dir)
+            .map_err(|e| format!("cannot read the suite {}: {e}", dir.display()))?;
         let mut tests: Vec<_> = rd
             .filter_map(|e| e.ok())
             .map(|e| e.path())
@@ -54,66 +63,91 @@ fn run_suites(names: &[&str]) -> Vec<(String, Outcome)> {
             results.push((label, suite.run_test(&t)));
         }
     }
-    results
+    Ok(results)
 }
 
-/// Prints the report; returns the labels of real failures.
-fn report(results: &[(String, Outcome)]) -> Vec<String> {
+/// The per-test report with a summary line last, and the labels of real
+/// failures.
+fn report(results: &[(String, Outcome)]) -> (String, Vec<String>) {
+    use std::fmt::Write;
+    let mut text = String::new();
     let mut failed = Vec::new();
     let (mut passed, mut unsupported) = (0, 0);
     for (label, o) in results {
-        match o {
+        let _ = match o {
             Outcome::Pass { max_err } => {
                 passed += 1;
-                println!("PASS {label} (max error {max_err:.3e})");
+                writeln!(text, "PASS {label} (max error {max_err:.3e})")
             }
             Outcome::Unsupported(why) => {
                 unsupported += 1;
-                println!("UNSUPPORTED {label}: {why}");
+                writeln!(text, "UNSUPPORTED {label}: {why}")
             }
             Outcome::Fail(why) => {
                 failed.push(label.clone());
-                println!("FAIL {label}: {why}");
+                writeln!(text, "FAIL {label}: {why}")
             }
-        }
+        };
     }
-    if !failed.is_empty() {
-        println!("failures:");
-        for (label, o) in results {
-            if let Outcome::Fail(why) = o {
-                println!("  {label}: {why}");
-            }
-        }
-    }
-    println!(
+    let _ = writeln!(
+        text,
         "conformance: {passed} passed, {} failed, {unsupported} unsupported",
         failed.len()
     );
-    failed
+    (text, failed)
 }
 
-#[test]
-fn onnx_node_and_pytorch_tests() {
-    let results = run_suites(&["onnx/node", "onnx/pytorch"]);
-    let failed = report(&results);
-    assert!(
-        failed.is_empty(),
-        "{} conformance failures: {failed:?}",
-        failed.len()
-    );
-}
-
-#[test]
-fn e2e_models() {
-    if std::env::var_os("GLOW_CONFORMANCE_E2E").is_none() {
-        eprintln!("e2e models skipped: set GLOW_CONFORMANCE_E2E=1");
-        return;
+/// Runs the suites and fails on any failure, or when fewer tests ran than
+/// the suites must hold (so an emptied folder cannot pass). The report is
+/// printed in full with `--nocapture` or on failure, else its summary.
+fn check(root: &Path, names: &[&str], at_least: usize, verbose: bool) -> Result<(), Failed> {
+    let results = run_suites(root, names)?;
+    let (text, failed) = report(&results);
+    if verbose {
+        print!("{text}");
+    } else if let Some(summary) = text.lines().last() {
+        println!("{summary}");
     }
-    let results = run_suites(&["e2e"]);
-    let failed = report(&results);
-    assert!(
-        failed.is_empty(),
-        "{} e2e failures: {failed:?}",
-        failed.len()
-    );
+    let filtered = std::env::var("GLOW_CONFORMANCE_FILTER").is_ok_and(|f| !f.is_empty());
+    if !filtered && results.len() < at_least {
+        return Err(format!(
+            "only {} tests under {} (expected at least {at_least})",
+            results.len(),
+            root.display()
+        )
+        .into());
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{text}{} conformance failures: {failed:?}", failed.len()).into())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let verbose = args.nocapture;
+    let corpus = corpus();
+    let e2e_ignored = if std::env::var_os("GLOW_CONFORMANCE_E2E").is_none() {
+        Some("set GLOW_CONFORMANCE_E2E=1 to run the e2e models".to_string())
+    } else if !corpus.join("e2e").is_dir() {
+        Some(format!(
+            "no corpus at {} (set GLOW_CORPUS)",
+            corpus.join("e2e").display()
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = &e2e_ignored {
+        println!("ignored: e2e_models: {why}");
+    }
+    let trials = vec![
+        // 138 node + 41 pytorch folders are vendored.
+        Trial::test("onnx_node_and_pytorch_tests", move || {
+            check(&vendored(), &["node", "pytorch"], 179, verbose)
+        }),
+        Trial::test("e2e_models", move || check(&corpus, &["e2e"], 1, verbose))
+            .with_ignored_flag(e2e_ignored.is_some()),
+    ];
+    libtest_mimic::run(&args, trials).exit();
 }

@@ -5,6 +5,9 @@ use crate::span::Span;
 use logos::Logos;
 
 /// A token; text-carrying tokens borrow from the source.
+// Clippy reads the two `skip(..., allow_greedy = true)` lines as one
+// attribute given twice; to logos they are two skip patterns.
+#[allow(clippy::duplicated_attributes)]
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 #[logos(skip r"[ \t\r\f\u{FEFF}]+")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]

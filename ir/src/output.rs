@@ -19,10 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = resolve_links(path)?;
     match fs::metadata(&target) {
-        Ok(meta) if meta.is_dir() => Err(io::Error::new(
-            io::ErrorKind::Other,
-            "is a directory".to_string(),
-        )),
+        Ok(meta) if meta.is_dir() => Err(io::Error::other("is a directory".to_string())),
         Ok(meta) if !meta.is_file() => write_in_place(&target, bytes),
         Ok(meta) => write_renamed(&target, bytes, Some(meta.permissions())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => write_renamed(&target, bytes, None),
@@ -46,10 +43,7 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
             _ => return Ok(p),
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::Other,
-        "too many levels of symbolic links",
-    ))
+    Err(io::Error::other("too many levels of symbolic links"))
 }
 
 fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -12,9 +12,8 @@
 //! stays where it is (`dead-alloc` erases it).
 //! The work is done by [`crate::placement::place_before_first_use`].
 
-use crate::pass::{Pass, PassContext, PassOptions};
+use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
 use crate::placement::{place_before_first_use, Dir};
-use crate::registry::{PassInfo, PassOption};
 use glow_ir::{Diagnostic, Function, Opcode};
 
 pub static INFO: PassInfo = PassInfo {

@@ -3,6 +3,8 @@
 
 use crate::manager::{Instrumentation, MemReport};
 use crate::pipeline::{Mode, Pipeline};
+use crate::plan_memory;
+use crate::registry::PassRegistry;
 use clap::Args;
 
 /// Rewrites `-O0`, `-O2`, ... to `-O=N` before clap sees them: `-O` takes its
@@ -46,8 +48,8 @@ pub struct PipelineArgs {
 
 impl PipelineArgs {
     /// The pipeline the flags describe: the mode's passes, then every
-    /// `--pass`/`--passes` in command-line order.
-    pub fn pipeline(&self) -> Result<Pipeline, String> {
+    /// `--pass`/`--passes` in command-line order, named from `registry`.
+    pub fn pipeline(&self, registry: &PassRegistry) -> Result<Pipeline, String> {
         let mode = match (&self.mode, self.opt_level.as_deref()) {
             (Some(m), _) => Mode::parse(m)?,
             (None, Some("0")) => Mode::None,
@@ -61,14 +63,16 @@ impl PipelineArgs {
         };
         let mut pipeline = Pipeline::for_mode(mode);
         for list in &self.passes {
-            pipeline.steps.extend(Pipeline::parse(list)?.steps);
+            pipeline
+                .steps
+                .extend(Pipeline::parse(registry, list)?.steps);
         }
         if let Some(align) = self.align {
             if align == 0 {
                 return Err("--align must be positive".into());
             }
             for step in &mut pipeline.steps {
-                if step.pass.name == "plan-memory" && step.options.get("align").is_none() {
+                if step.pass.is(&plan_memory::INFO) && step.options.get("align").is_none() {
                     step.options
                         .values
                         .insert("align".into(), align.to_string());
@@ -127,15 +131,16 @@ pub struct DebugArgs {
 }
 
 impl DebugArgs {
-    /// The instrumentation these flags ask for; unknown pass names are errors.
-    pub fn instrumentation(&self) -> Result<Instrumentation, String> {
+    /// The instrumentation these flags ask for; names that are not passes
+    /// of `registry` are errors.
+    pub fn instrumentation(&self, registry: &PassRegistry) -> Result<Instrumentation, String> {
         for name in self
             .print_ir_before
             .iter()
             .chain(&self.print_ir_after)
             .chain(&self.debug_only)
         {
-            crate::pipeline::lookup_or_suggest(name)?;
+            registry.lookup_or_suggest(name)?;
         }
         let mem_report = match self.mem_report.as_deref() {
             None => None,
@@ -165,6 +170,7 @@ impl DebugArgs {
             crash_reproducer: self.crash_reproducer.clone(),
             reproducer_flags: Vec::new(),
             auto_reproducer: true,
+            tool: "glow-opt",
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
         })

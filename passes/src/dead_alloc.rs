@@ -12,8 +12,7 @@
 //! anything. Linear: one bottom-up sweep with use counts.
 
 use crate::edit::erase_marked;
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, Opcode, Value};
 
 pub static INFO: PassInfo = PassInfo {

@@ -10,9 +10,8 @@
 //! Nothing but deallocs moves; nothing is created or erased.
 //! The work is done by [`crate::placement::place_deallocs`].
 
-use crate::pass::{Pass, PassContext, PassOptions};
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use crate::placement::{place_deallocs, Dir};
-use crate::registry::PassInfo;
 use glow_ir::{Diagnostic, Function};
 
 pub static INFO: PassInfo = PassInfo {

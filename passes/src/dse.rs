@@ -18,8 +18,7 @@
 //!   `allocactivation`, `deallocactivation` and `tensorview` are skipped.
 
 use crate::edit::{dense, dense_len, elems, erase_marked, show, Origins};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstId, Opcode, OperandKind};
 
 pub static INFO: PassInfo = PassInfo {

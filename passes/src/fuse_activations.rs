@@ -19,8 +19,7 @@
 //! function to the same value `sum + bias` that the activation read.
 
 use crate::edit::{rebuild_layout, Origins, Uses};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, Value};
 
 pub static INFO: PassInfo = PassInfo {

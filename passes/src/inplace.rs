@@ -15,8 +15,7 @@
 //! into one buffer in a single forward sweep. Linear apart from sorting.
 
 use crate::edit::{new_inst, push_inst, rebuild_layout, Names, Origins};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {

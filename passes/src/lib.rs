@@ -1,7 +1,9 @@
 //! The pass manager and Glow's IR optimizer passes.
 //!
-//! A pass is a `Pass` registered once in `registry::PASSES` under a
-//! kebab-case name; a `Pipeline` is a list of pass invocations built from
+//! A pass is a `Pass` with a `PassInfo` static beside it (kebab-case name,
+//! summary, options, statistics, constructor); a `PassRegistry` is the set of
+//! passes a tool knows by name (`registry::BUILTIN` plus any a downstream
+//! crate registers); a `Pipeline` is a list of pass invocations built from
 //! `--pass`/`--passes`/`-O`/`--mode`; the `PassManager` runs it with the
 //! debugging hooks of `Instrumentation` (verify-each, IR dumps, stats, timing,
 //! bisection, debug output, crash reproducers, memory reports).
@@ -32,8 +34,9 @@ pub mod share_buffers;
 pub mod verify;
 
 pub use manager::{Instrumentation, PassManager, RunFailure};
-pub use pass::{Pass, PassContext, PassOptions};
+pub use pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
 pub use pipeline::{Pipeline, Step};
+pub use registry::PassRegistry;
 
 use glow_ir::{Diagnostic, Module};
 

@@ -2,8 +2,7 @@
 //! written. Read-only `mutable` weights stay mutable, because they are inputs
 //! that the caller fills.
 
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, Mutability, Value};
 
 pub static INFO: PassInfo = PassInfo {

@@ -34,8 +34,12 @@ pub struct Instrumentation {
     /// Input flags a replay needs (e.g. `--no-verify`), recorded in reproducers.
     pub reproducer_flags: Vec<String>,
     /// Write a reproducer to the temp directory on an internal failure even
-    /// without `crash_reproducer` (off while replaying one).
+    /// without `crash_reproducer` (off while replaying one, so a replay does
+    /// not leave another file behind).
     pub auto_reproducer: bool,
+    /// The tool a reproducer note tells the user to replay with: a
+    /// downstream opt tool knows passes `glow-opt` does not.
+    pub tool: &'static str,
     pub mem_report: Option<MemReport>,
     /// Where `--mem-timeline` writes the SVG of the arena after the pipeline.
     pub mem_timeline: Option<std::path::PathBuf>,
@@ -57,6 +61,7 @@ impl Default for Instrumentation {
             crash_reproducer: None,
             reproducer_flags: Vec::new(),
             auto_reproducer: true,
+            tool: "glow-opt",
             mem_report: None,
             mem_timeline: None,
         }
@@ -124,8 +129,9 @@ impl PassManager {
                     failure.diagnostics.push(Diagnostic {
                         severity: glow_ir::Severity::Note,
                         ..Diagnostic::error(format!(
-                            "a reproducer was written to {}; replay it with `glow-opt --run-reproducer {}`",
+                            "a reproducer was written to {}; replay it with `{} --run-reproducer {}`",
                             path.display(),
+                            self.inst.tool,
                             path.display()
                         ))
                     });
@@ -145,7 +151,7 @@ impl PassManager {
             .steps
             .iter()
             .rev()
-            .find(|s| s.pass.name == "plan-memory")
+            .find(|s| s.pass.is(&crate::plan_memory::INFO))
             .and_then(|s| s.options.get_u64("align", 0).ok())
             .filter(|&a| a > 0)
             .unwrap_or(crate::planner::DEFAULT_ALIGN);
@@ -353,8 +359,12 @@ impl PassManager {
         let mut s =
             format!("{rule}\n                          ... Statistics Collected ...\n{rule}\n\n");
         for ((pass, counter), n) in &self.stats.counters {
-            let desc = crate::registry::lookup(pass)
-                .and_then(|p| p.stats.iter().find(|(c, _)| c == counter))
+            let desc = self
+                .pipeline
+                .steps
+                .iter()
+                .find(|s| s.pass.name == *pass)
+                .and_then(|s| s.pass.stats.iter().find(|(c, _)| c == counter))
                 .map_or(*counter, |(_, d)| *d);
             let _ = writeln!(s, "{:>8} {} - {}", n, pass, desc);
         }
@@ -391,15 +401,16 @@ impl PassManager {
 
     /// Writes the input and the pipeline so `--run-reproducer` replays them:
     /// to `--crash-reproducer`'s file, or for an internal failure to a file
-    /// in the temp directory.
+    /// in the temp directory (unless `auto_reproducer` is off).
     fn write_reproducer(&self, input: &str, internal: bool) -> Option<std::path::PathBuf> {
-        let path = match &self.inst.crash_reproducer {
-            Some(p) => p.clone(),
-            None if internal => {
-                std::env::temp_dir().join(format!("glow-opt-reproducer-{}.gir", std::process::id()))
-            }
-            None => return None,
-        };
+        let path =
+            match &self.inst.crash_reproducer {
+                Some(p) => p.clone(),
+                None if internal && self.inst.auto_reproducer => std::env::temp_dir().join(
+                    format!("{}-reproducer-{}.gir", self.inst.tool, std::process::id()),
+                ),
+                None => return None,
+            };
         let mut header = format!("{REPRODUCER_HEADER}{}", self.pipeline.to_text());
         for flag in &self.inst.reproducer_flags {
             header.push(' ');
@@ -438,9 +449,8 @@ pub fn read_reproducer(text: &str) -> Result<Reproducer, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::{Pass, PassOptions};
+    use crate::pass::{Pass, PassInfo, PassOptions};
     use crate::pipeline::Step;
-    use crate::registry::PassInfo;
 
     /// Erases the first instruction: breaks the IR of any function whose
     /// first instruction is an alloc.
@@ -504,6 +514,40 @@ mod tests {
         let header = read_reproducer(&text).expect("header parses");
         assert_eq!(header.passes, "test-breaker");
         assert!(text.contains("1 %c = copy @out %t, @in %x"));
+    }
+
+    #[test]
+    fn without_auto_reproducer_an_internal_failure_writes_none() {
+        let inst = Instrumentation {
+            auto_reproducer: false,
+            ..Instrumentation::default()
+        };
+        let failure = run(&BREAKER, inst);
+        assert!(failure.internal);
+        assert_eq!(failure.reproducer, None);
+        assert!(failure
+            .diagnostics
+            .iter()
+            .all(|d| !d.message.contains("reproducer was written")));
+    }
+
+    #[test]
+    fn the_reproducer_note_names_the_tool() {
+        let inst = Instrumentation {
+            tool: "custom-opt",
+            ..Instrumentation::default()
+        };
+        let failure = run(&CRASHER, inst);
+        let path = failure.reproducer.expect("written to the temp directory");
+        let _ = std::fs::remove_file(&path);
+        assert!(path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("custom-opt-reproducer-")));
+        let note = &failure.diagnostics.last().expect("a note").message;
+        assert!(
+            note.contains("replay it with `custom-opt --run-reproducer"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -18,8 +18,7 @@
 
 use crate::edit::{self, dense, dense_len, Names, Origins};
 use crate::optimize_inserts::is_slice_contiguous;
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {

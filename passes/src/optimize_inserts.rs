@@ -21,8 +21,7 @@
 //! anything else.
 
 use crate::edit::{self, dense, dense_len, Names, Origins};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, Value};
 
 pub static INFO: PassInfo = PassInfo {

@@ -1,5 +1,6 @@
-//! The `Pass` trait and what a pass sees while it runs: its options, its
-//! statistics counters and, under `--debug-only`, a place to explain itself.
+//! The `Pass` trait, the `PassInfo` that registers a pass, and what a pass
+//! sees while it runs: its options, its statistics counters and, under
+//! `--debug-only`, a place to explain itself.
 
 use glow_ir::{Diagnostic, Function};
 use std::collections::BTreeMap;
@@ -9,6 +10,48 @@ pub trait Pass {
     /// Runs on `f`; returns whether anything changed. An `Err` is a user
     /// error (for example `verify` or `make-weights-const` finding a problem).
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>>;
+}
+
+/// An option a pass accepts in `name{key=value}`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct PassOption {
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// Everything the registry and the tools know about a pass: one `static`
+/// per pass, beside its code. Pipelines hold `&'static PassInfo`, so a pass
+/// is named by its static in Rust and by `name` only on the command line.
+pub struct PassInfo {
+    /// Kebab-case, unique in a registry.
+    pub name: &'static str,
+    /// One line, printed by `--list-passes`.
+    pub summary: &'static str,
+    pub options: &'static [PassOption],
+    /// (counter, description) pairs, printed by `--stats`.
+    pub stats: &'static [(&'static str, &'static str)],
+    /// Builds the pass from its options; an `Err` is a usage error.
+    pub create: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
+}
+
+impl PassInfo {
+    /// Whether `self` is the very entry `other` (the same static), which
+    /// no other pass can be even under the same name.
+    pub fn is(&self, other: &PassInfo) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl std::fmt::Debug for PassInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for PassInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.is(other)
+    }
 }
 
 /// `name{key=value,...}` options of one pass invocation.

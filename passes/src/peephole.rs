@@ -20,8 +20,7 @@
 //! existing instruction, and never creates buffers.
 
 use crate::edit::{self, dense, dense_len, elems, Names, Origins};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function, InstData, InstId, MemberValue, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -125,7 +124,7 @@ impl Pass for Peephole {
                         continue;
                     }
                     cx.debug(|| format!("folding %{} into its source: same type", inst.name));
-                    for u in users.to_vec() {
+                    for u in users {
                         f.inst_mut(u.inst).operands[u.operand].value = src;
                     }
                     dead[id.index()] = true;

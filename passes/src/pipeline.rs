@@ -1,8 +1,12 @@
 //! Pipelines: the lists of pass invocations that `--pass`, `--passes`, `-O`
 //! and `--mode` describe.
 
-use crate::pass::PassOptions;
-use crate::registry::{self, PassInfo};
+use crate::pass::{PassInfo, PassOptions};
+use crate::registry::PassRegistry;
+use crate::{
+    alloc_sinking, dead_alloc, dealloc_sinking, dse, fuse_activations, inplace, make_weights_const,
+    optimize_extracts, optimize_inserts, peephole, plan_memory, share_buffers,
+};
 use glow_ir::diag::did_you_mean;
 
 /// One pass invocation with its options.
@@ -26,37 +30,49 @@ pub enum Mode {
     Infer,
 }
 
-/// Glow's default order. Each constraint on the order:
-pub const INFER: &[&str] = &[
+/// Glow's default order, as typed entries: renaming or removing a pass is a
+/// compile error here, not a step that silently drops out of `-O`. A new
+/// pass joins `-O` by adding its `INFO` at the right place, with a comment
+/// saying why there. Each constraint on the order:
+pub static INFER: &[&PassInfo] = &[
     // Simplify first, so later passes see canonical views and copies.
-    "peephole",
+    &peephole::INFO,
     // Drop dead writes before they extend lifetimes.
-    "dse",
+    &dse::INFO,
     // Activations into their convolution, before anything shares the
     // intermediate buffer that fusing erases.
-    "fuse-activations",
+    &fuse_activations::INFO,
     // Turn contiguous insert/extract into views before sharing looks at them.
-    "optimize-inserts",
-    "optimize-extracts",
+    &optimize_inserts::INFO,
+    &optimize_extracts::INFO,
     // Element-wise results take over an input buffer that dies there, before
     // sharing: in-place is exact (no lifetime test), sharing merges the rest.
-    "inplace",
+    &inplace::INFO,
     // The heart: reuse buffers whose live intervals do not overlap.
-    "share-buffers",
+    &share_buffers::INFO,
     // Sharing leaves copies with equal source and dest; erase them.
-    "peephole",
+    &peephole::INFO,
     // Shrink lifetimes to the uses that remain after sharing.
-    "dealloc-sinking",
-    "alloc-sinking",
+    &dealloc_sinking::INFO,
+    &alloc_sinking::INFO,
     // Sharing can make more writes dead.
-    "dse",
+    &dse::INFO,
     // Remove the allocs sharing emptied, and unused views.
-    "dead-alloc",
+    &dead_alloc::INFO,
     // A check that nothing wrote a const weight.
-    "make-weights-const",
+    &make_weights_const::INFO,
     // Last: offsets follow the final alloc/dealloc positions, which any
     // later pass could move.
-    "plan-memory",
+    &plan_memory::INFO,
+];
+
+/// What training leaves out of [`INFER`]: gradients need every buffer
+/// distinct, and the pre-activation results that fusing erases. The arena
+/// plan stays: it only follows the explicit lifetimes.
+pub static TRAIN_SKIPS: &[&PassInfo] = &[
+    &share_buffers::INFO,
+    &inplace::INFO,
+    &fuse_activations::INFO,
 ];
 
 impl Mode {
@@ -71,16 +87,14 @@ impl Mode {
         }
     }
 
-    /// The pass names this mode runs.
-    pub fn pass_names(self) -> Vec<&'static str> {
+    /// The passes this mode runs, in order.
+    pub fn passes(self) -> Vec<&'static PassInfo> {
         match self {
             Mode::None => Vec::new(),
-            // Training keeps every buffer distinct: gradients need them. The
-            // arena plan stays: it only follows the explicit lifetimes.
             Mode::Train => INFER
                 .iter()
                 .copied()
-                .filter(|&p| p != "share-buffers" && p != "inplace" && p != "fuse-activations")
+                .filter(|p| !TRAIN_SKIPS.iter().any(|s| s.is(p)))
                 .collect(),
             Mode::Infer => INFER.to_vec(),
         }
@@ -90,11 +104,14 @@ impl Mode {
 impl Pipeline {
     /// The pipeline of a mode.
     pub fn for_mode(mode: Mode) -> Pipeline {
-        let steps = mode
-            .pass_names()
-            .into_iter()
-            .filter_map(registry::lookup)
-            .map(|pass| Step {
+        Pipeline::of(&mode.passes())
+    }
+
+    /// The given passes in order, each with default options.
+    pub fn of(passes: &[&'static PassInfo]) -> Pipeline {
+        let steps = passes
+            .iter()
+            .map(|&pass| Step {
                 pass,
                 options: PassOptions::default(),
             })
@@ -102,8 +119,8 @@ impl Pipeline {
         Pipeline { steps }
     }
 
-    /// Parses `a,b{key=value,k2=v2},c`.
-    pub fn parse(text: &str) -> Result<Pipeline, String> {
+    /// Parses `a,b{key=value,k2=v2},c`, naming passes of `registry`.
+    pub fn parse(registry: &PassRegistry, text: &str) -> Result<Pipeline, String> {
         let mut steps = Vec::new();
         for item in split_top_level(text)? {
             let item = item.trim();
@@ -119,7 +136,7 @@ impl Pipeline {
                 }
                 None => (item, PassOptions::default()),
             };
-            let pass = lookup_or_suggest(name)?;
+            let pass = registry.lookup_or_suggest(name)?;
             for key in opts.values.keys() {
                 if !pass.options.iter().any(|o| o.name == key) {
                     let known: Vec<&str> = pass.options.iter().map(|o| o.name).collect();
@@ -163,26 +180,6 @@ impl Pipeline {
     }
 }
 
-/// A registered pass by name, or an error listing the closest names.
-pub fn lookup_or_suggest(name: &str) -> Result<&'static PassInfo, String> {
-    registry::lookup(name).ok_or_else(|| {
-        let names = registry::PASSES.iter().map(|p| p.name);
-        match did_you_mean(name, names) {
-            Some(s) => {
-                format!("unknown pass `{name}`; did you mean `{s}`? (--list-passes lists them all)")
-            }
-            None => format!(
-                "unknown pass `{name}`; known passes: {}",
-                registry::PASSES
-                    .iter()
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    })
-}
-
 fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
     let mut items = Vec::new();
     let mut depth = 0i32;
@@ -220,4 +217,52 @@ fn parse_options(body: &str) -> Result<PassOptions, String> {
             .insert(k.trim().to_string(), v.trim().to_string());
     }
     Ok(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn train_is_infer_without_the_sharing_passes() {
+        let train = Mode::Train.passes();
+        assert_eq!(train.len(), INFER.len() - TRAIN_SKIPS.len());
+        for skipped in TRAIN_SKIPS {
+            assert!(INFER.iter().any(|p| p.is(skipped)));
+            assert!(!train.iter().any(|p| p.is(skipped)));
+        }
+        assert!(Mode::Infer
+            .passes()
+            .iter()
+            .any(|p| p.is(&share_buffers::INFO)));
+        assert!(Mode::None.passes().is_empty());
+    }
+
+    #[test]
+    fn every_infer_step_is_a_builtin_and_the_text_round_trips() {
+        let registry = PassRegistry::builtin();
+        let infer = Pipeline::for_mode(Mode::Infer);
+        for step in &infer.steps {
+            assert!(registry
+                .lookup(step.pass.name)
+                .is_some_and(|p| p.is(step.pass)));
+        }
+        assert_eq!(
+            Pipeline::parse(&registry, &infer.to_text()).expect("parses"),
+            infer
+        );
+        assert!(infer
+            .steps
+            .last()
+            .is_some_and(|s| s.pass.is(&plan_memory::INFO)));
+    }
+
+    #[test]
+    fn unknown_options_and_passes_are_errors() {
+        let registry = PassRegistry::builtin();
+        let e = Pipeline::parse(&registry, "dse{x=1}").unwrap_err();
+        assert_eq!(e, "pass `dse` has no option `x`; `dse` takes no options");
+        let e = Pipeline::parse(&registry, "dse,nope").unwrap_err();
+        assert!(e.starts_with("unknown pass `nope`"), "{e}");
+    }
 }

@@ -6,9 +6,8 @@
 //! invalidate the plan (the verifier would then reject it).
 
 use crate::analysis::memory::{lifetimes, planner_buffers};
-use crate::pass::{Pass, PassContext, PassOptions};
+use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
 use crate::planner::{self, PlanOptions};
-use crate::registry::{PassInfo, PassOption};
 use glow_ir::function::ArenaPlan;
 use glow_ir::{Diagnostic, Function, MemberValue};
 

@@ -1,40 +1,15 @@
-//! The static registry of passes, built from one list. Each entry gives the
-//! kebab-case name, a one-line summary, the options and the statistics the
-//! pass declares, and a constructor.
+//! The pass registry: a value holding the built-in passes plus any the
+//! caller adds, so a downstream crate can build its own opt tool. Names
+//! typed on the command line are looked up here; Rust code names a pass by
+//! its `INFO` static instead.
 
-use crate::pass::{Pass, PassOptions};
+use crate::pass::PassInfo;
+use glow_ir::diag::did_you_mean;
 
-/// An option a pass accepts in `name{key=value}`.
-#[derive(Debug, PartialEq, Eq)]
-pub struct PassOption {
-    pub name: &'static str,
-    pub help: &'static str,
-}
-
-/// A registered pass.
-pub struct PassInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub options: &'static [PassOption],
-    /// (counter, description) pairs, printed by `--stats`.
-    pub stats: &'static [(&'static str, &'static str)],
-    pub create: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
-}
-
-impl std::fmt::Debug for PassInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
-    }
-}
-
-impl PartialEq for PassInfo {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-
-/// Every pass, in the order `--list-passes` prints them.
-pub static PASSES: &[&PassInfo] = &[
+/// Every built-in pass, in the order `--list-passes` prints them. A new
+/// in-tree pass adds its `INFO` here (and to `pipeline::INFER` if `-O`
+/// should run it).
+pub static BUILTIN: &[&PassInfo] = &[
     &crate::alloc_sinking::INFO,
     &crate::dead_alloc::INFO,
     &crate::dealloc_sinking::INFO,
@@ -51,29 +26,154 @@ pub static PASSES: &[&PassInfo] = &[
     &crate::verify::INFO,
 ];
 
-/// The registered pass called `name`.
-pub fn lookup(name: &str) -> Option<&'static PassInfo> {
-    PASSES.iter().copied().find(|p| p.name == name)
+/// The passes a tool knows by name, in registration order.
+#[derive(Clone, Debug, Default)]
+pub struct PassRegistry {
+    passes: Vec<&'static PassInfo>,
+}
+
+impl PassRegistry {
+    /// A registry with no passes.
+    pub fn empty() -> PassRegistry {
+        PassRegistry::default()
+    }
+
+    /// The built-in passes (what `glow-opt` knows).
+    pub fn builtin() -> PassRegistry {
+        PassRegistry {
+            passes: BUILTIN.to_vec(),
+        }
+    }
+
+    /// Adds a pass. Its name must be kebab-case and not taken, and its
+    /// summary not empty: a pass that could not be named on the command
+    /// line, or would hide another, is a programming error to report early.
+    pub fn register(&mut self, pass: &'static PassInfo) -> Result<(), String> {
+        let name = pass.name;
+        let kebab = !name.is_empty()
+            && !name.starts_with('-')
+            && !name.ends_with('-')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !kebab {
+            return Err(format!("pass name `{name}` is not kebab-case"));
+        }
+        if self.lookup(name).is_some() {
+            return Err(format!("a pass named `{name}` is already registered"));
+        }
+        if pass.summary.trim().is_empty() {
+            return Err(format!("pass `{name}` has no summary"));
+        }
+        self.passes.push(pass);
+        Ok(())
+    }
+
+    /// The registered passes, in registration order.
+    pub fn passes(&self) -> &[&'static PassInfo] {
+        &self.passes
+    }
+
+    /// The registered pass called `name`.
+    pub fn lookup(&self, name: &str) -> Option<&'static PassInfo> {
+        self.passes.iter().copied().find(|p| p.name == name)
+    }
+
+    /// A registered pass by name, or an error naming the closest ones.
+    pub fn lookup_or_suggest(&self, name: &str) -> Result<&'static PassInfo, String> {
+        self.lookup(name).ok_or_else(|| {
+            let names = self.passes.iter().map(|p| p.name);
+            match did_you_mean(name, names) {
+                Some(s) => format!(
+                    "unknown pass `{name}`; did you mean `{s}`? (--list-passes lists them all)"
+                ),
+                None => format!(
+                    "unknown pass `{name}`; known passes: {}",
+                    self.passes
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        })
+    }
+
+    /// The `--list-passes` text: one line per pass with its summary.
+    pub fn list_text(&self) -> String {
+        let width = self.passes.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        let width = width.max(20);
+        self.passes
+            .iter()
+            .map(|p| format!("  {:<width$} {}\n", p.name, p.summary))
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pass::PassOptions;
 
     #[test]
-    fn names_are_unique_kebab_case() {
-        for (i, p) in PASSES.iter().enumerate() {
-            assert!(
-                p.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
-                "{}",
-                p.name
-            );
-            assert!(
-                PASSES[..i].iter().all(|q| q.name != p.name),
-                "{} twice",
-                p.name
-            );
-            assert!(!p.summary.is_empty());
+    fn builtin_names_are_unique_kebab_case() {
+        let mut r = PassRegistry::empty();
+        for p in BUILTIN {
+            r.register(p).expect("a built-in pass registers");
         }
+        assert_eq!(r.passes().len(), BUILTIN.len());
+    }
+
+    static EXTRA: PassInfo = PassInfo {
+        name: "extra-pass",
+        summary: "does nothing",
+        options: &[],
+        stats: &[],
+        create: |_: &PassOptions| Err("not for running".into()),
+    };
+    static CLASH: PassInfo = PassInfo {
+        name: "dse",
+        summary: "another dse",
+        options: &[],
+        stats: &[],
+        create: |_: &PassOptions| Err("not for running".into()),
+    };
+    static BAD_NAME: PassInfo = PassInfo {
+        name: "Bad_Name",
+        summary: "x",
+        options: &[],
+        stats: &[],
+        create: |_: &PassOptions| Err("not for running".into()),
+    };
+
+    #[test]
+    fn registering_adds_after_the_builtins_and_rejects_clashes() {
+        let mut r = PassRegistry::builtin();
+        r.register(&EXTRA).expect("a new name registers");
+        assert!(r.lookup("extra-pass").is_some_and(|p| p.is(&EXTRA)));
+        assert!(r.passes().last().is_some_and(|p| p.is(&EXTRA)));
+        assert!(r
+            .list_text()
+            .ends_with("extra-pass           does nothing\n"));
+        assert_eq!(
+            r.register(&EXTRA),
+            Err("a pass named `extra-pass` is already registered".into())
+        );
+        assert_eq!(
+            r.register(&CLASH),
+            Err("a pass named `dse` is already registered".into())
+        );
+        assert_eq!(
+            r.register(&BAD_NAME),
+            Err("pass name `Bad_Name` is not kebab-case".into())
+        );
+        assert!(PassRegistry::builtin().lookup("extra-pass").is_none());
+    }
+
+    #[test]
+    fn unknown_names_get_a_suggestion() {
+        let r = PassRegistry::builtin();
+        let e = r.lookup_or_suggest("peepole").unwrap_err();
+        assert!(e.contains("did you mean `peephole`?"), "{e}");
     }
 }

@@ -25,8 +25,7 @@
 
 use crate::analysis::liveness::{operand_slot, read_slot, write_slot, Interval, LiveIntervals};
 use crate::edit::{new_inst, push_inst, Names};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{
     Diagnostic, Function, InstId, MemberValue, Mutability, Opcode, OperandKind, Type, Value,
 };
@@ -389,9 +388,7 @@ impl Sharer {
         mv: &Move,
         rewrites: Vec<Rewrite>,
     ) -> Option<InstId> {
-        let Some(to_ty) = buffer_type(f, mv.to).cloned() else {
-            return None;
-        };
+        let to_ty = buffer_type(f, mv.to).cloned()?;
         let first_pos = rewrites.first().map_or(0, |r| r.pos);
         let mut casts: Vec<(Type, u64, Value)> = Vec::new();
         for rw in &rewrites {

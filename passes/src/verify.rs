@@ -1,7 +1,6 @@
 //! `verify`: runs the IR verifier as a pass (Glow's `IRVerify`).
 
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{Diagnostic, Function};
 
 pub static INFO: PassInfo = PassInfo {

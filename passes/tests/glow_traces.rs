@@ -1,26 +1,24 @@
-//! Regression test over Glow's 79 allocator traces
-//! (`../shared/corpus/glow-traces`, relative to the project root): every
-//! model must plan validly, never above the arena recorded in
-//! `glow_traces.expected`, and within the time budget. Skipped with a
-//! message when the corpus is absent. `GLOW_BLESS=1` rewrites the file.
+//! Regression test over Glow's 79 allocator traces, vendored in
+//! `testdata/glow-traces` (testdata/NOTICE.md): every model must plan
+//! validly, never above the arena recorded in `glow_traces.expected`, and
+//! within the time budget. The data is part of the repository, so a missing
+//! file fails the test. `GLOW_BLESS=1` rewrites the expected file.
 
 use glow_passes::planner::{self, trace, PlanOptions};
 use std::path::PathBuf;
 use std::time::Instant;
 
-fn corpus() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    root.join("../shared/corpus/glow-traces/MemoryAllocatorTestModels.txt")
+fn traces() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/glow-traces/MemoryAllocatorTestModels.txt")
 }
 
 #[test]
 fn glow_traces_plan_no_worse_than_expected() {
-    let path = corpus();
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("skipped: corpus not found at {}", path.display());
-        return;
-    };
-    let models = trace::parse(&text).expect("the corpus trace parses");
+    let path = traces();
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read the vendored traces {}: {e}", path.display()));
+    let models = trace::parse(&text).expect("the vendored trace parses");
     assert_eq!(models.len(), 79);
     let expected_path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/glow_traces.expected");
@@ -34,7 +32,7 @@ fn glow_traces_plan_no_worse_than_expected() {
         })
         .collect();
     let mut blessed = String::from(
-        "# Arena bytes per model of ../shared/corpus/glow-traces (64-byte alignment) as planned\n\
+        "# Arena bytes per model of testdata/glow-traces (64-byte alignment) as planned\n\
          # when this file was last blessed (GLOW_BLESS=1). The test fails if any model plans worse.\n",
     );
     let mut failures = Vec::new();

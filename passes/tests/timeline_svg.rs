@@ -5,7 +5,7 @@
 
 use glow_passes::analysis::memory::memory_report;
 use glow_passes::planner::timeline::svg;
-use glow_passes::{PassContext, Pipeline};
+use glow_passes::PassContext;
 
 fn program(n: usize) -> String {
     let mut s =
@@ -50,7 +50,7 @@ fn check_xml(x: &str) -> Result<Vec<String>, String> {
             .next()
             .ok_or("empty tag")?
             .to_string();
-        if body.matches('"').count() % 2 != 0 {
+        if !body.matches('"').count().is_multiple_of(2) {
             return Err(format!("unbalanced quotes in <{name}>"));
         }
         check_text(body)?;
@@ -83,10 +83,10 @@ fn thousand_buffer_timeline_is_valid_svg() {
     let text = program(1000);
     let mut m = glow_ir::parser::parse(text.as_bytes()).expect("parses");
     let f = &mut m.functions[0];
-    let pipeline = Pipeline::parse("plan-memory").expect("pipeline");
+    let info = &glow_passes::plan_memory::INFO;
     let mut stats = Default::default();
-    let mut cx = PassContext::new("plan-memory", &mut stats, None);
-    let mut pass = (pipeline.steps[0].pass.create)(&Default::default()).expect("create");
+    let mut cx = PassContext::new(info.name, &mut stats, None);
+    let mut pass = (info.create)(&Default::default()).expect("create");
     pass.run(f, &mut cx).expect("plans");
     assert!(glow_ir::verifier::verify(f).is_empty());
     let report = memory_report(f);

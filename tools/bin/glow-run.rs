@@ -170,7 +170,7 @@ fn apply_pipeline(
     source: &[u8],
     file: &str,
 ) -> Result<(), String> {
-    let pipeline = args.pipeline()?;
+    let pipeline = args.pipeline(&glow_passes::PassRegistry::builtin())?;
     glow_passes::run_pipeline(m, &pipeline)
         .map_err(|d| render_all(&d, file, source).trim_end().to_string())
 }

@@ -229,7 +229,7 @@ fn batched(l: &mut Lowerer, v: Value, d: &[u64], batch: &[u64], out: &str) -> Va
         return v;
     }
     let src = l.view(&format!("{out}.bview"), v, &cur);
-    l.tile(&out, src, &mut cur, &full, batch.len())
+    l.tile(out, src, &mut cur, &full, batch.len())
 }
 
 pub(super) fn softmax(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {

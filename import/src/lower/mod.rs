@@ -254,6 +254,9 @@ impl<'o> Lowerer<'o> {
     }
 
     /// The activation in ONNX element order (a transpose when needed).
+    // `to_*` names the layout the activation is brought to, not a
+    // conversion of the lowering context.
+    #[allow(clippy::wrong_self_convention)]
     pub fn to_plain(&mut self, a: &Act, _user: &str) -> Act {
         if !a.cl {
             return a.clone();
@@ -279,6 +282,7 @@ impl<'o> Lowerer<'o> {
     }
 
     /// The activation stored channels-last (rank >= 3).
+    #[allow(clippy::wrong_self_convention)]
     pub fn to_cl(&mut self, a: &Act, _user: &str) -> Act {
         if a.cl || a.dims.len() < 3 {
             return a.clone();

@@ -165,7 +165,7 @@ fn reshape_dims(l: &Lowerer, d: &[u64], shape: &[i64], allow_zero: bool) -> Resu
     }
     let known: u64 = out.iter().product();
     if let Some(i) = infer {
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             return Err(l.err(format!("cannot reshape {d:?} to {shape:?}")));
         }
         out[i] = total / known;

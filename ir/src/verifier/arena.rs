@@ -48,7 +48,7 @@ pub(super) fn check(f: &Function, errors: &mut Vec<VerifyError>) {
                     continue;
                 }
                 let offset = offset as u64;
-                if offset % plan.align.max(1) != 0 {
+                if !offset.is_multiple_of(plan.align.max(1)) {
                     errors.push(bad(format!(
                         "`Offset` {offset} is not a multiple of the arena alignment {}",
                         plan.align

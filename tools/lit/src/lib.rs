@@ -29,10 +29,18 @@ pub const TOOL_NAMES: [&str; 6] = [
     "glow-lit",
 ];
 
-/// Collects the tools among [`TOOL_NAMES`] that exist as executables in `dir`.
+/// Tools built by other workspace members (the out-of-tree pass example's
+/// `custom-opt`): a RUN line may name them, and when found each is also a
+/// feature of the same name, so tests `REQUIRES:` it and show as
+/// UNSUPPORTED, not failed, in a build without it.
+pub const OPTIONAL_TOOL_NAMES: [&str; 1] = ["custom-opt"];
+
+/// Collects the tools among [`TOOL_NAMES`] and [`OPTIONAL_TOOL_NAMES`] that
+/// exist as executables in `dir`.
 pub fn tools_in_dir(dir: &std::path::Path) -> Tools {
     TOOL_NAMES
         .iter()
+        .chain(&OPTIONAL_TOOL_NAMES)
         .map(|n| (n.to_string(), dir.join(n)))
         .filter(|(_, p)| p.is_file())
         .collect()

@@ -77,7 +77,8 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// A config with the standard features of this machine and the given tools; `FileCheck` is
-    /// made an alias of `glow-filecheck`, and `llvm-filecheck` is added when LLVM's is installed.
+    /// made an alias of `glow-filecheck`, and `llvm-filecheck` is added when LLVM's is installed;
+    /// each optional tool given is a feature.
     pub fn new(mut tools: Tools, output_dir: PathBuf) -> RunConfig {
         let mut features: BTreeSet<String> = ["glow-filecheck", "glow-lit"]
             .iter()
@@ -92,6 +93,11 @@ impl RunConfig {
         }
         if crate::features::find_on_path("cc").is_some() {
             features.insert("system-cc".into());
+        }
+        for name in crate::OPTIONAL_TOOL_NAMES {
+            if tools.contains_key(name) {
+                features.insert(name.to_string());
+            }
         }
         RunConfig {
             tools,
