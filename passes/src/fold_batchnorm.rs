@@ -19,8 +19,7 @@
 //! engines run, so they still agree bit for bit.
 
 use crate::edit::{rebuild_layout, Names, Origins, Uses};
-use crate::pass::{Pass, PassContext, PassOptions};
-use crate::registry::PassInfo;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::span::ItemSpans;
 use glow_ir::{
     Diagnostic, ElemKind, Function, InstId, Mutability, Opcode, Value, WeightData, WeightId,
