@@ -835,7 +835,7 @@ fn c_matches_interpreter_with_warnings_as_errors() {
 /// has it), still without FMA contraction: the bundle turns it off.
 #[test]
 fn c_matches_interpreter_native_o3() {
-    run_both("-O3 -march=native -std=gnu99 -ffp-contract=fast");
+    run_both("-O3 -march=native -std=gnu99 -ffp-contract=fast -Wall -Wextra -Werror");
 }
 
 /// Threads split the outputs, never a sum: bit-identical to one thread

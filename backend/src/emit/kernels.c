@@ -14,6 +14,8 @@ typedef float glow_v16 __attribute__((vector_size(64)));
 #endif
 
 #define GLOW_TP 6
+/* Window positions a tile keeps pointers for. */
+#define GLOW_KMAX 64
 static inline size_t glow_min(size_t a, size_t b) { return a < b ? a : b; }
 
 /* The fused activations of docs/backend.md, as the interpreter computes them. */
@@ -95,6 +97,39 @@ static inline void glow_store8(float *d, const float *acc, const float *bias, co
     memcpy(&x, t, 32);
   }
   memcpy(d, &x, 32);
+}
+#endif
+
+#ifdef GLOW_VEC16
+typedef int glow_i16 __attribute__((vector_size(64)));
+/* glow_store8 for 16 lanes held in a register. */
+static inline void glow_store16(float *d, glow_v16 x, const float *bias, const float *r, int act,
+                                float a0, float a1) {
+  glow_v16 b;
+  memcpy(&b, bias, 64);
+  x = x + b;
+  if (r) {
+    glow_v16 q;
+    memcpy(&q, r, 64);
+    x = x + q;
+  }
+  if (act == 1) {
+    const glow_v16 zero = {0};
+    x = (glow_v16)((glow_i16)x & (x > zero));
+  } else if (act == 2) {
+    const glow_v16 lo = {a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0};
+    const glow_v16 hi = {a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1};
+    glow_i16 m = x < lo;
+    x = (glow_v16)(((glow_i16)lo & m) | ((glow_i16)x & ~m));
+    m = hi < x;
+    x = (glow_v16)(((glow_i16)hi & m) | ((glow_i16)x & ~m));
+  } else if (act != 0) {
+    float t[16];
+    memcpy(t, &x, 64);
+    for (int l = 0; l < 16; l++) t[l] = glow_act(t[l], act, a0, a1);
+    memcpy(&x, t, 64);
+  }
+  memcpy(d, &x, 64);
 }
 #endif
 
@@ -238,6 +273,83 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
       ow[t] = ow[t - 1] + 1;
     }
   }
+#ifdef GLOW_VEC16
+  /* Whole tile in registers: every window position of every pixel is either
+   * inside the input or reads zeros (finite filter), so the accumulators
+   * stay in registers from the first product to the store. */
+  if (p->s_c == 1 && p->kh * p->kw <= GLOW_KMAX) {
+    const float *spt[GLOW_KMAX][GLOW_TP];
+    int ok = 1;
+    for (size_t a = 0; a < p->kh && ok; a++)
+      for (size_t b = 0; b < p->kw && ok; b++)
+        for (size_t t = 0; t < GLOW_TP; t++) {
+          long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+          long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
+          const float **slot = &spt[a * p->kw + b][t];
+          if (t >= np) {
+            *slot = glow_zero;
+          } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
+            *slot = glow_zero;
+            ok = ok && finite;
+          } else {
+            *slot = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+          }
+        }
+    if (ok) {
+      const glow_v16 z = {0};
+      glow_v16 c0a = z, c1a = z, c2a = z, c3a = z, c4a = z, c5a = z;
+      glow_v16 c0b = z, c1b = z, c2b = z, c3b = z, c4b = z, c5b = z;
+      for (size_t ab = 0; ab < p->kh * p->kw; ab++) {
+        const float *s0 = spt[ab][0], *s1 = spt[ab][1], *s2 = spt[ab][2], *s3 = spt[ab][3],
+                    *s4 = spt[ab][4], *s5 = spt[ab][5];
+        const float *wp = panel + ab * cg * 16, *wq = wp + kk * 16;
+        if (np2 == 2) {
+          for (size_t c = 0; c < cg; c++) {
+            glow_v16 w0, w1, x;
+            float s;
+            memcpy(&w0, wp + c * 16, 64);
+            memcpy(&w1, wq + c * 16, 64);
+#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
+  A = A + x * w0; B = B + x * w1;
+            GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
+            GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
+#undef GLOW_STEP
+          }
+        } else {
+          for (size_t c = 0; c < cg; c++) {
+            glow_v16 w0, x;
+            float s;
+            memcpy(&w0, wp + c * 16, 64);
+#define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
+  A = A + x * w0;
+            GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
+            GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
+#undef GLOW_STEP
+          }
+        }
+      }
+      if (p->d_c == 1 && lanes == 16 * np2) {
+        const glow_v16 va[GLOW_TP] = {c0a, c1a, c2a, c3a, c4a, c5a};
+        const glow_v16 vb[GLOW_TP] = {c0b, c1b, c2b, c3b, c4b, c5b};
+        for (size_t t = 0; t < np; t++) {
+          float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0;
+          const float *r = res ? res + (d - dst) : 0;
+          glow_store16(d, va[t], bias + o0, r, p->act, p->a0, p->a1);
+          if (np2 == 2) glow_store16(d + 16, vb[t], bias + o0 + 16, r ? r + 16 : 0, p->act, p->a0, p->a1);
+        }
+        return;
+      }
+      memcpy(acc[0], &c0a, 64); memcpy(acc[1], &c1a, 64); memcpy(acc[2], &c2a, 64);
+      memcpy(acc[3], &c3a, 64); memcpy(acc[4], &c4a, 64); memcpy(acc[5], &c5a, 64);
+      if (np2 == 2) {
+        memcpy(acc[0] + 16, &c0b, 64); memcpy(acc[1] + 16, &c1b, 64);
+        memcpy(acc[2] + 16, &c2b, 64); memcpy(acc[3] + 16, &c3b, 64);
+        memcpy(acc[4] + 16, &c4b, 64); memcpy(acc[5] + 16, &c5b, 64);
+      }
+      goto store;
+    }
+  }
+#endif
   for (size_t a = 0; a < p->kh; a++)
     for (size_t b = 0; b < p->kw; b++) {
       const float *sp[GLOW_TP];
@@ -340,6 +452,9 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
         }
       }
     }
+#ifdef GLOW_VEC16
+store:
+#endif
   for (size_t t = 0; t < np; t++) {
     float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0 * p->d_c;
     const float *r = res ? res + (d - dst) : 0;
