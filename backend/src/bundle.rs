@@ -75,6 +75,7 @@ const KERNEL_LOCALS: &[&str] = &[
     "Batch",
     "Slice",
     "Weights",
+    "Residual",
     "Scale",
     "Mean",
     "Var",

@@ -686,13 +686,14 @@ fn convolutions(p: &mut Prog) {
             "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Group: {g}, Dilation: [{}, {}], Layout: {layout}, FusedActivation: {act}{args}",
             k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], dil[0], dil[1]
         );
-        p.op_const(
-            "convolution",
-            &f(&act_dims(oc, oh, ow)),
-            &[&f(&act_dims(c, h, w)), &f(&filt), &f(&[oc])],
-            consts,
-            &members,
-        );
+        // Every third case adds a residual before the activation.
+        let dest = f(&act_dims(oc, oh, ow));
+        let mut ins = vec![f(&act_dims(c, h, w)), f(&filt), f(&[oc])];
+        if i % 3 == 0 {
+            ins.push(dest.clone());
+        }
+        let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+        p.op_const("convolution", &dest, &ins, consts, &members);
     }
 }
 

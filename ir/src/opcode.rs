@@ -78,6 +78,8 @@ pub enum Default {
 pub struct OperandDef {
     pub name: &'static str,
     pub kind: OperandKind,
+    /// May be left out; only trailing operands are optional.
+    pub optional: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -101,6 +103,10 @@ pub struct OpcodeInfo {
 }
 
 impl OpcodeInfo {
+    /// Operands every instruction of this opcode has (the optional ones follow).
+    pub fn required_operands(&self) -> usize {
+        self.operands.iter().filter(|o| !o.optional).count()
+    }
     pub fn operand_index(&self, name: &str) -> Option<usize> {
         self.operands.iter().position(|o| o.name == name)
     }
@@ -115,7 +121,19 @@ impl OpcodeInfo {
 }
 
 const fn op(name: &'static str, kind: OperandKind) -> OperandDef {
-    OperandDef { name, kind }
+    OperandDef {
+        name,
+        kind,
+        optional: false,
+    }
+}
+/// A trailing operand that may be left out.
+const fn opt_op(name: &'static str, kind: OperandKind) -> OperandDef {
+    OperandDef {
+        name,
+        kind,
+        optional: true,
+    }
 }
 const fn req(name: &'static str, ty: MemberType) -> MemberDef {
     MemberDef {
@@ -180,7 +198,7 @@ opcodes! {
     Splat = "splat", [op("Dest", Out)], [req("Value", M::Float)], &[], shapes::none;
     Touch = "touch", [op("Dest", Out)], [], &[], shapes::none;
     Convolution = "convolution",
-        [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In)],
+        [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In), opt_op("Residual", In)],
         [req("Kernels", M::IntArray),
          opt("Strides", M::IntArray, Default::IntArray(&[1, 1])),
          opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])),

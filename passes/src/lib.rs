@@ -24,6 +24,7 @@ pub mod dealloc_sinking;
 pub mod dse;
 pub mod fold_batchnorm;
 pub mod fuse_activations;
+pub mod fuse_residual;
 pub mod inplace;
 pub mod make_weights_const;
 pub mod optimize_extracts;

@@ -4,8 +4,8 @@
 use crate::pass::{PassInfo, PassOptions};
 use crate::registry::PassRegistry;
 use crate::{
-    alloc_sinking, dead_alloc, dealloc_sinking, dse, fuse_activations, inplace, make_weights_const,
-    optimize_extracts, optimize_inserts, peephole, plan_memory, share_buffers,
+    alloc_sinking, dead_alloc, dealloc_sinking, dse, fuse_activations, fuse_residual, inplace,
+    make_weights_const, optimize_extracts, optimize_inserts, peephole, plan_memory, share_buffers,
 };
 use glow_ir::diag::did_you_mean;
 
@@ -39,8 +39,10 @@ pub static INFER: &[&PassInfo] = &[
     &peephole::INFO,
     // Drop dead writes before they extend lifetimes.
     &dse::INFO,
-    // Activations into their convolution, before anything shares the
-    // intermediate buffer that fusing erases.
+    // Residual additions, then activations, into their convolution, before
+    // anything shares the intermediate buffers that fusing erases; the
+    // residual first, since the activation follows the addition.
+    &fuse_residual::INFO,
     &fuse_activations::INFO,
     // Turn contiguous insert/extract into views before sharing looks at them.
     &optimize_inserts::INFO,
@@ -72,6 +74,7 @@ pub static INFER: &[&PassInfo] = &[
 pub static TRAIN_SKIPS: &[&PassInfo] = &[
     &share_buffers::INFO,
     &inplace::INFO,
+    &fuse_residual::INFO,
     &fuse_activations::INFO,
 ];
 

@@ -16,6 +16,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &crate::dse::INFO,
     &crate::fold_batchnorm::INFO,
     &crate::fuse_activations::INFO,
+    &crate::fuse_residual::INFO,
     &crate::inplace::INFO,
     &crate::make_weights_const::INFO,
     &crate::optimize_extracts::INFO,

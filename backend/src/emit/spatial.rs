@@ -139,6 +139,14 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
     for nm in names {
         c.decl(nm, "float")?;
     }
+    let res = if c.inst.operand_named("Residual").is_some() {
+        let t = c.ty("Residual")?;
+        c.require_f32(&t)?;
+        c.decl("Residual", "float")?;
+        "Residual"
+    } else {
+        "0"
+    };
     let list = |v: &[u64]| {
         v.iter()
             .map(|x| format!("{x}u"))
@@ -208,13 +216,15 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
             c.rt.need_zeros(if kernel == Kernel::Conv { cg } else { ch });
             let extra = format!(", {}", u8::from(finite));
             c.w.line(&format!(
-                "{fname}(Dest, Src, (const float *)(constantWeight + {at}u), Bias, 0, &shape{extra});"
+                "{fname}(Dest, Src, (const float *)(constantWeight + {at}u), Bias, {res}, &shape{extra});"
             ));
         }
         None => {
             c.rt.use_kernel(Kernel::ConvRef);
             c.w.line(&format!("static const size_t fs[4] = {{{}}};", list(&fs)));
-            c.w.line("glow_conv_ref_f32(Dest, Src, Filter, Bias, 0, &shape, fs);");
+            c.w.line(&format!(
+                "glow_conv_ref_f32(Dest, Src, Filter, Bias, {res}, &shape, fs);"
+            ));
         }
     }
     Ok(())

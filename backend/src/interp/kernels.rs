@@ -441,6 +441,11 @@ fn convolution(x: &mut Exec) -> R {
     let (_, fused) = ops::fused_activation(act, args)
         .ok_or_else(|| x.err(format!("unknown fused activation {act}")))?;
     let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);
+    // The optional residual, added after the bias and before the activation.
+    let residual = match x.inst.operand_named("Residual") {
+        Some(_) => Some(x.f32s("Residual")?),
+        None => None,
+    };
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
     let (cg, ocg) = (ch / group, oc / group);
@@ -465,7 +470,12 @@ fn convolution(x: &mut Exec) -> R {
                             sum += src[at(ss, [b, g * cg + c, p, q])] * filt[at(fs, [o, a, r, c])];
                         }
                     });
-                    out[at(ds, [b, o, y, xx])] = fused(sum + bias[o as usize]);
+                    let i = at(ds, [b, o, y, xx]);
+                    let v = sum + bias[o as usize];
+                    out[i] = fused(match &residual {
+                        Some(r) => v + r[i],
+                        None => v,
+                    });
                 }
             }
         }

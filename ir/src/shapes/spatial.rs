@@ -128,6 +128,20 @@ pub fn convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
         }
         (a, b) => errs.extend(a.err().into_iter().chain(b.err())),
     }
+    // An optional residual is added to the result before the activation,
+    // element by element in `Dest`'s row-major order.
+    let residual = 4;
+    if ctx.types.len() > residual {
+        let (r, d) = (ctx.ty(residual), ctx.ty(dest));
+        if r.elem != d.elem || r.size() != d.size() {
+            errs.push(ShapeError::at_operand(
+                residual,
+                format!(
+                    "`Residual` has type {r} but must have the element kind and element count of `Dest` ({d})"
+                ),
+            ));
+        }
+    }
     errs
 }
 

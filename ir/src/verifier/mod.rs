@@ -195,11 +195,13 @@ impl<'f> Checker<'f> {
     fn check_inst(&mut self, i: InstId, p: usize) {
         let inst = self.f.inst(i);
         let info = inst.opcode.info();
-        if inst.operands.len() != info.operands.len() {
+        let count_ok =
+            (info.required_operands()..=info.operands.len()).contains(&inst.operands.len());
+        if !count_ok {
             self.errors.push(VerifyError::OperandCount {
                 inst: i,
                 opcode: info.name,
-                expected: info.operands.len(),
+                expected: info.required_operands(),
                 found: inst.operands.len(),
             });
         }
@@ -218,7 +220,7 @@ impl<'f> Checker<'f> {
         live.commit(self, i, &bufs);
         self.live = live;
         let members_ok = members::check(self.f, i, &mut self.errors);
-        if members_ok && inst.operands.len() == info.operands.len() {
+        if members_ok && count_ok {
             self.check_shape(i, &bufs);
         }
     }
