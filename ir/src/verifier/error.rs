@@ -38,11 +38,13 @@ pub enum VerifyError {
     MissingInst { index: u32 },
     #[error("`%{name}` appears twice in the program order")]
     RepeatedInst { inst: InstId, name: String },
-    #[error("`{opcode}` takes {expected} operand(s), found {found}")]
+    #[error("`{opcode}` takes {} operand(s), found {found}", count_range(*expected, *max))]
     OperandCount {
         inst: InstId,
         opcode: &'static str,
         expected: usize,
+        /// More than `expected` when trailing operands are optional.
+        max: usize,
         found: usize,
     },
     #[error("operand `{operand}` of `{opcode}` must be `{expected}`, found `{found}`")]
@@ -289,5 +291,14 @@ fn subject(f: &Function, loc: Loc) -> String {
     match name(v) {
         Some(n) => format!("`%{n}`"),
         None => format!("function `{}`", f.name),
+    }
+}
+
+/// `4`, or `4 or 5` when operands are optional.
+fn count_range(min: usize, max: usize) -> String {
+    match max - min.min(max) {
+        0 => min.to_string(),
+        1 => format!("{min} or {max}"),
+        _ => format!("{min} to {max}"),
     }
 }

@@ -202,6 +202,7 @@ impl<'f> Checker<'f> {
                 inst: i,
                 opcode: info.name,
                 expected: info.required_operands(),
+                max: info.operands.len(),
                 found: inst.operands.len(),
             });
         }
