@@ -62,71 +62,20 @@ pub struct Bundle {
     pub codegen: CodegenOptions,
 }
 
-/// Identifiers the kernels declare locally; reserved so that no function
-/// name can shadow or be shadowed by them.
+/// Identifiers the kernels declare locally, besides the operand names of the
+/// opcode table and the `glow_*` names of `kernels.c` (both reserved from
+/// their source); reserved so that no function name can shadow or be
+/// shadowed by them.
 const KERNEL_LOCALS: &[&str] = &[
-    "Dest",
-    "Src",
-    "Filter",
-    "Bias",
-    "LHS",
-    "RHS",
-    "Cond",
-    "Batch",
-    "Slice",
-    "Weights",
-    "Residual",
-    "Scale",
-    "Mean",
-    "Var",
     "constantWeight",
     "mutableWeight",
     "activations",
     "shape",
+    "m",
     "fs",
-    "glow_v8",
-    "glow_min",
-    "glow_act",
-    "glow_conv_t",
-    "glow_conv_store",
-    "glow_conv_f32",
-    "glow_depthwise_f32",
-    "glow_conv_ref_f32",
-    "glow_gemm_t",
-    "glow_gemm_f32",
-    "glow_i8",
-    "glow_v16",
-    "glow_store",
-    "glow_store8",
-    "glow_task",
-    "glow_pool",
-    "glow_worker",
-    "glow_parallel",
-    "glow_range",
-    "glow_conv_args",
-    "glow_conv_part",
-    "glow_conv_tile",
-    "glow_depthwise_part",
-    "glow_convref_args",
-    "glow_conv_ref_part",
-    "glow_gemm_args",
-    "glow_gemm_part",
-    "GLOW_THREADS",
-    "GLOW_VEC16",
-    "GLOW_DW_MAXK",
-    "GLOW_MAX_RANK",
-    "GLOW_NOINLINE",
-    "glow_binary_f32",
-    "glow_fill",
-    "glow_move",
-    "glow_unary_f32",
-    "glow_batchnorm_f32",
     "dims",
     "ds",
     "ss",
-    "GLOW_TP",
-    "GLOW_VEC",
-    "GLOW_STEP",
 ];
 
 /// Builds the bundle of a verified function.
@@ -135,6 +84,15 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
     let mut namer = Namer::new();
     for l in KERNEL_LOCALS {
         namer.reserve(l);
+    }
+    for k in crate::emit::runtime::kernel_identifiers() {
+        namer.reserve(k);
+    }
+    // Every kernel declares its operands under their table names.
+    for op in glow_ir::Opcode::ALL {
+        for o in op.info().operands {
+            namer.reserve(o.name);
+        }
     }
     let name = namer.name("", &f.name);
     for suffix in [

@@ -66,34 +66,42 @@ pub static BINARY: &[BinOp] = &[
     },
 ];
 
-/// A unary float operator (`clip` reads its bounds as `lo`/`hi`).
+/// A unary float operator of the `Unary` family. Its parameters are the
+/// opcode's `Float` members in table order (`Members::float_params`): `m[0]`,
+/// `m[1]`, ... in the C expression over `x`, the same slice in `f`.
 pub struct UnOp {
     pub opcode: Opcode,
-    /// C expression over `x` (and `lo`, `hi` for `clip`).
+    /// C expression over `x` and `m[k]`.
     pub c: &'static str,
-    pub f: fn(f32, f32, f32) -> f32,
+    pub f: fn(f32, &[f32]) -> f32,
 }
 
 pub static UNARY: &[UnOp] = &[
     UnOp {
         opcode: Opcode::Relu,
         c: "(x > 0.0f ? x : 0.0f)",
-        f: |x, _, _| relu(x),
+        f: |x, _| relu(x),
     },
     UnOp {
         opcode: Opcode::Sigmoid,
         c: "(1.0f / (1.0f + expf(-x)))",
-        f: |x, _, _| sigmoid(x),
+        f: |x, _| sigmoid(x),
     },
     UnOp {
         opcode: Opcode::Tanh,
         c: "tanhf(x)",
-        f: |x, _, _| x.tanh(),
+        f: |x, _| x.tanh(),
     },
     UnOp {
         opcode: Opcode::Clip,
-        c: "(hi < (x < lo ? lo : x) ? hi : (x < lo ? lo : x))",
-        f: |x, lo, hi| clip(x, lo, hi),
+        c: "(m[1] < (x < m[0] ? m[0] : x) ? m[1] : (x < m[0] ? m[0] : x))",
+        f: |x, m| clip(x, m[0], m[1]),
+    },
+    // Glow's LeakyRelu: `x >= 0 ? x : alpha * x`, as the fused LEAKY_RELU.
+    UnOp {
+        opcode: Opcode::LeakyRelu,
+        c: "(x >= 0.0f ? x : m[0] * x)",
+        f: |x, m| if x >= 0.0 { x } else { m[0] * x },
     },
 ];
 

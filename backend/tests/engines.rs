@@ -115,6 +115,7 @@ fn build() -> String {
             p.op(op, &t, &[&t], "");
         }
         p.op("clip", &t, &[&t], "Min: -0.25, Max: 0.5");
+        p.op("leakyrelu", &t, &[&t], "Alpha: 0.3");
         let b = t.replace("float", "bool");
         p.op("elementcmplte", &b, &[&t, &t], "");
         p.op("elementselect", &t, &[&b, &t, &t], "");

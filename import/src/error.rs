@@ -6,7 +6,7 @@ use thiserror::Error;
 /// The ops the importer lowers, for "unsupported op" messages.
 pub const SUPPORTED_OPS: &str = "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, \
 ConstantOfShape, Conv, Div, Dropout, Flatten, Gemm, GlobalAveragePool, GlobalMaxPool, \
-HardSigmoid, HardSwish, LRN, MatMul, MaxPool, Mul, Relu, Reshape, Sigmoid, Softmax, Squeeze, \
+HardSigmoid, HardSwish, LeakyRelu, LRN, MatMul, MaxPool, Mul, Relu, Reshape, Sigmoid, Softmax, Squeeze, \
 Sub, Sum, Tanh, Transpose, Unsqueeze";
 
 #[derive(Debug, Error)]

@@ -89,6 +89,28 @@ pub struct MemberDef {
     pub default: Default,
     /// Printed only when different from the default (Glow's extras).
     pub elide_default: bool,
+    /// What a well-typed value must also satisfy (checked by the verifier).
+    pub rule: MemberRule,
+}
+
+/// Value rules of a member that do not depend on operand types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemberRule {
+    Any,
+    /// Two positive integers (window kernels, strides, dilations).
+    TwoPositive,
+    /// Four non-negative integers (top, left, bottom, right).
+    Pads,
+    /// An integer of at least 1.
+    AtLeastOne,
+    NonNegative,
+}
+
+impl MemberDef {
+    /// The same member with a value rule.
+    pub const fn rule(self, rule: MemberRule) -> MemberDef {
+        MemberDef { rule, ..self }
+    }
 }
 
 /// Everything the tools know about one opcode.
@@ -100,6 +122,42 @@ pub struct OpcodeInfo {
     /// (dest, src) operand index pairs whose memory may be shared.
     pub inplace: &'static [(usize, usize)],
     pub shape: ShapeRule,
+    /// Which kernel of each engine runs it.
+    pub family: Family,
+}
+
+/// The kernel families: the engines (C emitter, interpreter) `match` on
+/// these exhaustively, so a new family is a compile error wherever it needs
+/// a kernel, and a new opcode of an existing family needs none of those
+/// edits. Within a family, the operator tables (`ops.rs` in the backend)
+/// say what each opcode computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// allocactivation, deallocactivation, tensorview, touch: no code.
+    Memory,
+    Copy,
+    Splat,
+    Transpose,
+    Insert,
+    Extract,
+    DebugPrint,
+    /// Element-wise `Dest = LHS op RHS`.
+    Binary,
+    /// Element-wise `Dest = op(Src; float members)`.
+    Unary,
+    Compare,
+    Select,
+    Quantization,
+    BatchedAdd,
+    Reduce,
+    /// fullyconnected, matmul, batchmatmul.
+    MatrixMultiply,
+    SoftMax,
+    BatchNorm,
+    Lrn,
+    Convolution,
+    /// maxpool, avgpool.
+    Pool,
 }
 
 impl OpcodeInfo {
@@ -141,6 +199,7 @@ const fn req(name: &'static str, ty: MemberType) -> MemberDef {
         ty,
         default: Default::Required,
         elide_default: false,
+        rule: MemberRule::Any,
     }
 }
 const fn opt(name: &'static str, ty: MemberType, default: Default) -> MemberDef {
@@ -149,6 +208,7 @@ const fn opt(name: &'static str, ty: MemberType, default: Default) -> MemberDef 
         ty,
         default,
         elide_default: false,
+        rule: MemberRule::Any,
     }
 }
 const fn extra(name: &'static str, ty: MemberType, default: Default) -> MemberDef {
@@ -157,9 +217,11 @@ const fn extra(name: &'static str, ty: MemberType, default: Default) -> MemberDe
         ty,
         default,
         elide_default: true,
+        rule: MemberRule::Any,
     }
 }
 
+use MemberRule as R;
 use MemberType as M;
 use OperandKind::{In, InOut, Out};
 
@@ -170,7 +232,7 @@ pub const FUSED_ACTIVATIONS: &[&str] = &["NONE", "RELU", "CLIP", "TANH", "SIGMOI
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
 macro_rules! opcodes {
-    ($( $variant:ident = $name:literal, [$($ops:tt)*], [$($mems:tt)*], $inplace:expr, $shape:expr; )*) => {
+    ($( $variant:ident = $name:literal, [$($ops:tt)*], [$($mems:tt)*], $inplace:expr, $shape:expr, $family:ident; )*) => {
         /// An opcode; `Opcode::info` gives its table entry.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Opcode { $($variant,)* }
@@ -181,6 +243,7 @@ macro_rules! opcodes {
             members: &[$($mems)*],
             inplace: $inplace,
             shape: $shape,
+            family: Family::$family,
         },)*];
 
         impl Opcode {
@@ -191,77 +254,78 @@ macro_rules! opcodes {
 }
 
 opcodes! {
-    AllocActivation = "allocactivation", [], [req("Ty", M::Type), extra("Offset", M::Int, Default::Int(-1))], &[], shapes::none;
-    DeallocActivation = "deallocactivation", [op("Src", Out)], [], &[], shapes::none;
-    TensorView = "tensorview", [op("Src", In)], [req("Ty", M::Type), req("Offsets", M::IntArray)], &[], shapes::tensorview;
-    Copy = "copy", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::same_type;
-    Splat = "splat", [op("Dest", Out)], [req("Value", M::Float)], &[], shapes::none;
-    Touch = "touch", [op("Dest", Out)], [], &[], shapes::none;
+    AllocActivation = "allocactivation", [], [req("Ty", M::Type), extra("Offset", M::Int, Default::Int(-1))], &[], shapes::none, Memory;
+    DeallocActivation = "deallocactivation", [op("Src", Out)], [], &[], shapes::none, Memory;
+    TensorView = "tensorview", [op("Src", In)], [req("Ty", M::Type), req("Offsets", M::IntArray)], &[], shapes::tensorview, Memory;
+    Copy = "copy", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::same_type, Copy;
+    Splat = "splat", [op("Dest", Out)], [req("Value", M::Float)], &[], shapes::none, Splat;
+    Touch = "touch", [op("Dest", Out)], [], &[], shapes::none, Memory;
     Convolution = "convolution",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In), opt_op("Residual", In)],
-        [req("Kernels", M::IntArray),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])),
-         opt("Group", M::Int, Default::Int(1)),
-         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])),
+        [req("Kernels", M::IntArray).rule(R::TwoPositive),
+         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt("Group", M::Int, Default::Int(1)).rule(R::AtLeastOne),
+         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
          opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
          extra("FusedActivation", M::Enum(FUSED_ACTIVATIONS), Default::Enum("NONE")),
          extra("FusedActivationArgs", M::FloatArray, Default::FloatArray(&[]))],
-        &[], shapes::convolution;
+        &[], shapes::convolution, Convolution;
     MaxPool = "maxpool", [op("Dest", Out), op("Src", In)],
-        [req("Kernels", M::IntArray),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])),
+        [req("Kernels", M::IntArray).rule(R::TwoPositive),
+         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
          opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC"))],
-        &[], shapes::pool;
+        &[], shapes::pool, Pool;
     AvgPool = "avgpool", [op("Dest", Out), op("Src", In)],
-        [req("Kernels", M::IntArray),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])),
+        [req("Kernels", M::IntArray).rule(R::TwoPositive),
+         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
          opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
          opt("CountIncludePads", M::Bool, Default::Bool(true))],
-        &[], shapes::pool;
+        &[], shapes::pool, Pool;
     FullyConnected = "fullyconnected",
-        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)], [], &[], shapes::fully_connected;
-    MatMul = "matmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::matmul;
-    BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul;
-    BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add;
-    BatchedReduceAdd = "batchedreduceadd", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add;
-    ElementAdd = "elementadd", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
-    ElementSub = "elementsub", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
-    ElementMul = "elementmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
-    ElementDiv = "elementdiv", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
-    ElementMax = "elementmax", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
-    ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise;
-    ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare;
-    ElementSelect = "elementselect", [op("Dest", Out), op("Cond", In), op("LHS", In), op("RHS", In)], [], &[(0, 2), (0, 3)], shapes::select;
-    Relu = "relu", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::activation;
-    Sigmoid = "sigmoid", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary;
-    Tanh = "tanh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary;
-    Clip = "clip", [op("Dest", Out), op("Src", In)], [req("Min", M::Float), req("Max", M::Float)], &[(0, 1)], shapes::activation;
-    SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax;
-    Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose;
+        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)], [], &[], shapes::fully_connected, MatrixMultiply;
+    MatMul = "matmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::matmul, MatrixMultiply;
+    BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul, MatrixMultiply;
+    BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add, BatchedAdd;
+    BatchedReduceAdd = "batchedreduceadd", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
+    ElementAdd = "elementadd", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementSub = "elementsub", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementMul = "elementmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementDiv = "elementdiv", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementMax = "elementmax", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
+    ElementSelect = "elementselect", [op("Dest", Out), op("Cond", In), op("LHS", In), op("RHS", In)], [], &[(0, 2), (0, 3)], shapes::select, Select;
+    Relu = "relu", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::activation, Unary;
+    Sigmoid = "sigmoid", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    Tanh = "tanh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    Clip = "clip", [op("Dest", Out), op("Src", In)], [req("Min", M::Float), req("Max", M::Float)], &[(0, 1)], shapes::activation, Unary;
+    LeakyRelu = "leakyrelu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(0.01))], &[(0, 1)], shapes::float_unary, Unary;
+    SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
+    Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
-        [req("Offsets", M::IntArray), opt("Count", M::Int, Default::Int(1)), opt("Axis", M::Int, Default::Int(0))],
-        &[], shapes::insert_tensor;
-    ExtractTensor = "extracttensor", [op("Dest", Out), op("Src", In)], [req("Offsets", M::IntArray)], &[], shapes::extract_tensor;
+        [req("Offsets", M::IntArray), opt("Count", M::Int, Default::Int(1)).rule(R::AtLeastOne), opt("Axis", M::Int, Default::Int(0))],
+        &[], shapes::insert_tensor, Insert;
+    ExtractTensor = "extracttensor", [op("Dest", Out), op("Src", In)], [req("Offsets", M::IntArray)], &[], shapes::extract_tensor, Extract;
     BatchNormalization = "batchnormalization",
         [op("Dest", Out), op("Src", In), op("Scale", In), op("Bias", In), op("Mean", In), op("Var", In)],
         [opt("ChannelIdx", M::Int, Default::Int(3)),
          opt("Epsilon", M::Float, Default::Float(1e-5)),
          opt("Momentum", M::Float, Default::Float(0.9))],
-        &[], shapes::batch_normalization;
+        &[], shapes::batch_normalization, BatchNorm;
     LocalResponseNormalization = "localresponsenormalization",
         [op("Dest", Out), op("Src", In), op("Scale", Out)],
-        [req("HalfWindowSize", M::Int), opt("Alpha", M::Float, Default::Float(1e-4)),
+        [req("HalfWindowSize", M::Int).rule(R::NonNegative), opt("Alpha", M::Float, Default::Float(1e-4)),
          opt("Beta", M::Float, Default::Float(0.75)), opt("K", M::Float, Default::Float(2.0))],
-        &[], shapes::lrn;
-    Quantize = "quantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::quantize;
-    Dequantize = "dequantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::dequantize;
-    RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized;
+        &[], shapes::lrn, Lrn;
+    Quantize = "quantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::quantize, Quantization;
+    Dequantize = "dequantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::dequantize, Quantization;
+    RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt("Format", M::Str, Default::Str("console")), opt("FileName", M::Str, Default::Str(""))],
-        &[], shapes::none;
+        &[], shapes::none, DebugPrint;
 }
 
 impl Opcode {

@@ -101,31 +101,30 @@ pub fn select(c: &mut KCtx) -> Result<(), BackendError> {
 }
 
 /// `relu`, `sigmoid`, `tanh`, `clip` over float.
+/// The `Unary` family: the operator of `ops::UNARY` (by index) with the
+/// opcode's float members as its parameters.
 pub fn unary(c: &mut KCtx) -> Result<(), BackendError> {
-    let op = ops::unary(c.inst.opcode).ok_or_else(|| c.err("not a unary operator"))?;
+    let k = ops::UNARY
+        .iter()
+        .position(|u| u.opcode == c.inst.opcode)
+        .ok_or_else(|| c.err("not a unary operator"))?;
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     c.require_f32(&d)?;
     c.require_f32(&s)?;
     c.decl("Dest", "float")?;
     c.decl("Src", "float")?;
-    let _ = op;
-    // The shared kernel applies glow_act's function of the opcode.
-    let (act, lo, hi) = match c.inst.opcode {
-        glow_ir::Opcode::Relu => (1, 0.0, 0.0),
-        glow_ir::Opcode::Clip => (
-            2,
-            c.member_float("Min")? as f32,
-            c.member_float("Max")? as f32,
-        ),
-        glow_ir::Opcode::Tanh => (3, 0.0, 0.0),
-        _ => (4, 0.0, 0.0),
+    let params = c.m().float_params()?;
+    let list: Vec<String> = params.iter().map(|&v| c_float(v)).collect();
+    let list = if list.is_empty() {
+        "0.0f".to_string()
+    } else {
+        list.join(", ")
     };
     c.rt.use_kernel(Kernel::Unary);
+    c.w.line(&format!("static const float m[] = {{{list}}};"));
     c.w.line(&format!(
-        "glow_unary_f32(Dest, Src, {}u, {act}, {}, {});",
-        d.size(),
-        c_float(lo),
-        c_float(hi)
+        "glow_unary_f32(Dest, Src, {}u, {k}, m);",
+        d.size()
     ));
     Ok(())
 }

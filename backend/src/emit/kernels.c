@@ -836,24 +836,7 @@ static void glow_move(uint8_t *dst, const uint8_t *src, size_t esize, size_t ran
 }
 /*@end*/
 
-/*@unary*/
-/* relu, sigmoid, tanh and clip over n floats: glow_act's functions. */
-static void glow_unary_f32(float *dst, const float *src, size_t n, int act, float a0, float a1) {
-  switch (act) {
-  case 1:
-    for (size_t i = 0; i < n; i++) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
-    break;
-  case 2:
-    for (size_t i = 0; i < n; i++) {
-      const float m = src[i] < a0 ? a0 : src[i];
-      dst[i] = a1 < m ? a1 : m;
-    }
-    break;
-  default:
-    for (size_t i = 0; i < n; i++) dst[i] = glow_act(src[i], act, a0, a1);
-  }
-}
-/*@end*/
+
 
 /*@batchnorm*/
 /* Inference batch normalization over the channel axis of [outer][at][inner]. */

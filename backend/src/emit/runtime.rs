@@ -7,6 +7,33 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const SOURCE: &str = include_str!("kernels.c");
 
+/// Every `glow_*` / `GLOW_*` identifier the kernels define or use (read off
+/// `kernels.c`, plus the generated kernels), so the namer can keep IR names
+/// away from all of them.
+pub fn kernel_identifiers() -> Vec<&'static str> {
+    let mut out = vec!["glow_unary_f32", "glow_binary_f32"];
+    let bytes = SOURCE.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        if word(bytes[i]) && (i == 0 || !word(bytes[i - 1])) {
+            let start = i;
+            while i < bytes.len() && word(bytes[i]) {
+                i += 1;
+            }
+            let w = &SOURCE[start..i];
+            if w.starts_with("glow_") || w.starts_with("GLOW_") {
+                out.push(w);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// A section of `kernels.c` (`/*@name*/ ... /*@end*/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kernel {
@@ -62,11 +89,30 @@ impl Kernel {
         if self == Kernel::Binary {
             return binary_source();
         }
+        if self == Kernel::Unary {
+            return unary_source();
+        }
         let open = format!("/*@{}*/\n", self.tag());
         let start = SOURCE.find(&open).map(|i| i + open.len()).unwrap_or(0);
         let len = SOURCE[start..].find("/*@end*/").unwrap_or(0);
         SOURCE[start..start + len].to_string()
     }
+}
+
+/// `glow_unary_f32(dst, src, n, op, m)`: one case per operator of
+/// `ops::UNARY` (op = its index there), `m` its parameters.
+fn unary_source() -> String {
+    let mut s = String::from(
+        "/* Float element-wise unary operators; op indexes ops::UNARY, m holds the opcode's float members. */\nstatic void glow_unary_f32(float *dst, const float *src, size_t n, int op, const float *m) {\n  (void)m;\n  switch (op) {\n",
+    );
+    for (k, op) in crate::ops::UNARY.iter().enumerate() {
+        s.push_str(&format!(
+            "  case {k}:\n    for (size_t i = 0; i < n; i++) {{\n      const float x = src[i];\n      dst[i] = {};\n    }}\n    break;\n",
+            op.c
+        ));
+    }
+    s.push_str("  default:\n    break;\n  }\n}\n");
+    s
 }
 
 /// `glow_binary_f32(dst, a, b, n, op)`: one case per float operator of
@@ -289,5 +335,28 @@ impl<'a> Runtime<'a> {
 
     pub fn uses_any(&self) -> bool {
         !self.kernels.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_identifier_is_found() {
+        let ids = kernel_identifiers();
+        for want in [
+            "glow_conv_f32",
+            "glow_gemm_t",
+            "GLOW_TP",
+            "glow_move",
+            "glow_pool",
+            "glow_store16",
+        ] {
+            assert!(ids.contains(&want), "{want} missing from {ids:?}");
+        }
+        assert!(ids
+            .iter()
+            .all(|i| i.starts_with("glow_") || i.starts_with("GLOW_")));
     }
 }

@@ -10,54 +10,52 @@ use glow_ir::{ElemKind, Opcode, Type};
 
 type R = Result<(), BackendError>;
 
+/// The kernel of each family (the table's `family` column); exhaustive, so
+/// a new family must get a kernel here.
 pub fn exec(x: &mut Exec) -> R {
-    use Opcode::*;
-    match x.opcode() {
-        AllocActivation | DeallocActivation | TensorView | Touch => Ok(()),
+    use glow_ir::opcode::Family::*;
+    match x.opcode().info().family {
+        Memory => Ok(()),
         Copy => {
             let v = x.bits("Src")?;
             x.put_bits("Dest", &v)
         }
         Splat => splat(x),
         Transpose => transpose(x),
-        InsertTensor => insert(x),
-        ExtractTensor => extract(x),
+        Insert => insert(x),
+        Extract => extract(x),
         DebugPrint => debugprint(x),
-        ElementAdd | ElementSub | ElementMul | ElementDiv | ElementMax | ElementMin => binary(x),
-        ElementCmpLTE => cmplte(x),
-        ElementSelect => select(x),
-        Relu | Sigmoid | Tanh | Clip => unary(x),
-        Quantize | Dequantize | RescaleQuantized => quantization(x),
+        Binary => binary(x),
+        Compare => cmplte(x),
+        Select => select(x),
+        Unary => unary(x),
+        Quantization => quantization(x),
         BatchedAdd => batched_add(x),
-        BatchedReduceAdd => batched_reduce_add(x),
-        FullyConnected => fully_connected(x),
-        MatMul => matmul(x),
-        BatchMatMul => batch_matmul(x),
+        Reduce => batched_reduce_add(x),
+        MatrixMultiply => match x.opcode() {
+            Opcode::FullyConnected => fully_connected(x),
+            Opcode::BatchMatMul => batch_matmul(x),
+            _ => matmul(x),
+        },
         SoftMax => softmax(x),
-        BatchNormalization => batchnorm(x),
-        LocalResponseNormalization => lrn(x),
+        BatchNorm => batchnorm(x),
+        Lrn => lrn(x),
         Convolution => convolution(x),
-        MaxPool | AvgPool => pool(x),
+        Pool => pool(x),
     }
 }
 
+// Members through the accessor the C emitter uses too.
 fn member_f(x: &Exec, name: &str) -> Result<f64, BackendError> {
-    x.inst
-        .member_float(name)
-        .ok_or_else(|| x.err(format!("member {name} is missing")))
+    x.m().float(name)
 }
 
 fn member_i(x: &Exec, name: &str) -> Result<i64, BackendError> {
-    x.inst
-        .member_int(name)
-        .ok_or_else(|| x.err(format!("member {name} is missing")))
+    x.m().int(name)
 }
 
 fn member_is(x: &Exec, name: &str) -> Result<Vec<i64>, BackendError> {
-    x.inst
-        .member_ints(name)
-        .map(<[i64]>::to_vec)
-        .ok_or_else(|| x.err(format!("member {name} is missing")))
+    x.m().ints(name)
 }
 
 fn splat(x: &mut Exec) -> R {
@@ -231,18 +229,16 @@ fn select(x: &mut Exec) -> R {
     x.put_bits("Dest", &out)
 }
 
+/// The `Unary` family: `ops::UNARY`'s function with the opcode's float
+/// members as its parameters.
 fn unary(x: &mut Exec) -> R {
     let op = ops::unary(x.opcode()).ok_or_else(|| x.err("not a unary operator"))?;
     let d = x.ty("Dest")?;
     if d.elem != ElemKind::Float {
         return Err(x.unsupported(&d));
     }
-    let (lo, hi) = if x.opcode() == Opcode::Clip {
-        (member_f(x, "Min")? as f32, member_f(x, "Max")? as f32)
-    } else {
-        (0.0, 0.0)
-    };
-    let out: Vec<f32> = x.f32s("Src")?.iter().map(|&v| (op.f)(v, lo, hi)).collect();
+    let m = x.m().float_params()?;
+    let out: Vec<f32> = x.f32s("Src")?.iter().map(|&v| (op.f)(v, &m)).collect();
     x.put_f32s("Dest", &out)
 }
 

@@ -78,6 +78,11 @@ pub struct Exec<'a> {
 }
 
 impl Exec<'_> {
+    /// The members, through the accessor the C emitter uses too.
+    pub fn m(&self) -> crate::members::Members<'_> {
+        crate::members::Members::new(self.f, self.id)
+    }
+
     pub fn err(&self, msg: impl Into<String>) -> BackendError {
         inst_error(self.f, self.id, msg)
     }

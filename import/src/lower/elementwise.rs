@@ -11,7 +11,7 @@ use crate::onnx::NodeProto;
 use crate::tensor::{strides, Data, Tensor};
 use glow_ir::{MemberValue, Opcode, Value};
 
-/// Relu, Sigmoid, Tanh, Clip, HardSigmoid, HardSwish, Dropout.
+/// Relu, Sigmoid, Tanh, LeakyRelu, Clip, HardSigmoid, HardSwish, Dropout.
 pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let x = l.input(node, 0)?;
     if node.op_type == "Dropout" {
@@ -28,6 +28,15 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         "Relu" => drop(l.inst(&base, Opcode::Relu, &[dest, a.v], &[])),
         "Sigmoid" => drop(l.inst(&base, Opcode::Sigmoid, &[dest, a.v], &[])),
         "Tanh" => drop(l.inst(&base, Opcode::Tanh, &[dest, a.v], &[])),
+        "LeakyRelu" => {
+            let alpha = attrs.float("alpha", 0.01) as f64;
+            l.inst(
+                &base,
+                Opcode::LeakyRelu,
+                &[dest, a.v],
+                &[("Alpha", MemberValue::Float(alpha))],
+            );
+        }
         "Clip" => {
             let (lo, hi) = clip_bounds(l, node, &attrs)?;
             clip(l, &base, dest, a.v, lo, hi);

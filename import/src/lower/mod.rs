@@ -374,9 +374,8 @@ impl<'o> Lowerer<'o> {
             });
         }
         let outs = match node.op_type.as_str() {
-            "Relu" | "Sigmoid" | "Tanh" | "Clip" | "Dropout" | "HardSigmoid" | "HardSwish" => {
-                elementwise::unary(self, node)?
-            }
+            "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
+            | "HardSwish" => elementwise::unary(self, node)?,
             "Add" | "Sub" | "Mul" | "Div" | "Sum" => elementwise::binary(self, node)?,
             "Conv" => nn::conv(self, node)?,
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {

@@ -296,6 +296,12 @@ fn elementwise_kinds_and_shapes() {
         "accepts float element types",
     );
     rejects(w, "%a = tanh @out %g, @in %f", "needs the same shape");
+    accepts(w, "%a = leakyrelu @out %f, @in %f { Alpha: 0.1 }");
+    rejects(
+        w,
+        "%a = leakyrelu @out %q, @in %q",
+        "accepts float element types",
+    );
     rejects(
         w,
         "%a = clip @out %h, @in %f { Min: 0, Max: 1 }",

@@ -6,6 +6,7 @@
 
 use super::VerifyError;
 use crate::function::{Function, InstId, MemberValue};
+use crate::opcode::MemberRule;
 use crate::printer::write_member_value;
 
 /// Checks the members of `i`; true when all are present and well-typed
@@ -38,7 +39,7 @@ pub(super) fn check(f: &Function, i: InstId, errors: &mut Vec<VerifyError>) -> b
             });
             continue;
         }
-        if let Some(message) = sanity(def.name, v) {
+        if let Some(message) = sanity(def.name, def.rule, v) {
             errors.push(VerifyError::MemberValue {
                 inst: i,
                 member: m,
@@ -66,24 +67,23 @@ pub(super) fn check(f: &Function, i: InstId, errors: &mut Vec<VerifyError>) -> b
     ok
 }
 
-/// The problem with a well-typed member value, by member name.
-fn sanity(name: &str, v: &MemberValue) -> Option<String> {
-    match (name, v) {
-        ("Kernels" | "Strides" | "Dilation", MemberValue::IntArray(a)) => (a.len() != 2
+/// The problem with a well-typed member value, by the table's rule.
+fn sanity(name: &str, rule: MemberRule, v: &MemberValue) -> Option<String> {
+    match (rule, v) {
+        (MemberRule::TwoPositive, MemberValue::IntArray(a)) => (a.len() != 2
             || a.iter().any(|&x| x <= 0))
         .then(|| format!("`{name}` must have 2 positive elements, found {a:?}")),
-        ("Pads", MemberValue::IntArray(a)) => {
-            (a.len() != 4 || a.iter().any(|&x| x < 0)).then(|| {
+        (MemberRule::Pads, MemberValue::IntArray(a)) => (a.len() != 4 || a.iter().any(|&x| x < 0))
+            .then(|| {
                 format!(
-                "`Pads` must have 4 non-negative elements (top, left, bottom, right), found {a:?}"
+                "`{name}` must have 4 non-negative elements (top, left, bottom, right), found {a:?}"
             )
-            })
-        }
-        ("Group" | "Count", MemberValue::Int(x)) => {
+            }),
+        (MemberRule::AtLeastOne, MemberValue::Int(x)) => {
             (*x < 1).then(|| format!("`{name}` must be at least 1, found {x}"))
         }
-        ("HalfWindowSize", MemberValue::Int(x)) => {
-            (*x < 0).then(|| format!("`HalfWindowSize` must not be negative, found {x}"))
+        (MemberRule::NonNegative, MemberValue::Int(x)) => {
+            (*x < 0).then(|| format!("`{name}` must not be negative, found {x}"))
         }
         _ => None,
     }
