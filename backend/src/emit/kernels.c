@@ -276,35 +276,59 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
 #ifdef GLOW_VEC16
   /* Whole tile in registers: every window position of every pixel is either
    * inside the input or reads zeros (finite filter), so the accumulators
-   * stay in registers from the first product to the store. */
+   * stay in registers from the first product to the store. Where a window
+   * row's (kw, c) elements are contiguous in the input (dilation 1, one
+   * group, NHWC) and every pixel's row is inside the input or wholly in the
+   * padding, a whole row is one run of kw * c products, in the packed
+   * filter's [kh][kw][c] order: fewer, longer inner loops for few channels. */
   if (p->s_c == 1 && p->kh * p->kw <= GLOW_KMAX) {
     const float *spt[GLOW_KMAX][GLOW_TP];
-    int ok = 1;
-    for (size_t a = 0; a < p->kh && ok; a++)
-      for (size_t b = 0; b < p->kw && ok; b++)
-        for (size_t t = 0; t < GLOW_TP; t++) {
-          long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
-          long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
-          const float **slot = &spt[a * p->kw + b][t];
-          if (t >= np) {
-            *slot = glow_zero;
-          } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
-            *slot = glow_zero;
-            ok = ok && finite;
-          } else {
-            *slot = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
-          }
+    int ok = 1, rows = p->dw == 1 && p->s_w == cg && p->kw > 1;
+    size_t entries = p->kh, run = p->kw * cg;
+    for (size_t a = 0; a < p->kh && rows; a++)
+      for (size_t t = 0; t < GLOW_TP; t++) {
+        long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+        long long iw = (long long)(ow[t] * p->sw) - (long long)p->pl;
+        if (t >= np) {
+          spt[a][t] = glow_zero;
+        } else if (ih < 0 || ih >= (long long)p->h) {
+          spt[a][t] = glow_zero;
+          rows = rows && finite;
+        } else if (iw < 0 || iw + (long long)p->kw > (long long)p->w) {
+          rows = 0;
+        } else {
+          spt[a][t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
         }
+      }
+    if (!rows) {
+      entries = p->kh * p->kw;
+      run = cg;
+      for (size_t a = 0; a < p->kh && ok; a++)
+        for (size_t b = 0; b < p->kw && ok; b++)
+          for (size_t t = 0; t < GLOW_TP; t++) {
+            long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
+            long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
+            const float **slot = &spt[a * p->kw + b][t];
+            if (t >= np) {
+              *slot = glow_zero;
+            } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
+              *slot = glow_zero;
+              ok = ok && finite;
+            } else {
+              *slot = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+            }
+          }
+    }
     if (ok) {
       const glow_v16 z = {0};
       glow_v16 c0a = z, c1a = z, c2a = z, c3a = z, c4a = z, c5a = z;
       glow_v16 c0b = z, c1b = z, c2b = z, c3b = z, c4b = z, c5b = z;
-      for (size_t ab = 0; ab < p->kh * p->kw; ab++) {
+      for (size_t ab = 0; ab < entries; ab++) {
         const float *s0 = spt[ab][0], *s1 = spt[ab][1], *s2 = spt[ab][2], *s3 = spt[ab][3],
                     *s4 = spt[ab][4], *s5 = spt[ab][5];
-        const float *wp = panel + ab * cg * 16, *wq = wp + kk * 16;
+        const float *wp = panel + ab * run * 16, *wq = wp + kk * 16;
         if (np2 == 2) {
-          for (size_t c = 0; c < cg; c++) {
+          for (size_t c = 0; c < run; c++) {
             glow_v16 w0, w1, x;
             float s;
             memcpy(&w0, wp + c * 16, 64);
@@ -316,7 +340,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
 #undef GLOW_STEP
           }
         } else {
-          for (size_t c = 0; c < cg; c++) {
+          for (size_t c = 0; c < run; c++) {
             glow_v16 w0, x;
             float s;
             memcpy(&w0, wp + c * 16, 64);

@@ -212,8 +212,9 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
             let place = c.mem.weight_place(wi);
             let fl = c.ty("Filter")?;
             let finite = c.rt.finite(wi, place.offset, fl.size());
-            // The zeros padding reads: one pixel's channels of the group.
-            c.rt.need_zeros(if kernel == Kernel::Conv { cg } else { ch });
+            // The zeros padding reads: one pixel's channels of the group
+            // (a whole window row of them for the conv kernel's row runs).
+            c.rt.need_zeros(if kernel == Kernel::Conv { kw * cg } else { ch });
             let extra = format!(", {}", u8::from(finite));
             c.w.line(&format!(
                 "{fname}(Dest, Src, (const float *)(constantWeight + {at}u), Bias, {res}, &shape{extra});"
