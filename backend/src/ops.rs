@@ -103,7 +103,100 @@ pub static UNARY: &[UnOp] = &[
         c: "(x >= 0.0f ? x : m[0] * x)",
         f: |x, m| if x >= 0.0 { x } else { m[0] * x },
     },
+    // The math family (ONNX Exp, Log, ...): libm's functions in both engines;
+    // `elementround` rounds half to even (ONNX Round), `elementsign` keeps
+    // the sign of zero and NaN.
+    UnOp {
+        opcode: Opcode::ElementExp,
+        c: "expf(x)",
+        f: |x, _| x.exp(),
+    },
+    UnOp {
+        opcode: Opcode::ElementLog,
+        c: "logf(x)",
+        f: |x, _| x.ln(),
+    },
+    UnOp {
+        opcode: Opcode::ElementSqrt,
+        c: "sqrtf(x)",
+        f: |x, _| x.sqrt(),
+    },
+    UnOp {
+        opcode: Opcode::ElementRsqrt,
+        c: "(1.0f / sqrtf(x))",
+        f: |x, _| 1.0 / x.sqrt(),
+    },
+    UnOp {
+        opcode: Opcode::ElementReciprocal,
+        c: "(1.0f / x)",
+        f: |x, _| 1.0 / x,
+    },
+    UnOp {
+        opcode: Opcode::ElementNeg,
+        c: "(-x)",
+        f: |x, _| -x,
+    },
+    UnOp {
+        opcode: Opcode::ElementAbs,
+        c: "fabsf(x)",
+        f: |x, _| x.abs(),
+    },
+    UnOp {
+        opcode: Opcode::ElementErf,
+        c: "erff(x)",
+        f: |x, _| erf(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementSin,
+        c: "sinf(x)",
+        f: |x, _| x.sin(),
+    },
+    UnOp {
+        opcode: Opcode::ElementCos,
+        c: "cosf(x)",
+        f: |x, _| x.cos(),
+    },
+    UnOp {
+        opcode: Opcode::ElementFloor,
+        c: "floorf(x)",
+        f: |x, _| x.floor(),
+    },
+    UnOp {
+        opcode: Opcode::ElementCeil,
+        c: "ceilf(x)",
+        f: |x, _| x.ceil(),
+    },
+    UnOp {
+        opcode: Opcode::ElementRound,
+        c: "nearbyintf(x)",
+        f: |x, _| x.round_ties_even(),
+    },
+    UnOp {
+        opcode: Opcode::ElementSign,
+        c: "(x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x)",
+        f: |x, _| {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else {
+                x
+            }
+        },
+    },
 ];
+
+// The system libm's erff: Rust's std has no f32 erf, and the C engine calls
+// this same function.
+extern "C" {
+    fn erff(x: f32) -> f32;
+}
+
+/// `erff` of the system libm.
+pub fn erf(x: f32) -> f32 {
+    // SAFETY: erff is a pure libm function of one float.
+    unsafe { erff(x) }
+}
 
 pub fn relu(x: f32) -> f32 {
     if x > 0.0 {

@@ -116,6 +116,24 @@ fn build() -> String {
         }
         p.op("clip", &t, &[&t], "Min: -0.25, Max: 0.5");
         p.op("leakyrelu", &t, &[&t], "Alpha: 0.3");
+        for op in [
+            "elementexp",
+            "elementlog",
+            "elementsqrt",
+            "elementrsqrt",
+            "elementreciprocal",
+            "elementneg",
+            "elementabs",
+            "elementerf",
+            "elementsin",
+            "elementcos",
+            "elementfloor",
+            "elementceil",
+            "elementround",
+            "elementsign",
+        ] {
+            p.op(op, &t, &[&t], "");
+        }
         let b = t.replace("float", "bool");
         p.op("elementcmplte", &b, &[&t, &t], "");
         p.op("elementselect", &t, &[&b, &t, &t], "");
