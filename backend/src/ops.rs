@@ -66,6 +66,74 @@ pub static BINARY: &[BinOp] = &[
     },
 ];
 
+/// A comparison of the `Compare` family: C operator, and its value on
+/// floats (or dequantized values) and on index integers.
+pub struct CmpOp {
+    pub opcode: Opcode,
+    pub c: &'static str,
+    /// On the values as the interpreter reads them (f32 widened to f64).
+    pub float: fn(f64, f64) -> bool,
+    pub int: fn(i64, i64) -> bool,
+}
+
+pub static COMPARE: &[CmpOp] = &[
+    CmpOp {
+        opcode: Opcode::ElementCmpLTE,
+        c: "<=",
+        float: |a, b| a <= b,
+        int: |a, b| a <= b,
+    },
+    CmpOp {
+        opcode: Opcode::ElementCmpEQ,
+        c: "==",
+        float: |a, b| a == b,
+        int: |a, b| a == b,
+    },
+    CmpOp {
+        opcode: Opcode::ElementCmpNEQ,
+        c: "!=",
+        float: |a, b| a != b,
+        int: |a, b| a != b,
+    },
+    CmpOp {
+        opcode: Opcode::ElementCmpLT,
+        c: "<",
+        float: |a, b| a < b,
+        int: |a, b| a < b,
+    },
+];
+
+/// A boolean operator of the `Logical` family over 0/1 bytes (any nonzero
+/// byte is true): the C expression over `a` (and `b`), and the function.
+pub struct LogicOp {
+    pub opcode: Opcode,
+    pub c: &'static str,
+    pub f: fn(bool, bool) -> bool,
+}
+
+pub static LOGICAL: &[LogicOp] = &[
+    LogicOp {
+        opcode: Opcode::ElementAnd,
+        c: "(a != 0) & (b != 0)",
+        f: |a, b| a & b,
+    },
+    LogicOp {
+        opcode: Opcode::ElementOr,
+        c: "(a != 0) | (b != 0)",
+        f: |a, b| a | b,
+    },
+    LogicOp {
+        opcode: Opcode::ElementXor,
+        c: "(a != 0) ^ (b != 0)",
+        f: |a, b| a ^ b,
+    },
+    LogicOp {
+        opcode: Opcode::ElementNot,
+        c: "a == 0",
+        f: |a, _| !a,
+    },
+];
+
 /// A unary float operator of the `Unary` family. Its parameters are the
 /// opcode's `Float` members in table order (`Members::float_params`): `m[0]`,
 /// `m[1]`, ... in the C expression over `x`, the same slice in `f`.

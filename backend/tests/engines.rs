@@ -135,7 +135,13 @@ fn build() -> String {
             p.op(op, &t, &[&t], "");
         }
         let b = t.replace("float", "bool");
-        p.op("elementcmplte", &b, &[&t, &t], "");
+        for op in ["elementcmplte", "elementcmpeq", "elementcmpneq", "elementcmplt"] {
+            p.op(op, &b, &[&t, &t], "");
+        }
+        for op in ["elementand", "elementor", "elementxor"] {
+            p.op(op, &b, &[&b, &b], "");
+        }
+        p.op("elementnot", &b, &[&b], "");
         p.op("elementselect", &t, &[&b, &t, &t], "");
         p.op("copy", &t, &[&t], "");
         p.op("splat", &t, &[], "Value: 0.75");

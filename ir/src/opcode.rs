@@ -145,7 +145,10 @@ pub enum Family {
     Binary,
     /// Element-wise `Dest = op(Src; float members)`.
     Unary,
+    /// `Dest` (bool) = `LHS cmp RHS`.
     Compare,
+    /// Boolean and/or/xor/not.
+    Logical,
     Select,
     Quantization,
     BatchedAdd,
@@ -297,6 +300,13 @@ opcodes! {
     ElementMax = "elementmax", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
+    ElementCmpEQ = "elementcmpeq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
+    ElementCmpNEQ = "elementcmpneq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
+    ElementCmpLT = "elementcmplt", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
+    ElementAnd = "elementand", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::logical, Logical;
+    ElementOr = "elementor", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::logical, Logical;
+    ElementXor = "elementxor", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::logical, Logical;
+    ElementNot = "elementnot", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::logical, Logical;
     ElementSelect = "elementselect", [op("Dest", Out), op("Cond", In), op("LHS", In), op("RHS", In)], [], &[(0, 2), (0, 3)], shapes::select, Select;
     Relu = "relu", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::activation, Unary;
     Sigmoid = "sigmoid", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;

@@ -63,8 +63,12 @@ fn comparable(name: &str, t: &Type) -> Option<String> {
     }
 }
 
-/// `elementcmplte`: `Dest` (bool) = `LHS <= RHS`.
+/// The `Compare` family: `Dest` (bool) = `LHS op RHS` (`ops::COMPARE`).
 pub fn cmplte(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = ops::COMPARE
+        .iter()
+        .find(|o| o.opcode == c.inst.opcode)
+        .ok_or_else(|| c.err("not a comparison"))?;
     let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
     let lx = comparable("LHS", &l).ok_or_else(|| c.unsupported(&l))?;
     let rx = comparable("RHS", &r).ok_or_else(|| c.unsupported(&r))?;
@@ -75,7 +79,34 @@ pub fn cmplte(c: &mut KCtx) -> Result<(), BackendError> {
     c.decl("LHS", ctype(l.elem))?;
     c.decl("RHS", ctype(r.elem))?;
     c.w.for_loop("i", d.size());
-    c.w.line(&format!("Dest[i] = (uint8_t)({lx} <= {rx});"));
+    c.w.line(&format!("Dest[i] = (uint8_t)({lx} {} {rx});", op.c));
+    c.w.close();
+    Ok(())
+}
+
+/// The `Logical` family over bool bytes (`ops::LOGICAL`).
+pub fn logical(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = ops::LOGICAL
+        .iter()
+        .find(|o| o.opcode == c.inst.opcode)
+        .ok_or_else(|| c.err("not a logical operator"))?;
+    let d = c.ty("Dest")?;
+    let unary = c.inst.opcode.info().operand_index("Src").is_some();
+    c.decl("Dest", "uint8_t")?;
+    if unary {
+        c.decl("Src", "uint8_t")?;
+    } else {
+        c.decl("LHS", "uint8_t")?;
+        c.decl("RHS", "uint8_t")?;
+    }
+    c.w.for_loop("i", d.size());
+    if unary {
+        c.w.line("const uint8_t a = Src[i], b = 0;");
+        c.w.line("(void)b;");
+    } else {
+        c.w.line("const uint8_t a = LHS[i], b = RHS[i];");
+    }
+    c.w.line(&format!("Dest[i] = (uint8_t)({});", op.c));
     c.w.close();
     Ok(())
 }

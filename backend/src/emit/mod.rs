@@ -219,6 +219,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         DebugPrint => movement::debugprint(c),
         Binary => elementwise::binary(c),
         Compare => elementwise::cmplte(c),
+        Logical => elementwise::logical(c),
         Select => elementwise::select(c),
         Unary => elementwise::unary(c),
         Quantization => elementwise::quantization(c),

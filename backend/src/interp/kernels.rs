@@ -27,6 +27,7 @@ pub fn exec(x: &mut Exec) -> R {
         DebugPrint => debugprint(x),
         Binary => binary(x),
         Compare => cmplte(x),
+        Logical => logical(x),
         Select => select(x),
         Unary => unary(x),
         Quantization => quantization(x),
@@ -197,20 +198,44 @@ fn comparable(x: &Exec, name: &str) -> Result<Vec<f64>, BackendError> {
     }
 }
 
+/// The `Compare` family (`ops::COMPARE`).
 fn cmplte(x: &mut Exec) -> R {
+    let op = ops::COMPARE
+        .iter()
+        .find(|o| o.opcode == x.opcode())
+        .ok_or_else(|| x.err("not a comparison"))?;
     let d = x.ty("Dest")?;
     let (l, r) = (x.ty("LHS")?, x.ty("RHS")?);
     // 64-bit index values compare exactly as integers.
     let out: Vec<i64> = if is_index(&l) && is_index(&r) {
         let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);
-        a.iter().zip(&b).map(|(a, b)| (a <= b) as i64).collect()
+        a.iter().zip(&b).map(|(&a, &b)| (op.int)(a, b) as i64).collect()
     } else {
         let (a, b) = (comparable(x, "LHS")?, comparable(x, "RHS")?);
-        a.iter().zip(&b).map(|(a, b)| (a <= b) as i64).collect()
+        a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b) as i64).collect()
     };
     if d.elem != ElemKind::Bool {
         return Err(x.unsupported(&d));
     }
+    x.put_ints("Dest", &out)
+}
+
+/// The `Logical` family (`ops::LOGICAL`) over bool bytes.
+fn logical(x: &mut Exec) -> R {
+    let op = ops::LOGICAL
+        .iter()
+        .find(|o| o.opcode == x.opcode())
+        .ok_or_else(|| x.err("not a logical operator"))?;
+    let out: Vec<i64> = if x.inst.opcode.info().operand_index("Src").is_some() {
+        let a = x.bits("Src")?;
+        a.iter().map(|&a| (op.f)(a != 0, false) as i64).collect()
+    } else {
+        let (a, b) = (x.bits("LHS")?, x.bits("RHS")?);
+        a.iter()
+            .zip(&b)
+            .map(|(&a, &b)| (op.f)(a != 0, b != 0) as i64)
+            .collect()
+    };
     x.put_ints("Dest", &out)
 }
 

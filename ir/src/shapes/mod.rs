@@ -311,6 +311,13 @@ pub fn compare(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `elementand`/`or`/`xor`/`not`: every operand is `bool` of one shape.
+pub fn logical(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::Bool, &mut errs);
+    errs
+}
+
 /// `elementselect`: `Cond` is `bool`; everything has `Dest`'s shape.
 pub fn select(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
