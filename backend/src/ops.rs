@@ -15,7 +15,8 @@ pub struct BinOp {
     /// C expression over `a` and `b` (floats).
     pub c_float: &'static str,
     pub float: fn(f32, f32) -> f32,
-    /// C expression over `int64_t a, b`, giving an `int64_t` (wrapped later).
+    /// C expression over `int64_t a, b`, giving an `int64_t` (wrapped later);
+    /// empty when the operator has no integer form.
     pub c_int: &'static str,
     pub int: fn(i64, i64) -> i64,
 }
@@ -48,6 +49,14 @@ pub static BINARY: &[BinOp] = &[
         float: |a, b| a / b,
         c_int: "(b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b)",
         int: |a, b| if b == 0 { 0 } else { a.wrapping_div(b) },
+    },
+    // libm's powf; floats only.
+    BinOp {
+        opcode: Opcode::ElementPow,
+        c_float: "powf(a, b)",
+        float: |a, b| a.powf(b),
+        c_int: "",
+        int: |_, _| 0,
     },
     // std::max / std::min as Glow's kernels use them.
     BinOp {

@@ -108,6 +108,7 @@ fn build() -> String {
             "elementdiv",
             "elementmax",
             "elementmin",
+            "elementpow",
         ] {
             p.op(op, &t, &[&t, &t], "");
         }
@@ -135,7 +136,12 @@ fn build() -> String {
             p.op(op, &t, &[&t], "");
         }
         let b = t.replace("float", "bool");
-        for op in ["elementcmplte", "elementcmpeq", "elementcmpneq", "elementcmplt"] {
+        for op in [
+            "elementcmplte",
+            "elementcmpeq",
+            "elementcmpneq",
+            "elementcmplt",
+        ] {
             p.op(op, &b, &[&t, &t], "");
         }
         for op in ["elementand", "elementor", "elementxor"] {

@@ -298,6 +298,7 @@ opcodes! {
     ElementMul = "elementmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementDiv = "elementdiv", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMax = "elementmax", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    ElementPow = "elementpow", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
     ElementCmpEQ = "elementcmpeq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;

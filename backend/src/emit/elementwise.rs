@@ -37,7 +37,7 @@ pub fn binary(c: &mut KCtx) -> Result<(), BackendError> {
         return Ok(());
     }
     c.w.for_loop("i", n);
-    if is_index(d.elem) {
+    if is_index(d.elem) && !op.c_int.is_empty() {
         c.w.line("int64_t a = LHS[i];");
         c.w.line("int64_t b = RHS[i];");
         c.w.line(&format!("Dest[i] = ({ct})({});", op.c_int));

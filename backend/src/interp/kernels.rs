@@ -170,7 +170,7 @@ fn binary(x: &mut Exec) -> R {
         let (a, b) = (x.f32s("LHS")?, x.f32s("RHS")?);
         let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b)).collect();
         x.put_f32s("Dest", &out)
-    } else if is_index(&d) {
+    } else if is_index(&d) && !op.c_int.is_empty() {
         let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);
         let out: Vec<i64> = a.iter().zip(&b).map(|(&a, &b)| (op.int)(a, b)).collect();
         x.put_ints("Dest", &out)
@@ -209,10 +209,16 @@ fn cmplte(x: &mut Exec) -> R {
     // 64-bit index values compare exactly as integers.
     let out: Vec<i64> = if is_index(&l) && is_index(&r) {
         let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);
-        a.iter().zip(&b).map(|(&a, &b)| (op.int)(a, b) as i64).collect()
+        a.iter()
+            .zip(&b)
+            .map(|(&a, &b)| (op.int)(a, b) as i64)
+            .collect()
     } else {
         let (a, b) = (comparable(x, "LHS")?, comparable(x, "RHS")?);
-        a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b) as i64).collect()
+        a.iter()
+            .zip(&b)
+            .map(|(&a, &b)| (op.float)(a, b) as i64)
+            .collect()
     };
     if d.elem != ElemKind::Bool {
         return Err(x.unsupported(&d));
