@@ -76,6 +76,7 @@ const KERNEL_LOCALS: &[&str] = &[
     "dims",
     "ds",
     "ss",
+    "to",
 ];
 
 /// Builds the bundle of a verified function.

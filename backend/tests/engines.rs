@@ -148,6 +148,17 @@ fn build() -> String {
             p.op(op, &b, &[&b, &b], "");
         }
         p.op("elementnot", &b, &[&b], "");
+        // gather along every axis, index64 ids (random in [0, 8): some out of range).
+        for axis in 0..s.len() {
+            let mut out = s.to_vec();
+            out[axis] = 3;
+            p.op(
+                "gather",
+                &f(&out),
+                &[&t, "index64<3>"],
+                &format!("Axis: {axis}"),
+            );
+        }
         p.op("elementselect", &t, &[&b, &t, &t], "");
         p.op("copy", &t, &[&t], "");
         p.op("splat", &t, &[], "Value: 0.75");

@@ -140,6 +140,8 @@ pub enum Family {
     Transpose,
     Insert,
     Extract,
+    /// Slices of `Data` along `Axis`, picked by `Indices`.
+    Gather,
     DebugPrint,
     /// Element-wise `Dest = LHS op RHS`.
     Binary,
@@ -329,6 +331,7 @@ opcodes! {
     ElementRound = "elementround", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     ElementSign = "elementsign", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
+    Gather = "gather", [op("Dest", Out), op("Data", In), op("Indices", In)], [opt("Axis", M::Int, Default::Int(0))], &[], shapes::gather, Gather;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req("Offsets", M::IntArray), opt("Count", M::Int, Default::Int(1)).rule(R::AtLeastOne), opt("Axis", M::Int, Default::Int(0))],

@@ -216,6 +216,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Transpose => movement::transpose(c),
         Insert => movement::insert(c),
         Extract => movement::extract(c),
+        Gather => movement::gather(c),
         DebugPrint => movement::debugprint(c),
         Binary => elementwise::binary(c),
         Compare => elementwise::cmplte(c),

@@ -189,6 +189,35 @@ pub fn insert(c: &mut KCtx) -> Result<(), BackendError> {
     Ok(())
 }
 
+/// `gather`: for every outer position and index, the `Axis` slice of `Data`
+/// that the index picks (negative indices count from the end, as ONNX);
+/// an index out of range gives zeros, so no input reads outside `Data`.
+pub fn gather(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, data, idx) = (c.ty("Dest")?, c.ty("Data")?, c.ty("Indices")?);
+    let axis = c.member_int("Axis")?.max(0) as usize;
+    let (outer, at, inner) = super::split(&data.dims, axis);
+    let esize = d.elem.bytes();
+    let bt = bits_ctype(d.elem);
+    c.decl("Dest", bt)?;
+    c.decl("Data", bt)?;
+    c.decl("Indices", ctype(idx.elem))?;
+    let n = idx.size();
+    let row = inner * esize;
+    c.w.for_loop("o", outer);
+    c.w.for_loop("k", n);
+    c.w.line("long long i = (long long)Indices[k];");
+    c.w.line(&format!("if (i < 0) i += {at}ll;"));
+    c.w.line(&format!(
+        "uint8_t *to = (uint8_t *)Dest + (o * {n}u + k) * {row}u;"
+    ));
+    c.w.line(&format!(
+        "if (i < 0 || i >= {at}ll) memset(to, 0, {row}u); else memcpy(to, (const uint8_t *)Data + (o * {at}u + (size_t)i) * {row}u, {row}u);"
+    ));
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
 /// Prints `%name = TYPE [v0, v1, ...]` on stdout; floats as `%.9g`
 /// (round-trips an f32), integers in decimal.
 pub fn debugprint(c: &mut KCtx) -> Result<(), BackendError> {

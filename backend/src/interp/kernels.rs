@@ -24,6 +24,7 @@ pub fn exec(x: &mut Exec) -> R {
         Transpose => transpose(x),
         Insert => insert(x),
         Extract => extract(x),
+        Gather => gather(x),
         DebugPrint => debugprint(x),
         Binary => binary(x),
         Compare => cmplte(x),
@@ -57,6 +58,30 @@ fn member_i(x: &Exec, name: &str) -> Result<i64, BackendError> {
 
 fn member_is(x: &Exec, name: &str) -> Result<Vec<i64>, BackendError> {
     x.m().ints(name)
+}
+
+/// `gather`, as the C kernel: negative indices from the end, out of range
+/// gives zeros.
+fn gather(x: &mut Exec) -> R {
+    let (d, data) = (x.ty("Dest")?, x.ty("Data")?);
+    let axis = member_i(x, "Axis")?.max(0) as usize;
+    let (outer, at, inner) = crate::emit::split(&data.dims, axis);
+    let src = x.bits("Data")?;
+    let idx = x.ints("Indices")?;
+    let (n, inner, at) = (idx.len(), inner as usize, at as usize);
+    let mut out = vec![0u64; d.size() as usize];
+    for o in 0..outer as usize {
+        for (k, &i) in idx.iter().enumerate() {
+            let i = if i < 0 { i + at as i64 } else { i };
+            if i < 0 || i >= at as i64 {
+                continue;
+            }
+            let from = (o * at + i as usize) * inner;
+            let to = (o * n + k) * inner;
+            out[to..to + inner].copy_from_slice(&src[from..from + inner]);
+        }
+    }
+    x.put_bits("Dest", &out)
 }
 
 fn splat(x: &mut Exec) -> R {

@@ -110,6 +110,8 @@ pub(crate) enum Kinds {
     Numeric,
     Quantized,
     Bool,
+    /// index32 or index64.
+    Index,
     Any,
 }
 
@@ -121,6 +123,7 @@ impl Kinds {
             Kinds::Numeric => e != ElemKind::Bool,
             Kinds::Quantized => e.is_quantized(),
             Kinds::Bool => e == ElemKind::Bool,
+            Kinds::Index => matches!(e, ElemKind::Index32 | ElemKind::Index64),
             Kinds::Any => true,
         }
     }
@@ -131,6 +134,7 @@ impl Kinds {
             Kinds::Numeric => "float, quantized or index element types",
             Kinds::Quantized => "quantized element types",
             Kinds::Bool => "`bool`",
+            Kinds::Index => "`index32` or `index64`",
             Kinds::Any => "any element type",
         }
     }
@@ -308,6 +312,34 @@ pub fn compare(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_kind(ctx, 0, Kinds::Bool, &mut errs);
     uniform(ctx, &[1, 2], Kinds::Numeric, &mut errs);
     check_same_shape(ctx, 0, 1, &mut errs);
+    errs
+}
+
+/// `gather @out Dest, @in Data, @in Indices { Axis }`: `Dest` is `Data`
+/// with the `Axis` dimension replaced by `Indices`' dimensions; the same
+/// element type; indices are index32 or index64.
+pub fn gather(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, data, indices) = (0, 1, 2);
+    let mut errs = Vec::new();
+    check_kind(ctx, indices, Kinds::Index, &mut errs);
+    if ctx.ty(dest).elem != ctx.ty(data).elem {
+        errs.push(ShapeError::at_operand(
+            dest,
+            format!(
+                "`Dest` has element type {} but `Data` has {}",
+                ctx.ty(dest).elem,
+                ctx.ty(data).elem
+            ),
+        ));
+    }
+    let dims = &ctx.ty(data).dims;
+    let Some(axis) = linalg::axis_in_range(ctx, "Axis", dims.len(), data, &mut errs) else {
+        return errs;
+    };
+    let mut want: Vec<u64> = dims[..axis].to_vec();
+    want.extend(&ctx.ty(indices).dims);
+    want.extend(&dims[axis + 1..]);
+    check_dims(ctx, dest, &want, "produces", &mut errs);
     errs
 }
 

@@ -299,6 +299,11 @@ fn elementwise_kinds_and_shapes() {
     accepts(w, "%a = leakyrelu @out %f, @in %f { Alpha: 0.1 }");
     rejects(
         w,
+        "%a = gather @out %f, @in %f, @in %f",
+        "`Indices` has element type float but `gather` accepts `index32` or `index64` here",
+    );
+    rejects(
+        w,
         "%a = leakyrelu @out %q, @in %q",
         "accepts float element types",
     );
