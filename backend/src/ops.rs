@@ -75,6 +75,44 @@ pub static BINARY: &[BinOp] = &[
     },
 ];
 
+/// A reduction of the `Reduce` family over one axis, in index order: the
+/// running value starts at `init` (or at the first element when `None`) and
+/// takes each element with `c` (over `acc` and `x`) / `f`.
+pub struct ReduceOp {
+    pub opcode: Opcode,
+    pub init: Option<f32>,
+    pub c: &'static str,
+    pub f: fn(f32, f32) -> f32,
+}
+
+pub static REDUCE: &[ReduceOp] = &[
+    ReduceOp {
+        opcode: Opcode::BatchedReduceAdd,
+        init: Some(0.0),
+        c: "acc + x",
+        f: |acc, x| acc + x,
+    },
+    // std::max / std::min order, as elementmax / elementmin.
+    ReduceOp {
+        opcode: Opcode::BatchedReduceMax,
+        init: None,
+        c: "(acc < x ? x : acc)",
+        f: |acc, x| if acc < x { x } else { acc },
+    },
+    ReduceOp {
+        opcode: Opcode::BatchedReduceMin,
+        init: None,
+        c: "(x < acc ? x : acc)",
+        f: |acc, x| if x < acc { x } else { acc },
+    },
+    ReduceOp {
+        opcode: Opcode::BatchedReduceProd,
+        init: Some(1.0),
+        c: "acc * x",
+        f: |acc, x| acc * x,
+    },
+];
+
 /// A comparison of the `Compare` family: C operator, and its value on
 /// floats (or dequantized values) and on index integers.
 pub struct CmpOp {

@@ -207,12 +207,14 @@ fn build() -> String {
             if out.is_empty() {
                 out.push(1);
             }
-            p.op(
+            for op in [
                 "batchedreduceadd",
-                &f(&out),
-                &[&f(&dims)],
-                &format!("Axis: {axis}"),
-            );
+                "batchedreducemax",
+                "batchedreducemin",
+                "batchedreduceprod",
+            ] {
+                p.op(op, &f(&out), &[&f(&dims)], &format!("Axis: {axis}"));
+            }
         }
     }
     for dims in [vec![2u64, 3, 4], vec![2, 1, 3, 2]] {

@@ -295,6 +295,9 @@ opcodes! {
     BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul, MatrixMultiply;
     BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add, BatchedAdd;
     BatchedReduceAdd = "batchedreduceadd", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceMax = "batchedreducemax", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceMin = "batchedreducemin", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceProd = "batchedreduceprod", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
     ElementAdd = "elementadd", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementSub = "elementsub", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMul = "elementmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;

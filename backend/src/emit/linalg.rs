@@ -40,7 +40,12 @@ pub fn split(dims: &[u64], axis: usize) -> (u64, u64, u64) {
     (outer, at, inner)
 }
 
+/// The `Reduce` family (`ops::REDUCE`) over `Axis`.
 pub fn batched_reduce_add(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = crate::ops::REDUCE
+        .iter()
+        .find(|o| o.opcode == c.inst.opcode)
+        .ok_or_else(|| c.err("not a reduction"))?;
     let (d, b) = (c.ty("Dest")?, c.ty("Batch")?);
     c.require_f32(&d)?;
     c.require_f32(&b)?;
@@ -50,14 +55,26 @@ pub fn batched_reduce_add(c: &mut KCtx) -> Result<(), BackendError> {
     c.decl("Batch", "float")?;
     c.w.for_loop("o", outer);
     c.w.for_loop("n", inner);
-    c.w.line("float sum = 0.0f;");
-    c.w.for_loop("a", at);
-    c.w.line(&format!(
-        "sum += Batch[o * {}u + a * {inner}u + n];",
-        at * inner
-    ));
+    let elem = |a: &str| format!("Batch[o * {}u + {a} * {inner}u + n]", at * inner);
+    let first = match op.init {
+        Some(v) => {
+            c.w.line(&format!("float acc = {};", c_float(v)));
+            0
+        }
+        None if at > 0 => {
+            c.w.line(&format!("float acc = {};", elem("0u")));
+            1
+        }
+        None => {
+            c.w.line("float acc = 0.0f;");
+            0
+        }
+    };
+    c.w.open(&format!("for (size_t a = {first}u; a < {at}u; a++)"));
+    c.w.line(&format!("const float x = {};", elem("a")));
+    c.w.line(&format!("acc = {};", op.c));
     c.w.close();
-    c.w.line(&format!("Dest[o * {inner}u + n] = sum;"));
+    c.w.line(&format!("Dest[o * {inner}u + n] = acc;"));
     c.w.close();
     c.w.close();
     Ok(())

@@ -329,7 +329,12 @@ fn batched_add(x: &mut Exec) -> R {
     x.put_f32s("Dest", &out)
 }
 
+/// The `Reduce` family (`ops::REDUCE`) over `Axis`.
 fn batched_reduce_add(x: &mut Exec) -> R {
+    let op = ops::REDUCE
+        .iter()
+        .find(|o| o.opcode == x.opcode())
+        .ok_or_else(|| x.err("not a reduction"))?;
     let t = x.ty("Batch")?;
     let axis = member_i(x, "Axis")?.max(0) as usize;
     let b = x.f32s("Batch")?;
@@ -338,11 +343,16 @@ fn batched_reduce_add(x: &mut Exec) -> R {
     let mut out = vec![0f32; outer * inner];
     for o in 0..outer {
         for n in 0..inner {
-            let mut sum = 0f32;
-            for a in 0..at {
-                sum += b[o * at * inner + a * inner + n];
+            let at_k = |a: usize| b[o * at * inner + a * inner + n];
+            let (mut acc, first) = match op.init {
+                Some(v) => (v, 0),
+                None if at > 0 => (at_k(0), 1),
+                None => (0.0, 0),
+            };
+            for a in first..at {
+                acc = (op.f)(acc, at_k(a));
             }
-            out[o * inner + n] = sum;
+            out[o * inner + n] = acc;
         }
     }
     x.put_f32s("Dest", &out)
