@@ -8,7 +8,7 @@
 #   - the full INFER pipeline (--mode=infer), planner last: the arena size;
 # plus the lower bound (max live bytes of the final program) and the time
 # of each step; then the planned program is compiled: `glow-opt --emit=c`
-# writes the bundle and `cc -std=c99 -O1 -c` compiles it (the last column is
+# writes the bundle and `cc -std=c99 -O2 -c` compiles it (the last column is
 # that compile time). Prints a Markdown table on stdout.
 #
 # Usage: scripts/model-table.sh [BIN_DIR] [CORPUS]   (BIN_DIR holds glow-import
@@ -31,7 +31,7 @@ ms() { python3 -c "import sys; print(round((float(sys.argv[2]) - float(sys.argv[
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]][sys.argv[3]])" "$@"; }
 mb() { python3 -c "import sys; print(f'{int(sys.argv[1])/1e6:,.1f}')" "$1"; }
 
-echo "| model | naive (MB) | Glow pipeline, no planner (MB) | full pipeline + planner (MB) | lower bound (MB) | import (ms) | optimize + plan (ms) | C bundle + cc -O1 (ms) |"
+echo "| model | naive (MB) | Glow pipeline, no planner (MB) | full pipeline + planner (MB) | lower bound (MB) | import (ms) | optimize + plan (ms) | emit C bundle (ms) | cc -O2 (CPU s) |"
 echo "|---|---|---|---|---|---|---|---|"
 for m in "${models[@]}"; do
   name="${m#"$corpus"/models/}"
@@ -44,11 +44,12 @@ for m in "${models[@]}"; do
   t3=$(date +%s.%N)
   rm -rf "$tmp/c"
   "$bin/glow-opt" "$tmp/full.gir" --emit=c --weights "$tmp/m.safetensors" -o "$tmp/c"
-  ${CC:-cc} -std=c99 -O1 -c "$tmp"/c/*.c -o "$tmp/m.o"
   t4=$(date +%s.%N)
+  # CPU time of the compiler (user + system), steadier than wall time on a shared machine.
+  cc_s=$( { /usr/bin/time -f '%U %S' ${CC:-cc} -std=c99 -O2 -c "$tmp"/c/*.c -o "$tmp/m.o"; } 2>&1 | tail -1 | awk '{printf "%.2f", $1 + $2}')
   naive=$(field "$tmp/full.json" before naive_bytes)
   np=$(field "$tmp/np.json" after naive_bytes)
   full=$(field "$tmp/full.json" after arena_bytes)
   lb=$(field "$tmp/full.json" after lower_bound_bytes)
-  echo "| \`$name\` | $(mb "$naive") | $(mb "$np") | $(mb "$full") | $(mb "$lb") | $(ms "$t0" "$t1") | $(ms "$t2" "$t3") | $(ms "$t3" "$t4") |"
+  echo "| \`$name\` | $(mb "$naive") | $(mb "$np") | $(mb "$full") | $(mb "$lb") | $(ms "$t0" "$t1") | $(ms "$t2" "$t3") | $(ms "$t3" "$t4") | $cc_s |"
 done
