@@ -329,6 +329,12 @@ fn build() -> String {
         "",
     );
     p.op("softmax", &f(&[3, 17]), &[&f(&[3, 17])], "");
+    p.op(
+        "layernormalization",
+        &f(&[2, 3, 17]),
+        &[&f(&[2, 3, 17]), &f(&[17]), &f(&[17])],
+        "Epsilon: 0.001",
+    );
     p.op("softmax", &f(&[1, 5]), &[&f(&[1, 5])], "");
     for h in [0, 1, 2] {
         let t = f(&[2, 3, 7]);

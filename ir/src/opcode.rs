@@ -159,6 +159,8 @@ pub enum Family {
     MatrixMultiply,
     SoftMax,
     BatchNorm,
+    /// Normalization over the last dimension (`layernormalization`).
+    LayerNorm,
     Lrn,
     Convolution,
     /// maxpool, avgpool.
@@ -346,6 +348,10 @@ opcodes! {
          opt("Epsilon", M::Float, Default::Float(1e-5)),
          opt("Momentum", M::Float, Default::Float(0.9))],
         &[], shapes::batch_normalization, BatchNorm;
+    LayerNormalization = "layernormalization",
+        [op("Dest", Out), op("Src", In), op("Scale", In), op("Bias", In)],
+        [opt("Epsilon", M::Float, Default::Float(1e-5))],
+        &[], shapes::layer_normalization, LayerNorm;
     LocalResponseNormalization = "localresponsenormalization",
         [op("Dest", Out), op("Src", In), op("Scale", Out)],
         [req("HalfWindowSize", M::Int).rule(R::NonNegative), opt("Alpha", M::Float, Default::Float(1e-4)),

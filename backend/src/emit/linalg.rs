@@ -214,6 +214,43 @@ pub fn batchnorm(c: &mut KCtx) -> Result<(), BackendError> {
     Ok(())
 }
 
+/// `layernormalization` over the last dimension, per row of `n`: `mean =
+/// (sum x) / n`, `var = (sum (x - mean)^2) / n` (f32 sums in index order
+/// from 0), `y = (x - mean) * (1 / sqrtf(var + eps)) * scale + bias`.
+pub fn layernorm(c: &mut KCtx) -> Result<(), BackendError> {
+    let names = ["Dest", "Src", "Scale", "Bias"];
+    for n in names {
+        let t = c.ty(n)?;
+        c.require_f32(&t)?;
+    }
+    let s = c.ty("Src")?;
+    let eps = c_float(c.member_float("Epsilon")? as f32);
+    let cols = *s.dims.last().unwrap_or(&1);
+    let rows = s.size() / cols.max(1);
+    let n = c_float(cols as f32);
+    for nm in names {
+        c.decl(nm, "float")?;
+    }
+    c.w.for_loop("r", rows);
+    c.w.line(&format!("const float *x = Src + r * {cols}u;"));
+    c.w.line(&format!("float *y = Dest + r * {cols}u;"));
+    c.w.line("float sum = 0.0f, sq = 0.0f, mean, inv;");
+    c.w.for_loop("j", cols);
+    c.w.line("sum += x[j];");
+    c.w.close();
+    c.w.line(&format!("mean = sum / {n};"));
+    c.w.for_loop("j", cols);
+    c.w.line("const float d = x[j] - mean;");
+    c.w.line("sq += d * d;");
+    c.w.close();
+    c.w.line(&format!("inv = 1.0f / sqrtf(sq / {n} + {eps});"));
+    c.w.for_loop("j", cols);
+    c.w.line("y[j] = (x[j] - mean) * inv * Scale[j] + Bias[j];");
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
 /// Over the last dimension: `scale = K + alpha / (2h + 1) * sum(x^2 in the
 /// window)`, `Dest = Src * powf(scale, -beta)`.
 pub fn lrn(c: &mut KCtx) -> Result<(), BackendError> {

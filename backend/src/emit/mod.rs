@@ -233,6 +233,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         },
         SoftMax => linalg::softmax(c),
         BatchNorm => linalg::batchnorm(c),
+        LayerNorm => linalg::layernorm(c),
         Lrn => linalg::lrn(c),
         Convolution => spatial::convolution(c),
         Pool => spatial::pool(c),

@@ -41,6 +41,7 @@ pub fn exec(x: &mut Exec) -> R {
         },
         SoftMax => softmax(x),
         BatchNorm => batchnorm(x),
+        LayerNorm => layernorm(x),
         Lrn => lrn(x),
         Convolution => convolution(x),
         Pool => pool(x),
@@ -459,6 +460,33 @@ fn batchnorm(x: &mut Exec) -> R {
                 let i = o * (at * inner) as usize + c * inner as usize + n;
                 out[i] = (src[i] - mean[c]) * inv * scale[c] + bias[c];
             }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// `layernormalization`, in the C kernel's order.
+fn layernorm(x: &mut Exec) -> R {
+    let t = x.ty("Src")?;
+    let eps = member_f(x, "Epsilon")? as f32;
+    let cols = *t.dims.last().unwrap_or(&1) as usize;
+    let (src, scale, bias) = (x.f32s("Src")?, x.f32s("Scale")?, x.f32s("Bias")?);
+    let n = cols as f32;
+    let mut out = vec![0f32; src.len()];
+    for (row, y) in src.chunks(cols.max(1)).zip(out.chunks_mut(cols.max(1))) {
+        let mut sum = 0f32;
+        for &v in row {
+            sum += v;
+        }
+        let mean = sum / n;
+        let mut sq = 0f32;
+        for &v in row {
+            let d = v - mean;
+            sq += d * d;
+        }
+        let inv = 1.0f32 / (sq / n + eps).sqrt();
+        for j in 0..row.len() {
+            y[j] = (row[j] - mean) * inv * scale[j] + bias[j];
         }
     }
     x.put_f32s("Dest", &out)

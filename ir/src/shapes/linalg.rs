@@ -186,6 +186,25 @@ pub fn batch_normalization(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `layernormalization`: `Dest` like `Src`; `Scale` and `Bias` have the
+/// size of the last dimension; float only.
+pub fn layer_normalization(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, scale, bias) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    let ok = check_kind(ctx, src, Kinds::Float, &mut errs);
+    for k in [dest, scale, bias] {
+        if check_kind(ctx, k, Kinds::Float, &mut errs) && ok {
+            check_same_elem(ctx, k, src, Same::Base, &mut errs);
+        }
+    }
+    check_same_shape(ctx, dest, src, &mut errs);
+    let last = ctx.ty(src).dims.last().copied().unwrap_or(1);
+    for k in [scale, bias] {
+        check_dims(ctx, k, &[last], "expects", &mut errs);
+    }
+    errs
+}
+
 /// `localresponsenormalization`: `Dest` and `Scale` like `Src`; float only.
 pub fn lrn(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();

@@ -35,8 +35,8 @@ mod movement;
 mod spatial;
 
 pub use linalg::{
-    batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected, lrn,
-    matmul, softmax,
+    batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected,
+    layer_normalization, lrn, matmul, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
 pub use spatial::{convolution, pool};
