@@ -457,7 +457,7 @@ mod tests {
     struct Breaker;
     impl Pass for Breaker {
         fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
-            let first = f.layout[0];
+            let first = f.layout.first().expect("a non-empty function");
             f.erase(first);
             Ok(true)
         }

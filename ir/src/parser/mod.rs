@@ -2,13 +2,14 @@
 //! syntax and name error reported as a `Diagnostic` with a span.
 
 use crate::ast::*;
+use crate::builder::Builder;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::function::*;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::grammar::FileParser;
 use crate::lexer::{LexError, Lexer, Tok};
 use crate::opcode::{Opcode, OperandKind};
-use crate::span::{ItemSpans, SourceMap, Span};
+use crate::span::{ItemSpans, Span};
 use crate::types::Type;
 use lalrpop_util::ParseError;
 use values::*;
@@ -244,10 +245,7 @@ struct Lowerer {
 impl Lowerer {
     fn lower(mut self, f: &FuncAst, diags: &mut Vec<Diagnostic>) -> Function {
         self.func.name = unquote_text(&f.name);
-        self.func.spans = SourceMap {
-            function: Some(span(&f.name)),
-            ..SourceMap::default()
-        };
+        self.func.spans.function = Some(span(&f.name));
         self.func.memory = lower_header(&f.members, diags);
         // Names first, so operands may name values defined later (the verifier
         // reports the use-before-definition with a better message).
@@ -257,18 +255,17 @@ impl Lowerer {
         for (i, inst) in f.insts.iter().enumerate() {
             self.define(&inst.name, Value::Inst(InstId(i as u32)), diags);
         }
+        // Ids follow source order, as `define` assumed above.
         for w in &f.weights {
             let (data, spans) = self.lower_weight(w, diags);
-            self.func.weights.push(data);
-            self.func.spans.weights.push(spans);
+            let id = self.func.push_weight(data);
+            self.func.spans.set_weight(id.index(), spans);
         }
         for inst in &f.insts {
             self.current = Some(unquote_name(inst.name.value));
             let (data, spans) = self.lower_inst(inst, diags);
-            let id = InstId(self.func.insts.len() as u32);
-            self.func.insts.push(data);
-            self.func.layout.push(id);
-            self.func.spans.insts.push(spans);
+            let id = Builder::new(&mut self.func).insert(data);
+            self.func.spans.set_inst(id.index(), spans);
         }
         self.func
     }

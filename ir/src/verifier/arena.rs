@@ -17,7 +17,7 @@ pub(super) fn check(f: &Function, errors: &mut Vec<VerifyError>) {
     let mut placed: Vec<(InstId, usize, usize, u64, u64)> = Vec::new();
     let mut open: Vec<usize> = Vec::new();
     let end = f.layout.len().saturating_sub(1);
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let Some(inst) = f.insts.get(id.index()) else {
             continue;
         };

@@ -56,7 +56,7 @@ pub fn lifetimes(f: &Function) -> Vec<Lifetime> {
     let last_pos = f.layout.len().saturating_sub(1);
     let mut out: Vec<Lifetime> = Vec::new();
     let mut open: Vec<(InstId, usize)> = Vec::new();
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         match inst.opcode {
             Opcode::AllocActivation => {
