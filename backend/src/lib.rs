@@ -30,6 +30,6 @@ pub mod weights;
 pub use bundle::{emit_bundle, Bundle, BundleOptions, CodegenOptions, MutableWeight};
 pub use cc::CcOptions;
 pub use interp::Memory;
-pub use memory::{MemoryLayout, MEM_ALIGN};
+pub use memory::MemoryLayout;
 pub use run::{compare, resolve_weights, run, Comparison, Engine, Outputs, RunError, RunOptions};
 pub use safetensors;

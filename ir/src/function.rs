@@ -270,14 +270,14 @@ pub struct Function {
 pub struct ArenaPlan {
     /// Bytes of the arena (every buffer ends at or below it).
     pub size: u64,
-    /// Offsets are multiples of this (64 unless written `Align: N`).
+    /// Offsets are multiples of this (`ALIGN` unless written `Align: N`).
     pub align: u64,
 }
 
-impl ArenaPlan {
-    /// The alignment a header without `Align:` means.
-    pub const DEFAULT_ALIGN: u64 = 64;
-}
+/// The one alignment of the workspace, in bytes: of the memory regions and
+/// of every buffer in them (bundles, interpreter, planner), and what an arena
+/// header without `Align:` means. Glow uses the same.
+pub const ALIGN: u64 = 64;
 
 impl Function {
     pub fn new(name: impl Into<String>) -> Function {

@@ -27,7 +27,7 @@ mod grammar {
 pub use diag::{Diagnostic, Severity};
 pub use function::{
     Function, InstData, InstId, MemberValue, Module, Mutability, Operand, Value, WeightData,
-    WeightId, WeightInit,
+    WeightId, WeightInit, ALIGN,
 };
 pub use layout::Layout;
 pub use opcode::{Opcode, OperandKind};

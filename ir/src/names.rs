@@ -48,8 +48,8 @@ impl Names {
     /// the set built.
     pub(crate) fn fresh(&mut self, base: &str, sep: &str) -> String {
         let t = self.taken.as_mut().expect("names are built first");
-        if !t.contains(base) {
-            t.insert(base.to_string());
+        // One hash when the base is free, the usual case.
+        if t.insert(base.to_string()) {
             return base.to_string();
         }
         let key = format!("{base}{sep}");

@@ -154,7 +154,7 @@ impl PassManager {
             .find(|s| s.pass.is(&crate::plan_memory::INFO))
             .and_then(|s| s.options.get_u64("align", 0).ok())
             .filter(|&a| a > 0)
-            .unwrap_or(crate::planner::DEFAULT_ALIGN);
+            .unwrap_or(glow_ir::ALIGN);
         memory_report_aligned(f, align)
     }
 
