@@ -4,7 +4,7 @@
 //! interpreter, which has the same semantics with plain loops.
 //!
 //! - `namer`: IR names to safe, unique C identifiers.
-//! - `memory`: the three regions and every buffer's offset (first-fit arena).
+//! - `memory`: the three regions and every buffer's offset (the planner's arena).
 //! - `emit`: one C kernel emitter per opcode family; `ops`: the element-wise
 //!   operators shared by both engines.
 //! - `bundle`: `emit_bundle` and `Bundle::write_to`.

@@ -308,6 +308,14 @@ impl Function {
         self.layout.iter()
     }
 
+    /// Room for `weights` more weights and `insts` more instructions.
+    pub fn reserve(&mut self, weights: usize, insts: usize) {
+        self.weights.reserve(weights);
+        self.insts.reserve(insts);
+        self.layout.reserve(self.insts.len() + insts);
+        self.spans.reserve(weights, insts);
+    }
+
     /// Adds a weight to the table (names are the caller's business; the
     /// builder is the usual way).
     pub fn push_weight(&mut self, data: WeightData) -> WeightId {

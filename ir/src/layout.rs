@@ -72,6 +72,11 @@ impl Layout {
         }
     }
 
+    /// Room for instruction ids below `ids` without reallocating.
+    pub fn reserve(&mut self, ids: usize) {
+        self.nodes.reserve(ids.saturating_sub(self.nodes.len()));
+    }
+
     /// Removes every instruction.
     pub fn clear(&mut self) {
         self.nodes.clear();

@@ -37,7 +37,8 @@ pub struct ItemSpans {
     pub head: Span,
     /// Each operand (`@in %x`), in order.
     pub operands: Vec<Span>,
-    /// Each member by table index; `None` when not written.
+    /// Each member by table index; `None` when not written, and empty when
+    /// the line writes no member.
     pub members: Vec<Option<Span>>,
 }
 
@@ -69,6 +70,11 @@ impl SourceMap {
     /// Spans of instruction `i`; `None` for instructions a pass created.
     pub fn inst(&self, i: usize) -> Option<&ItemSpans> {
         self.insts.get(i)?.as_ref()
+    }
+    /// Room for `weights` and `insts` more entries.
+    pub fn reserve(&mut self, weights: usize, insts: usize) {
+        self.weights.reserve(weights);
+        self.insts.reserve(insts);
     }
     pub fn set_weight(&mut self, i: usize, spans: ItemSpans) {
         set(&mut self.weights, i, Some(spans));

@@ -126,6 +126,7 @@ impl<'f> Checker<'f> {
     /// Weights and instructions have distinct names.
     fn check_names(&mut self) {
         let mut seen: HashMap<&str, Value> = HashMap::default();
+        seen.reserve(self.f.weights.len() + self.f.layout.len());
         let weights = self.f.weight_ids().map(Value::Weight);
         let insts = self.f.layout.iter().enumerate();
         let insts = insts
@@ -133,14 +134,16 @@ impl<'f> Checker<'f> {
             .map(|(_, i)| Value::Inst(i));
         for v in weights.chain(insts) {
             let name = self.f.value_name(v);
-            match seen.get(name) {
-                Some(&first) => self.errors.push(VerifyError::DuplicateName {
-                    name: name.to_string(),
-                    first,
-                    second: v,
-                }),
-                None => {
-                    seen.insert(name, v);
+            match seen.entry(name) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    self.errors.push(VerifyError::DuplicateName {
+                        name: name.to_string(),
+                        first: *e.get(),
+                        second: v,
+                    })
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(v);
                 }
             }
         }
