@@ -15,6 +15,7 @@ use lalrpop_util::ParseError;
 use std::borrow::Cow;
 use values::*;
 
+mod fast;
 mod values;
 
 /// Parses a whole file. On any error, returns every diagnostic found.
@@ -32,7 +33,11 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
     };
     let mut recovered = Vec::new();
     let issues = std::cell::RefCell::new(Vec::new());
-    let result = FileParser::new().parse(&mut recovered, Lexer::with_issues(text, &issues));
+    let fast_issues = std::cell::RefCell::new(Vec::new());
+    let result = match fast::parse_file(text, &fast_issues) {
+        Some(funcs) => Ok(funcs),
+        None => FileParser::new().parse(&mut recovered, Lexer::with_issues(text, &issues)),
+    };
     let issues = issues.take();
     let had_syntax_errors = !recovered.is_empty() || !issues.is_empty();
     let mut diags: Vec<Diagnostic> = recovered
