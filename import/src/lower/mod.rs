@@ -21,7 +21,8 @@ use crate::tensor::Tensor;
 use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
 use glow_ir::{Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit};
-use std::collections::HashMap;
+// The IR's deterministic hasher: SipHash was a tenth of import time.
+use glow_ir::fxhash::FxHashMap as HashMap;
 
 /// An activation: an IR buffer plus how its elements map to ONNX order.
 #[derive(Clone, Debug)]
@@ -100,9 +101,9 @@ impl<'o> Lowerer<'o> {
             f,
             opts,
             opset,
-            vals: HashMap::new(),
+            vals: HashMap::default(),
             allocs: Vec::new(),
-            const_weights: HashMap::new(),
+            const_weights: HashMap::default(),
             weights: Vec::new(),
             node: String::new(),
             op: String::new(),
