@@ -6,8 +6,9 @@ use crate::elem::init_bytes;
 use crate::emit::runtime::PackKind;
 use crate::emit::{emit_body, Runtime};
 use crate::error::BackendError;
-use crate::memory::{MemoryLayout, MEM_ALIGN};
+use crate::memory::MemoryLayout;
 use crate::namer::{comment_text, Namer};
+use glow_ir::ALIGN;
 use glow_ir::{Diagnostic, Function, Mutability, Opcode, Type};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -222,7 +223,7 @@ fn header(f: &Function, name: &str, l: &MemoryLayout, mutable: &[MutableWeight])
         "#ifndef {name}_H\n#define {name}_H\n\n#include <stdint.h>\n\n"
     ));
     h.push_str(&format!(
-        "#define {name}_CONSTANT_MEM_SIZE {}\n#define {name}_MUTABLE_MEM_SIZE {}\n#define {name}_ACTIVATIONS_MEM_SIZE {}\n#define {name}_MEM_ALIGN {MEM_ALIGN}\n\n",
+        "#define {name}_CONSTANT_MEM_SIZE {}\n#define {name}_MUTABLE_MEM_SIZE {}\n#define {name}_ACTIVATIONS_MEM_SIZE {}\n#define {name}_MEM_ALIGN {ALIGN}\n\n",
         l.constant_size, l.mutable_size, l.activations_size
     ));
     h.push_str("/* Mutable weights (inputs and outputs) in the mutable region:\n");

@@ -4,7 +4,7 @@
 //! interpreter, which has the same semantics with plain loops.
 //!
 //! - `namer`: IR names to safe, unique C identifiers.
-//! - `memory`: the three regions and every buffer's offset (first-fit arena).
+//! - `memory`: the three regions and every buffer's offset (the planner's arena).
 //! - `emit`: one C kernel emitter per opcode family; `ops`: the element-wise
 //!   operators shared by both engines.
 //! - `bundle`: `emit_bundle` and `Bundle::write_to`.
@@ -30,6 +30,6 @@ pub mod weights;
 pub use bundle::{emit_bundle, Bundle, BundleOptions, CodegenOptions, MutableWeight};
 pub use cc::CcOptions;
 pub use interp::Memory;
-pub use memory::{MemoryLayout, MEM_ALIGN};
+pub use memory::MemoryLayout;
 pub use run::{compare, resolve_weights, run, Comparison, Engine, Outputs, RunError, RunOptions};
 pub use safetensors;

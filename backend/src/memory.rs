@@ -3,16 +3,17 @@
 //! offset of every weight, activation and tensorview inside them.
 //!
 //! Both engines use this layout, so the interpreter sees exactly the aliasing
-//! the generated C sees. Activations are placed first-fit over the
-//! alloc/dealloc order (64-byte aligned) so no two simultaneously live
-//! buffers overlap, unless an `allocactivation` carries an `Offset` member.
+//! the generated C sees. Activations of a planned function (`plan-memory`
+//! ran) sit at their `Offset`s; an unplanned function is planned here by the
+//! same planner (`glow_planner::arena::arena_layout`), so there is
+//! one placement algorithm and one lower bound. Regions and offsets are
+//! `glow_ir::ALIGN`-aligned.
 
 use crate::error::{inst_error, BackendError};
-use glow_ir::{Function, InstId, Mutability, Opcode, Value};
+use glow_ir::{Function, InstId, Mutability, Opcode, Value, ALIGN};
+use glow_planner::align_up;
+use glow_planner::arena::arena_layout;
 use std::collections::BTreeMap;
-
-/// Alignment of every region and of every buffer inside one.
-pub const MEM_ALIGN: u64 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Region {
@@ -54,7 +55,7 @@ pub struct MemoryLayout {
 }
 
 fn align(v: u64) -> u64 {
-    v.div_ceil(MEM_ALIGN) * MEM_ALIGN
+    align_up(v, ALIGN)
 }
 
 impl MemoryLayout {
@@ -78,49 +79,27 @@ impl MemoryLayout {
     }
 
     fn place_activations(&mut self, f: &Function) -> Result<(), BackendError> {
-        // Live intervals as (offset, size, alloc), ordered by offset.
-        let mut live: Vec<(u64, u64, InstId)> = Vec::new();
-        let mut live_bytes = 0u64;
         for id in f.inst_ids() {
             let inst = f.inst(id);
-            match inst.opcode {
-                Opcode::AllocActivation => {
-                    let ty = inst
-                        .member_type("Ty")
-                        .ok_or_else(|| inst_error(f, id, "allocactivation without a type"))?;
-                    let size = align(ty.bytes()).max(MEM_ALIGN);
-                    let offset = match inst.member_int("Offset") {
-                        Some(o) if o >= 0 => o as u64,
-                        _ => first_fit(&live, size),
-                    };
-                    live.push((offset, size, id));
-                    live.sort();
-                    live_bytes += size;
-                    self.lower_bound = self.lower_bound.max(live_bytes);
-                    self.naive_activations += size;
-                    self.activations_size = self.activations_size.max(offset + size);
-                    self.insts.insert(
-                        id,
-                        Place {
-                            region: Region::Activations,
-                            offset,
-                        },
-                    );
-                }
-                Opcode::DeallocActivation => {
-                    if let Some(Value::Inst(a)) = inst.operands.first().map(|o| o.value) {
-                        if let Some(k) = live.iter().position(|l| l.2 == a) {
-                            live_bytes -= live[k].1;
-                            live.remove(k);
-                        }
-                    }
-                }
-                _ => {}
+            if inst.opcode == Opcode::AllocActivation && inst.member_type("Ty").is_none() {
+                return Err(inst_error(f, id, "allocactivation without a type"));
             }
         }
-        // A planned function's arena has the planned size.
-        if let Some(plan) = &f.memory {
-            self.activations_size = self.activations_size.max(plan.size);
+        let a = arena_layout(f, ALIGN);
+        self.lower_bound = a.lower_bound;
+        self.naive_activations = a.bufs.iter().map(|b| align_up(b.size, a.align)).sum();
+        self.activations_size = a.arena;
+        for ((l, b), &offset) in a.lives.iter().zip(&a.bufs).zip(&a.offsets) {
+            // A planned arena is checked by the verifier; this keeps every
+            // buffer inside the region even so.
+            self.activations_size = self.activations_size.max(offset + b.size);
+            self.insts.insert(
+                l.alloc,
+                Place {
+                    region: Region::Activations,
+                    offset,
+                },
+            );
         }
         Ok(())
     }
@@ -167,31 +146,9 @@ impl MemoryLayout {
     }
 }
 
-/// Lowest offset where `size` bytes overlap none of `live` (sorted by offset).
-fn first_fit(live: &[(u64, u64, InstId)], size: u64) -> u64 {
-    let mut candidate = 0u64;
-    for &(off, sz, _) in live {
-        if candidate + size <= off {
-            return candidate;
-        }
-        candidate = candidate.max(align(off + sz));
-    }
-    candidate
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn first_fit_fills_gaps() {
-        let i = InstId(0);
-        assert_eq!(first_fit(&[], 64), 0);
-        assert_eq!(first_fit(&[(0, 64, i)], 64), 64);
-        assert_eq!(first_fit(&[(128, 64, i)], 64), 0);
-        assert_eq!(first_fit(&[(0, 64, i), (128, 64, i)], 64), 64);
-        assert_eq!(first_fit(&[(0, 64, i), (128, 64, i)], 128), 192);
-    }
 
     #[test]
     fn activations_reuse_dead_space() {
@@ -203,5 +160,52 @@ mod tests {
         assert_eq!(l.naive_activations, 128);
         assert_eq!(l.lower_bound, 64);
         assert_eq!(l.mutable_size, 64);
+    }
+
+    const OVERLAP: &str = "declare {\n  %o = WeightVar float<4> mutable\n}\n\ncode {\n  0 %a = allocactivation { Ty: float<4>OA }\n  1 %b = allocactivation { Ty: float<16>OB }\n  2 %s = splat @out %a { Value: 1.0 }\n  3 %t = splat @out %b { Value: 2.0 }\n  4 %c = copy @out %o, @in %a\n  5 %d = deallocactivation @out %a\n  6 %e = deallocactivation @out %b\n}\n";
+
+    fn layout_of(src: &str) -> (glow_ir::Function, MemoryLayout) {
+        let m = glow_ir::parser::parse(src.as_bytes()).expect("parses");
+        let f = m.functions.into_iter().next().expect("one function");
+        let l = MemoryLayout::plan(&f).expect("plans");
+        (f, l)
+    }
+
+    fn offset(f: &glow_ir::Function, l: &MemoryLayout, name: &str) -> u64 {
+        let v = f.lookup(name).expect("defined");
+        l.place(f, v).expect("placed").offset
+    }
+
+    #[test]
+    fn unplanned_functions_are_placed_by_the_planner() {
+        let src = format!(
+            "function f\n{}",
+            OVERLAP.replace("OA", "").replace("OB", "")
+        );
+        let (f, l) = layout_of(&src);
+        // Both live at once: side by side, at the bound.
+        let (a, b) = (offset(&f, &l, "a"), offset(&f, &l, "b"));
+        assert!(a + 16 <= b || b + 64 <= a, "a at {a}, b at {b}");
+        assert_eq!(l.activations_size, 128);
+        assert_eq!(l.lower_bound, 128);
+        let plan = arena_layout(&f, ALIGN);
+        assert_eq!(plan.offsets, [a, b]);
+        assert_eq!(plan.arena, l.activations_size);
+        assert_eq!(plan.lower_bound, l.lower_bound);
+    }
+
+    #[test]
+    fn planned_functions_keep_their_offsets() {
+        let src = format!(
+            "function f {{ Arena: 256 }}\n{}",
+            OVERLAP
+                .replace("OA", ", Offset: 128")
+                .replace("OB", ", Offset: 0")
+        );
+        let (f, l) = layout_of(&src);
+        assert_eq!(offset(&f, &l, "a"), 128);
+        assert_eq!(offset(&f, &l, "b"), 0);
+        assert_eq!(l.activations_size, 256);
+        assert_eq!(l.lower_bound, 128);
     }
 }

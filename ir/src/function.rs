@@ -2,6 +2,8 @@
 //! with program order kept apart from instruction data (as in Cranelift).
 
 use crate::fxhash::FxHashMap as HashMap;
+use crate::layout::Layout;
+use crate::names::Names;
 use crate::opcode::{Default, MemberType, Opcode, OperandKind};
 use crate::span::SourceMap;
 use crate::types::Type;
@@ -174,6 +176,39 @@ pub struct InstData {
 }
 
 impl InstData {
+    /// An instruction of `opcode`: operand kinds from the table, members at
+    /// their defaults, then `members` set by name.
+    pub fn new(
+        name: impl Into<String>,
+        opcode: Opcode,
+        operands: &[Value],
+        members: &[(&str, MemberValue)],
+    ) -> InstData {
+        let info = opcode.info();
+        let operands = operands
+            .iter()
+            .enumerate()
+            .map(|(k, &value)| Operand {
+                kind: info.operands.get(k).map_or(OperandKind::In, |d| d.kind),
+                value,
+            })
+            .collect();
+        let mut data = InstData {
+            name: name.into(),
+            opcode,
+            operands,
+            members: info
+                .members
+                .iter()
+                .map(|m| MemberValue::from_default(m.default))
+                .collect(),
+        };
+        for (n, v) in members {
+            data.set_member(n, v.clone());
+        }
+        data
+    }
+
     /// The operand the opcode table calls `name`, if the instruction has it.
     pub fn operand_named(&self, name: &str) -> Option<&Operand> {
         self.operands.get(self.opcode.info().operand_index(name)?)
@@ -219,10 +254,12 @@ pub struct Function {
     pub weights: Vec<WeightData>,
     /// Every instruction ever created; erased ones stay here but leave `layout`.
     pub insts: Vec<InstData>,
-    /// Program order.
-    pub layout: Vec<InstId>,
-    /// Source spans, when the function was parsed.
+    /// Program order: O(1) insert and erase (see `layout.rs`).
+    pub layout: Layout,
+    /// Source spans of parsed entities; others have none.
     pub spans: SourceMap,
+    /// Taken names, for `fresh_name`; kept current by the builder.
+    names: Names,
     /// The activation arena, once `plan-memory` placed every
     /// `allocactivation` at its `Offset`; printed `function f { Arena: N }`.
     pub memory: Option<ArenaPlan>,
@@ -233,14 +270,14 @@ pub struct Function {
 pub struct ArenaPlan {
     /// Bytes of the arena (every buffer ends at or below it).
     pub size: u64,
-    /// Offsets are multiples of this (64 unless written `Align: N`).
+    /// Offsets are multiples of this (`ALIGN` unless written `Align: N`).
     pub align: u64,
 }
 
-impl ArenaPlan {
-    /// The alignment a header without `Align:` means.
-    pub const DEFAULT_ALIGN: u64 = 64;
-}
+/// The one alignment of the workspace, in bytes: of the memory regions and
+/// of every buffer in them (bundles, interpreter, planner), and what an arena
+/// header without `Align:` means. Glow uses the same.
+pub const ALIGN: u64 = 64;
 
 impl Function {
     pub fn new(name: impl Into<String>) -> Function {
@@ -267,8 +304,59 @@ impl Function {
     }
 
     /// Instructions in program order.
-    pub fn inst_ids(&self) -> impl Iterator<Item = InstId> + '_ {
-        self.layout.iter().copied()
+    pub fn inst_ids(&self) -> crate::layout::Iter<'_> {
+        self.layout.iter()
+    }
+
+    /// Room for `weights` more weights and `insts` more instructions.
+    pub fn reserve(&mut self, weights: usize, insts: usize) {
+        self.weights.reserve(weights);
+        self.insts.reserve(insts);
+        self.layout.reserve(self.insts.len() + insts);
+        self.spans.reserve(weights, insts);
+    }
+
+    /// Adds a weight to the table (names are the caller's business; the
+    /// builder is the usual way).
+    pub fn push_weight(&mut self, data: WeightData) -> WeightId {
+        self.names.note(&data.name);
+        self.weights.push(data);
+        WeightId(self.weights.len() as u32 - 1)
+    }
+
+    /// Adds an instruction to the table without placing it in the layout.
+    pub fn push_inst(&mut self, data: InstData) -> InstId {
+        self.names.note(&data.name);
+        self.insts.push(data);
+        InstId(self.insts.len() as u32 - 1)
+    }
+
+    fn build_names(&mut self) {
+        if !self.names.is_built() {
+            let (weights, insts) = (&self.weights, &self.insts);
+            self.names.build(|| {
+                let w = weights.iter().map(|w| w.name.as_str());
+                w.chain(insts.iter().map(|i| i.name.as_str())).collect()
+            });
+        }
+    }
+
+    /// A name no weight or instruction has or had, derived from `base`:
+    /// `base`, else `base1`, `base2`, ...; O(1) after the first call.
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        self.fresh_name_with(base, "")
+    }
+
+    /// Like `fresh_name`, with `sep` between base and counter (`x.1`).
+    pub fn fresh_name_with(&mut self, base: &str, sep: &str) -> String {
+        self.build_names();
+        self.names.fresh(base, sep)
+    }
+
+    /// Claims `name` so fresh names avoid it; false if it is taken.
+    pub fn reserve_name(&mut self, name: &str) -> bool {
+        self.build_names();
+        self.names.reserve(name)
     }
 
     /// The name of a value.
@@ -322,7 +410,7 @@ impl Function {
         self.layout
             .iter()
             .enumerate()
-            .map(|(p, &i)| (i, p))
+            .map(|(p, i)| (i, p))
             .collect()
     }
 
@@ -333,7 +421,6 @@ impl Function {
         }
         self.layout
             .iter()
-            .copied()
             .find(|&i| self.inst(i).name == name)
             .map(Value::Inst)
     }
@@ -341,7 +428,7 @@ impl Function {
     /// Use lists of every value, computed over the program order.
     pub fn uses(&self) -> UseLists {
         let mut uses: HashMap<Value, Vec<Use>> = HashMap::default();
-        for &i in &self.layout {
+        for i in &self.layout {
             for (k, op) in self.inst(i).operands.iter().enumerate() {
                 uses.entry(op.value).or_default().push(Use {
                     inst: i,
@@ -352,9 +439,9 @@ impl Function {
         UseLists { uses }
     }
 
-    /// Removes an instruction from the program order.
+    /// Removes an instruction from the program order, in O(1).
     pub fn erase(&mut self, i: InstId) {
-        self.layout.retain(|&x| x != i);
+        self.layout.remove(i);
     }
 }
 
@@ -406,6 +493,50 @@ mod tests {
         assert_eq!(std::mem::size_of::<Value>(), 8);
         assert_eq!(std::mem::size_of::<Operand>(), 12);
         assert!(std::mem::size_of::<InstData>() <= 80);
+    }
+
+    #[test]
+    fn fresh_names_skip_taken_and_erased_names() {
+        let mut f = Function::new("f");
+        f.push_weight(WeightData {
+            name: "t".into(),
+            ty: Type::float(&[1]),
+            mutability: Mutability::Mutable,
+            init: None,
+        });
+        let a = f.push_inst(InstData::new("t1", Opcode::Splat, &[], &[]));
+        f.layout.append(a);
+        f.erase(a);
+        assert_eq!(f.fresh_name("t"), "t2");
+        assert_eq!(f.fresh_name("t"), "t3");
+        assert_eq!(f.fresh_name("u"), "u");
+        assert_eq!(f.fresh_name_with("u", "."), "u.1");
+        assert!(f.reserve_name("t5"));
+        assert!(!f.reserve_name("t5"));
+        assert_eq!(f.fresh_name("t"), "t4");
+        assert_eq!(f.fresh_name("t"), "t6");
+        // Names added after the set was built are seen too.
+        f.push_inst(InstData::new("v", Opcode::Splat, &[], &[]));
+        assert_eq!(f.fresh_name("v"), "v1");
+    }
+
+    #[test]
+    fn new_inst_takes_kinds_and_defaults_from_the_table() {
+        let d = InstData::new(
+            "c",
+            Opcode::Copy,
+            &[Value::Weight(WeightId(0)), Value::Weight(WeightId(1))],
+            &[],
+        );
+        assert_eq!(d.operands[0].kind, OperandKind::Out);
+        assert_eq!(d.operands[1].kind, OperandKind::In);
+        let s = InstData::new(
+            "s",
+            Opcode::Splat,
+            &[],
+            &[("Value", MemberValue::Float(2.0))],
+        );
+        assert_eq!(s.member_float("Value"), Some(2.0));
     }
 
     #[test]

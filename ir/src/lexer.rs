@@ -168,19 +168,21 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Reads the next line into `pending`; false at the end of input.
+    /// Reads the next line into `pending` (empty on entry); false at the
+    /// end of input. Tokens go straight into `pending`, which a left-out
+    /// line clears again: no buffer per line.
     fn fill(&mut self) -> bool {
-        let mut line = Vec::new();
+        debug_assert!(self.pending.is_empty());
         let mut bad: Option<LexIssue> = None;
         loop {
             match self.inner.next() {
                 Some((Ok(Tok::Newline), span)) => {
                     if let Some(issue) = bad {
+                        self.pending.clear();
                         if let Some(issues) = self.issues {
                             issues.borrow_mut().push(issue);
                         }
-                    } else if !line.is_empty() {
-                        self.pending.extend(line);
+                    } else if !self.pending.is_empty() {
                         self.pending.push_back((span.start, Tok::Newline, span.end));
                     }
                     return true;
@@ -196,16 +198,18 @@ impl<'a> Lexer<'a> {
                         });
                     }
                     if let Ok(t) = tok {
-                        line.push((span.start, t, span.end));
+                        if bad.is_none() {
+                            self.pending.push_back((span.start, t, span.end));
+                        }
                     }
                 }
                 None => {
                     if let Some(issue) = bad {
+                        self.pending.clear();
                         if let Some(issues) = self.issues {
                             issues.borrow_mut().push(issue);
                         }
-                    } else if !line.is_empty() {
-                        self.pending.extend(line);
+                    } else if !self.pending.is_empty() {
                         self.pending.push_back((self.len, Tok::Newline, self.len));
                     }
                     self.done = true;

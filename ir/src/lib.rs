@@ -7,7 +7,9 @@ pub mod diag;
 pub mod expect;
 pub mod function;
 pub mod fxhash;
+pub mod layout;
 pub mod lexer;
+mod names;
 pub mod opcode;
 pub mod output;
 pub mod parser;
@@ -25,8 +27,9 @@ mod grammar {
 pub use diag::{Diagnostic, Severity};
 pub use function::{
     Function, InstData, InstId, MemberValue, Module, Mutability, Operand, Value, WeightData,
-    WeightId, WeightInit,
+    WeightId, WeightInit, ALIGN,
 };
+pub use layout::Layout;
 pub use opcode::{Opcode, OperandKind};
 pub use span::Span;
 pub use types::{ElemKind, Type};

@@ -43,7 +43,7 @@ fn print_function_into(f: &Function, opts: PrintOptions, out: &mut String) {
     }
     if let Some(m) = f.memory {
         let _ = write!(out, " {{ Arena: {}", m.size);
-        if m.align != crate::function::ArenaPlan::DEFAULT_ALIGN {
+        if m.align != crate::function::ALIGN {
             let _ = write!(out, ", Align: {}", m.align);
         }
         out.push_str(" }");
@@ -71,7 +71,7 @@ fn print_function_into(f: &Function, opts: PrintOptions, out: &mut String) {
         out.push('\n');
     }
     out.push_str("}\n\ncode {\n");
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         let _ = write!(out, "  {} ", pos);
         write_name(&inst.name, out);

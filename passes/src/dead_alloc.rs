@@ -38,7 +38,7 @@ impl Pass for DeadAlloc {
         // Users per instruction id, split into deallocs and everything else.
         let mut others = vec![0usize; n];
         let mut deallocs = vec![0usize; n];
-        for &id in &f.layout {
+        for id in &f.layout {
             let inst = f.inst(id);
             let is_dealloc = inst.opcode == Opcode::DeallocActivation;
             for op in &inst.operands {
@@ -54,7 +54,7 @@ impl Pass for DeadAlloc {
         let mut dead = vec![false; n];
         let (mut views, mut allocs) = (0u64, 0u64);
         // Bottom-up, so erasing a view can free its source view above it.
-        for &id in f.layout.iter().rev() {
+        for id in f.layout.iter().rev() {
             let inst = f.inst(id);
             if inst.opcode != Opcode::TensorView || others[id.index()] + deallocs[id.index()] > 0 {
                 continue;
@@ -66,7 +66,7 @@ impl Pass for DeadAlloc {
             }
             cx.debug(|| format!("erasing %{}: a tensorview with no users", inst.name));
         }
-        for &id in &f.layout {
+        for id in &f.layout {
             let inst = f.inst(id);
             match inst.opcode {
                 Opcode::AllocActivation if others[id.index()] == 0 => {
@@ -93,7 +93,7 @@ impl Pass for DeadAlloc {
         }
         // Deallocs of erased allocs go with them.
         let mut dead_deallocs = 0u64;
-        for &id in &f.layout {
+        for id in &f.layout {
             let inst = f.inst(id);
             if inst.opcode != Opcode::DeallocActivation {
                 continue;

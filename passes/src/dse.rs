@@ -63,7 +63,7 @@ impl Pass for Dse {
         }
         let mut dead = vec![false; f.insts.len()];
         let mut removed = 0u64;
-        for &id in f.layout.iter().rev() {
+        for id in f.layout.iter().rev() {
             let inst = f.inst(id);
             if matches!(
                 inst.opcode,

@@ -1,13 +1,10 @@
-//! Linear-time helpers the passes share to read and edit a function:
-//! origins of every buffer computed once, dense per-buffer indices, fresh
-//! names, batch erasure and instructions created outside the program order.
+//! Linear-time analyses the passes share: origins of every buffer computed
+//! once, dense per-buffer indices, use lists, and batch erasure.
 //!
-//! `Function::erase` and `Builder` are O(n) per call; a pass that edits many
-//! instructions collects its edits and applies them here in one sweep, so the
-//! passes stay near-linear on million-instruction functions.
+//! Edits go through `glow_ir::builder::Builder` (O(1) insertion at a cursor,
+//! fresh names in O(1)) and `Function::erase` (O(1)).
 
-use glow_ir::{Function, InstData, InstId, Opcode, Value};
-use std::collections::HashSet;
+use glow_ir::{Function, InstId, Opcode, Value};
 
 /// The origin (buffer at the end of the tensorview chain) and element
 /// offset of every value, computed in one forward sweep.
@@ -26,7 +23,7 @@ impl Origins {
             .map(|i| (Value::Inst(InstId(i)), 0))
             .collect();
         let mut done = vec![false; f.insts.len()];
-        for &id in &f.layout {
+        for id in &f.layout {
             let inst = f.inst(id);
             if inst.opcode == Opcode::TensorView {
                 let local = match inst.operands.first() {
@@ -85,60 +82,36 @@ pub fn elems(f: &Function, v: Value) -> u64 {
 }
 
 /// Removes every instruction marked in `dead` (indexed by instruction id)
-/// from the program order, in one sweep. Returns how many were removed.
+/// from the program order. Returns how many were removed.
 pub fn erase_marked(f: &mut Function, dead: &[bool]) -> usize {
-    let before = f.layout.len();
-    f.layout
-        .retain(|i| !dead.get(i.index()).copied().unwrap_or(false));
-    before - f.layout.len()
-}
-
-/// Fresh, unique names for instructions a pass creates. The set of taken
-/// names is built on the first request only, so a pass that creates
-/// nothing pays nothing.
-#[derive(Default)]
-pub struct Names {
-    taken: Option<HashSet<String>>,
-}
-
-impl Names {
-    /// Every weight and instruction name of `f`, collected now.
-    pub fn of(f: &Function) -> Names {
-        let mut n = Names::default();
-        n.collect(f);
-        n
-    }
-
-    fn collect(&mut self, f: &Function) -> &mut HashSet<String> {
-        self.taken.get_or_insert_with(|| {
-            f.weights
-                .iter()
-                .map(|w| w.name.clone())
-                .chain(f.insts.iter().map(|i| i.name.clone()))
-                .collect()
-        })
-    }
-
-    /// `base` if free (erased instructions included, as the builder does, so
-    /// a name is never reused), else `base1`, `base2`, ...; reserved. Needs
-    /// the names collected by [`Names::of`].
-    pub fn fresh(&mut self, base: &str) -> String {
-        let taken = self.taken.get_or_insert_with(HashSet::new);
-        let mut name = base.to_string();
-        let mut k = 1u64;
-        while taken.contains(&name) {
-            name = format!("{base}{k}");
-            k += 1;
+    let mut n = 0;
+    for (k, _) in dead.iter().enumerate().filter(|(_, &d)| d) {
+        let id = InstId(k as u32);
+        if f.layout.contains(id) {
+            f.layout.remove(id);
+            n += 1;
         }
-        taken.insert(name.clone());
-        name
     }
+    n
+}
 
-    /// Like [`Names::fresh`], collecting `f`'s names on the first call.
-    pub fn fresh_in(&mut self, f: &Function, base: &str) -> String {
-        self.collect(f);
-        self.fresh(base)
+/// Applies a batch of moves in one O(n) sweep: before each instruction of
+/// the current order, the instructions `before[id]` lists are placed (in
+/// list order), and instructions marked `dead` are left out (a moved
+/// instruction is marked dead at its old place). Both tables are indexed by
+/// instruction id; ids past their ends mean "nothing". New instructions are
+/// better placed directly with `Builder::before`.
+pub fn rebuild_layout(f: &mut Function, before: &[Vec<InstId>], dead: &[bool]) {
+    let mut order = Vec::with_capacity(f.layout.len());
+    for id in &f.layout {
+        if let Some(list) = before.get(id.index()) {
+            order.extend(list.iter().copied());
+        }
+        if !dead.get(id.index()).copied().unwrap_or(false) {
+            order.push(id);
+        }
     }
+    f.layout.set_order(order);
 }
 
 /// Use lists of every value in dense arrays (no hash map, two sweeps):
@@ -151,7 +124,7 @@ pub struct Uses {
 impl Uses {
     pub fn compute(f: &Function) -> Uses {
         let mut start = vec![0u32; dense_len(f) + 1];
-        for &id in &f.layout {
+        for id in &f.layout {
             for op in &f.inst(id).operands {
                 start[dense(f, op.value) + 1] += 1;
             }
@@ -168,7 +141,7 @@ impl Uses {
             };
             total
         ];
-        for &id in &f.layout {
+        for id in &f.layout {
             for (k, op) in f.inst(id).operands.iter().enumerate() {
                 let slot = &mut fill[dense(f, op.value)];
                 list[*slot as usize] = glow_ir::function::Use {
@@ -189,69 +162,6 @@ impl Uses {
             _ => &[],
         }
     }
-}
-
-/// Adds an instruction to the table without placing it in the program
-/// order (the caller rebuilds `layout`); keeps the span table parallel.
-pub fn push_inst(f: &mut Function, data: InstData) -> InstId {
-    let id = InstId(f.insts.len() as u32);
-    f.insts.push(data);
-    if !f.spans.insts.is_empty() {
-        f.spans.insts.push(Default::default());
-    }
-    id
-}
-
-/// A new instruction of `opcode` with the table's operand kinds and member
-/// defaults, then `members` set by name.
-pub fn new_inst(
-    name: String,
-    opcode: Opcode,
-    operands: &[Value],
-    members: Vec<(&str, glow_ir::MemberValue)>,
-) -> InstData {
-    let info = opcode.info();
-    let mut data = InstData {
-        name,
-        opcode,
-        operands: operands
-            .iter()
-            .enumerate()
-            .map(|(k, &value)| glow_ir::Operand {
-                kind: info
-                    .operands
-                    .get(k)
-                    .map_or(glow_ir::OperandKind::In, |d| d.kind),
-                value,
-            })
-            .collect(),
-        members: info
-            .members
-            .iter()
-            .map(|m| glow_ir::MemberValue::from_default(m.default))
-            .collect(),
-    };
-    for (n, v) in members {
-        data.set_member(n, v);
-    }
-    data
-}
-
-/// Rebuilds the program order: before each instruction of the current
-/// order, the instructions `before[id]` lists are placed (in list order),
-/// and instructions marked `dead` are left out. Both tables are indexed by
-/// instruction id; ids past their ends mean "nothing".
-pub fn rebuild_layout(f: &mut Function, before: &[Vec<InstId>], dead: &[bool]) {
-    let mut layout = Vec::with_capacity(f.layout.len() + before.len());
-    for &id in &f.layout {
-        if let Some(list) = before.get(id.index()) {
-            layout.extend(list.iter().copied());
-        }
-        if !dead.get(id.index()).copied().unwrap_or(false) {
-            layout.push(id);
-        }
-    }
-    f.layout = layout;
 }
 
 /// Display name of a value with its sigil, for debug lines.

@@ -18,9 +18,8 @@
 //! with `--pass=fold-batchnorm`. The folded program is then what both
 //! engines run, so they still agree bit for bit.
 
-use crate::edit::{rebuild_layout, Names, Origins, Uses};
+use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::span::ItemSpans;
 use glow_ir::{
     Diagnostic, ElemKind, Function, InstId, Mutability, Opcode, Value, WeightData, WeightId,
     WeightInit,
@@ -53,36 +52,31 @@ fn const_values(f: &Function, v: Value) -> Option<Vec<f32>> {
 
 fn add_weight(f: &mut Function, name: String, like: WeightId, values: Vec<f32>) -> Value {
     let ty = f.weight(like).ty.clone();
-    let id = WeightId(f.weights.len() as u32);
-    f.weights.push(WeightData {
+    Value::Weight(f.push_weight(WeightData {
         name,
         ty,
         mutability: Mutability::Const,
         init: Some(WeightInit::Floats(
             values.into_iter().map(f64::from).collect(),
         )),
-    });
-    if !f.spans.weights.is_empty() {
-        f.spans.weights.push(ItemSpans::default());
-    }
-    Value::Weight(id)
+    }))
 }
 
 impl Pass for FoldBatchNorm {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let uses = Uses::compute(f);
         let origins = Origins::compute(f);
-        let mut names = Names::default();
         let n = f.insts.len();
         let mut pos = vec![usize::MAX; n];
-        for (i, &id) in f.layout.iter().enumerate() {
+        let order = f.layout.to_vec();
+        for (i, &id) in order.iter().enumerate() {
             pos[id.index()] = i;
         }
         let mut dead = vec![false; n];
         type Fold = (InstId, InstId, Value, Option<InstId>, Vec<InstId>);
         let mut folds: Vec<Fold> = Vec::new();
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
-        for &c in &f.layout {
+        for &c in &order {
             let conv = f.inst(c);
             if conv.opcode != Opcode::Convolution
                 || conv.member_str("FusedActivation") != Some("NONE")
@@ -122,7 +116,7 @@ impl Pass for FoldBatchNorm {
             if conv.operands[1..]
                 .iter()
                 .any(|o| origins.origin(o.value) == oy)
-                || f.layout[pc + 1..pb].iter().any(|&i| {
+                || order[pc + 1..pb].iter().any(|&i| {
                     f.inst(i)
                         .operands
                         .iter()
@@ -173,8 +167,8 @@ impl Pass for FoldBatchNorm {
             let (Value::Weight(fw), Value::Weight(bw)) = (filter, bias) else {
                 continue;
             };
-            let fname = names.fresh_in(f, &format!("{}.folded", f.weight(fw).name));
-            let bname = names.fresh_in(f, &format!("{}.folded", f.weight(bw).name));
+            let fname = f.fresh_name(&format!("{}.folded", f.weight(fw).name));
+            let bname = f.fresh_name(&format!("{}.folded", f.weight(bw).name));
             let nf = add_weight(f, fname, fw, w2);
             let nb = add_weight(f, bname, bw, b2);
             cx.debug(|| format!("folding %{} into %{}", f.inst(b).name, f.inst(c).name));

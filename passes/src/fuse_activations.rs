@@ -53,14 +53,15 @@ impl Pass for FuseActivations {
         let origins = Origins::compute(f);
         let n = f.insts.len();
         let mut pos = vec![usize::MAX; n];
-        for (i, &id) in f.layout.iter().enumerate() {
+        let order = f.layout.to_vec();
+        for (i, &id) in order.iter().enumerate() {
             pos[id.index()] = i;
         }
         let mut dead = vec![false; n];
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
         // (convolution, new dest, activation form)
         let mut rewrites = Vec::new();
-        for &c in &f.layout {
+        for &c in &order {
             let conv = f.inst(c);
             if conv.opcode != Opcode::Convolution
                 || conv.member_str("FusedActivation") != Some("NONE")
@@ -124,15 +125,12 @@ impl Pass for FuseActivations {
                 continue;
             }
             // Writes to %y's buffer through another view in between also count.
-            if f.layout[pos[c.index()] + 1..pos[a.index()]]
-                .iter()
-                .any(|&i| {
-                    f.inst(i)
-                        .operands
-                        .iter()
-                        .any(|o| o.value != y && origins.origin(o.value) == oy && o.kind.writes())
-                })
-            {
+            if order[pos[c.index()] + 1..pos[a.index()]].iter().any(|&i| {
+                f.inst(i)
+                    .operands
+                    .iter()
+                    .any(|o| o.value != y && origins.origin(o.value) == oy && o.kind.writes())
+            }) {
                 continue;
             }
             let (form, args) = fused_form(f, a).expect("checked above");

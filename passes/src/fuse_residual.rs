@@ -53,13 +53,14 @@ impl Pass for FuseResidual {
         let origins = Origins::compute(f);
         let n = f.insts.len();
         let mut pos = vec![usize::MAX; n];
-        for (i, &id) in f.layout.iter().enumerate() {
+        let order = f.layout.to_vec();
+        for (i, &id) in order.iter().enumerate() {
             pos[id.index()] = i;
         }
         let mut taken = vec![false; n];
         let mut fusions = Vec::new();
-        for &c in &f.layout {
-            if let Some(fu) = candidate(f, c, &uses, &origins, &pos, &taken) {
+        for &c in &order {
+            if let Some(fu) = candidate(f, c, &uses, &origins, &order, &pos, &taken) {
                 for &i in fu.dead.iter().chain(&fu.hoist).chain([&fu.add, &fu.conv]) {
                     taken[i.index()] = true;
                 }
@@ -114,6 +115,7 @@ fn candidate(
     c: InstId,
     uses: &Uses,
     origins: &Origins,
+    order: &[InstId],
     pos: &[usize],
     taken: &[bool],
 ) -> Option<Fusion> {
@@ -232,7 +234,7 @@ fn candidate(
     }
     hoist.sort_by_key(|d| pos[d.index()]);
     // Between the two: nothing touches %y's buffer or writes %r's.
-    for &i in &f.layout[pc + 1..pa] {
+    for &i in &order[pc + 1..pa] {
         if hoist.contains(&i) || dead.contains(&i) {
             continue;
         }

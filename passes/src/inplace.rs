@@ -14,9 +14,10 @@
 //! of the buffers merged into it. Chains (`relu` of `add` of ...) merge
 //! into one buffer in a single forward sweep. Linear apart from sorting.
 
-use crate::edit::{new_inst, push_inst, rebuild_layout, Names, Origins};
+use crate::edit::{erase_marked, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, OperandKind, Value};
+use glow_ir::builder::Builder;
+use glow_ir::{Diagnostic, Function, InstId, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "inplace",
@@ -43,7 +44,7 @@ fn uses(f: &Function, origins: &Origins) -> Uses {
         first: vec![usize::MAX; n],
         last: vec![0; n],
     };
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         if inst.opcode == Opcode::DeallocActivation {
             continue;
@@ -88,7 +89,7 @@ impl Pass for Inplace {
         };
         // (merged alloc C, buffer A, position of I) in program order.
         let mut merges: Vec<(InstId, InstId, usize)> = Vec::new();
-        for (pos, &id) in f.layout.iter().enumerate() {
+        for (pos, id) in f.layout.iter().enumerate() {
             let inst = f.inst(id);
             let info = inst.opcode.info();
             for &(d, s) in info.inplace {
@@ -155,11 +156,8 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         }
         i
     };
-    // Names are collected only if a view needs one: a large function pays
-    // for hashing every name otherwise.
-    let mut names = Names::default();
+    let order = f.layout.to_vec();
     let mut replacement: Vec<Option<Value>> = vec![None; n];
-    let mut before: Vec<Vec<InstId>> = Vec::new();
     let mut dead = vec![false; n];
     for &(c, a, pos) in merges {
         let a = InstId(find(a.index()) as u32);
@@ -168,25 +166,11 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         let value = match (cty, aty) {
             (Some(ct), Some(at)) if ct != at => {
                 let base = format!("{}.inplace", f.inst(c).name);
-                let name = names.fresh_in(f, &base);
                 let offsets = vec![0i64; at.dims.len()];
-                let data = new_inst(
-                    name,
-                    Opcode::TensorView,
-                    &[Value::Inst(a)],
-                    vec![
-                        ("Ty", MemberValue::Type(ct)),
-                        ("Offsets", MemberValue::IntArray(offsets)),
-                    ],
-                );
-                let view = push_inst(f, data);
-                let anchor = f.layout[pos];
-                if before.len() <= anchor.index() {
-                    before.resize(anchor.index() + 1, Vec::new());
-                }
-                before[anchor.index()].push(view);
+                let view =
+                    Builder::before(f, order[pos]).tensorview(&base, Value::Inst(a), ct, offsets);
                 cx.bump("views-created", 1);
-                Value::Inst(view)
+                view
             }
             _ => Value::Inst(a),
         };
@@ -205,7 +189,7 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         involved[a.index()] = true;
     }
     let mut last_dealloc: Vec<Option<InstId>> = vec![None; n];
-    for &id in &f.layout {
+    for id in &f.layout {
         let inst = f.inst(id);
         if inst.opcode != Opcode::DeallocActivation {
             continue;
@@ -235,5 +219,5 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
             }
         }
     }
-    rebuild_layout(f, &before, &dead);
+    erase_marked(f, &dead);
 }

@@ -15,7 +15,12 @@ pub mod manager;
 pub mod pass;
 pub mod pipeline;
 pub mod placement;
-pub mod planner;
+/// The memory planner (crate `glow-planner`) and the SVG timeline of its
+/// memory reports.
+pub mod planner {
+    pub use glow_planner::*;
+    pub mod timeline;
+}
 pub mod registry;
 
 pub mod alloc_sinking;

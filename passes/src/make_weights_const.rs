@@ -18,7 +18,7 @@ struct MakeWeightsConst;
 impl Pass for MakeWeightsConst {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let mut errors = Vec::new();
-        for &id in &f.layout {
+        for id in &f.layout {
             let inst = f.inst(id);
             for (k, op) in inst.operands.iter().enumerate() {
                 let (Value::Weight(w), _) = f.origin(op.value) else {

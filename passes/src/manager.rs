@@ -154,7 +154,7 @@ impl PassManager {
             .find(|s| s.pass.is(&crate::plan_memory::INFO))
             .and_then(|s| s.options.get_u64("align", 0).ok())
             .filter(|&a| a > 0)
-            .unwrap_or(crate::planner::DEFAULT_ALIGN);
+            .unwrap_or(glow_ir::ALIGN);
         memory_report_aligned(f, align)
     }
 
@@ -457,7 +457,7 @@ mod tests {
     struct Breaker;
     impl Pass for Breaker {
         fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
-            let first = f.layout[0];
+            let first = f.layout.first().expect("a non-empty function");
             f.erase(first);
             Ok(true)
         }

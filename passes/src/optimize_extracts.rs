@@ -16,10 +16,11 @@
 //! used only by its dealloc, is left for `dead-alloc`. Never touches strided
 //! windows, destinations that are weights, or sources written twice.
 
-use crate::edit::{self, dense, dense_len, Names, Origins};
+use crate::edit::{self, dense, dense_len, Origins};
 use crate::optimize_inserts::is_slice_contiguous;
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, OperandKind, Value};
+use glow_ir::builder::Builder;
+use glow_ir::{Diagnostic, Function, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "optimize-extracts",
@@ -39,14 +40,14 @@ impl Pass for OptimizeExtracts {
         let origins = Origins::compute(f);
         let uses = edit::Uses::compute(f);
         let mut pos = vec![usize::MAX; f.insts.len()];
-        for (p, &id) in f.layout.iter().enumerate() {
+        for (p, id) in f.layout.iter().enumerate() {
             pos[id.index()] = p;
         }
         // Writers of each origin (deallocs aside), counted per instruction.
         let mut writers = vec![0u32; dense_len(f)];
         let mut first_writer = vec![usize::MAX; dense_len(f)];
         let mut dealloc_at = vec![usize::MAX; dense_len(f)];
-        for (p, &id) in f.layout.iter().enumerate() {
+        for (p, id) in f.layout.iter().enumerate() {
             let inst = f.inst(id);
             let mut seen: Vec<usize> = Vec::new();
             for op in inst.operands.iter().filter(|o| o.kind.writes()) {
@@ -60,12 +61,10 @@ impl Pass for OptimizeExtracts {
                 }
             }
         }
-        let mut names = Names::default();
         let mut dead = vec![false; f.insts.len()];
-        let mut before: Vec<Vec<InstId>> = vec![Vec::new(); f.insts.len()];
         let mut done = 0u64;
-        for p in 0..f.layout.len() {
-            let id = f.layout[p];
+        let order = f.layout.to_vec();
+        for (p, &id) in order.iter().enumerate() {
             let inst = f.inst(id);
             if inst.opcode != Opcode::ExtractTensor {
                 continue;
@@ -124,28 +123,22 @@ impl Pass for OptimizeExtracts {
                 continue;
             }
             let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();
-            let view = edit::new_inst(
-                names.fresh_in(f, &format!("{}.tv.src", inst.name)),
-                Opcode::TensorView,
-                &[s],
-                vec![
-                    ("Ty", MemberValue::Type(dty.clone())),
-                    ("Offsets", MemberValue::IntArray(offsets)),
-                ],
-            );
-            let iname = inst.name.clone();
-            let v = edit::push_inst(f, view);
+            let (iname, ty) = (inst.name.clone(), dty.clone());
+            let view =
+                Builder::before(f, id).tensorview(&format!("{iname}.tv.src"), s, ty, offsets);
+            let Value::Inst(v) = view else {
+                unreachable!("a tensorview is an instruction")
+            };
             for u in uses.users(f, d) {
                 if u.inst != id && f.inst(u.inst).opcode != Opcode::DeallocActivation {
                     f.inst_mut(u.inst).operands[u.operand].value = Value::Inst(v);
                 }
             }
-            before[id.index()].push(v);
             dead[id.index()] = true;
             done += 1;
             cx.debug(|| format!("%{iname}: its readers now read a view of the source"));
         }
-        edit::rebuild_layout(f, &before, &dead);
+        edit::erase_marked(f, &dead);
         cx.bump("extracts-to-views", done);
         Ok(done > 0)
     }

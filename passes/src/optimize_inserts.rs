@@ -20,9 +20,10 @@
 //! `Count > 1`, strided windows, weights as sources, or sources read by
 //! anything else.
 
-use crate::edit::{self, dense, dense_len, Names, Origins};
+use crate::edit::{self, dense, dense_len, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, Value};
+use glow_ir::builder::Builder;
+use glow_ir::{Diagnostic, Function, Opcode, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "optimize-inserts",
@@ -55,7 +56,7 @@ pub fn is_slice_contiguous(slice: &[u64], tensor: &[u64]) -> bool {
 /// Positions of every write (and dealloc) of each origin, ascending.
 pub(crate) fn write_positions(f: &Function, origins: &Origins) -> Vec<Vec<usize>> {
     let mut writes = vec![Vec::new(); dense_len(f)];
-    for (p, &id) in f.layout.iter().enumerate() {
+    for (p, id) in f.layout.iter().enumerate() {
         for op in f.inst(id).operands.iter().filter(|o| o.kind.writes()) {
             let k = dense(f, origins.origin(op.value));
             if writes[k].last() != Some(&p) {
@@ -78,15 +79,13 @@ impl Pass for OptimizeInserts {
         let writes = write_positions(f, &origins);
         let uses = edit::Uses::compute(f);
         let mut pos = vec![usize::MAX; f.insts.len()];
-        for (p, &id) in f.layout.iter().enumerate() {
+        for (p, id) in f.layout.iter().enumerate() {
             pos[id.index()] = p;
         }
-        let mut names = Names::default();
         let mut skip = vec![false; f.insts.len()];
-        let mut before: Vec<Vec<InstId>> = vec![Vec::new(); f.insts.len()];
         let mut done = 0u64;
-        for p in 0..f.layout.len() {
-            let id = f.layout[p];
+        let order = f.layout.to_vec();
+        for (p, &id) in order.iter().enumerate() {
             let inst = f.inst(id);
             if inst.opcode != Opcode::InsertTensor {
                 continue;
@@ -147,29 +146,26 @@ impl Pass for OptimizeInserts {
                 continue;
             }
             let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();
-            let view = edit::new_inst(
-                names.fresh_in(f, &format!("{}.tv.dest", inst.name)),
-                Opcode::TensorView,
-                &[d],
-                vec![
-                    ("Ty", MemberValue::Type(aty.clone())),
-                    ("Offsets", MemberValue::IntArray(offsets)),
-                ],
-            );
             let (iname, wname) = (inst.name.clone(), f.inst(w).name.clone());
-            let v = edit::push_inst(f, view);
+            let ty = aty.clone();
+            // The view, then the writer moved after it, replace the insert.
+            f.layout.remove(w);
+            let view =
+                Builder::before(f, id).tensorview(&format!("{iname}.tv.dest"), d, ty, offsets);
+            f.layout.insert_before(w, id);
+            let Value::Inst(v) = view else {
+                unreachable!("a tensorview is an instruction")
+            };
             for o in &mut f.inst_mut(w).operands {
                 if o.value == a {
                     o.value = Value::Inst(v);
                 }
             }
-            before[id.index()].extend([v, w]);
             skip[id.index()] = true;
-            skip[w.index()] = true;
             done += 1;
             cx.debug(|| format!("%{iname}: %{wname} now writes a view of the destination"));
         }
-        edit::rebuild_layout(f, &before, &skip);
+        edit::erase_marked(f, &skip);
         cx.bump("inserts-to-views", done);
         Ok(done > 0)
     }

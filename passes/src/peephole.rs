@@ -19,9 +19,10 @@
 //! It never changes what any weight holds at the end, never moves an
 //! existing instruction, and never creates buffers.
 
-use crate::edit::{self, dense, dense_len, elems, Names, Origins};
+use crate::edit::{self, dense, dense_len, elems, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::{Diagnostic, Function, InstData, InstId, MemberValue, Opcode, OperandKind, Value};
+use glow_ir::builder::Builder;
+use glow_ir::{Diagnostic, Function, InstData, InstId, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "peephole",
@@ -57,7 +58,7 @@ impl Writers {
     fn compute(f: &Function, origins: &Origins) -> Writers {
         let mut count = vec![0u32; dense_len(f)];
         let mut full_splat = vec![None; dense_len(f)];
-        for &id in &f.layout {
+        for id in &f.layout {
             let inst = f.inst(id);
             if inst.opcode == Opcode::DeallocActivation {
                 continue;
@@ -87,15 +88,13 @@ impl Pass for Peephole {
         let writers = Writers::compute(f, &origins);
         let uses = edit::Uses::compute(f);
         let mut pos = vec![usize::MAX; f.insts.len()];
-        for (p, &id) in f.layout.iter().enumerate() {
+        for (p, id) in f.layout.iter().enumerate() {
             pos[id.index()] = p;
         }
-        let mut names = Names::default();
         let mut dead = vec![false; f.insts.len()];
-        let mut before: Vec<Vec<InstId>> = Vec::new();
         let (mut views, mut copies, mut transposes, mut swaps) = (0, 0, 0, 0);
-        for p in 0..f.layout.len() {
-            let id = f.layout[p];
+        let order = f.layout.to_vec();
+        for (p, &id) in order.iter().enumerate() {
             let inst = f.inst(id);
             match inst.opcode {
                 Opcode::TensorView => {
@@ -156,27 +155,15 @@ impl Pass for Peephole {
                     let mut src = s;
                     if sty != &dty {
                         let rank = sty.dims.len();
-                        let view = edit::new_inst(
-                            names.fresh_in(f, &format!("{name}.tv")),
-                            Opcode::TensorView,
-                            &[s],
-                            vec![
-                                ("Ty", MemberValue::Type(dty)),
-                                ("Offsets", MemberValue::IntArray(vec![0; rank])),
-                            ],
+                        src = Builder::before(f, id).tensorview(
+                            &format!("{name}.tv"),
+                            s,
+                            dty,
+                            vec![0; rank],
                         );
-                        let v = edit::push_inst(f, view);
-                        if before.len() <= id.index() {
-                            before.resize(id.index() + 1, Vec::new());
-                        }
-                        before[id.index()].push(v);
-                        src = Value::Inst(v);
                     }
-                    let copy = edit::new_inst(name.clone(), Opcode::Copy, &[d, src], vec![]);
-                    *f.inst_mut(id) = copy;
-                    if let Some(sp) = f.spans.insts.get_mut(id.index()) {
-                        *sp = Default::default();
-                    }
+                    *f.inst_mut(id) = InstData::new(name.clone(), Opcode::Copy, &[d, src], &[]);
+                    f.spans.clear_inst(id.index());
                     cx.debug(|| format!("%{name}: transpose of the splat %{wname} becomes a copy"));
                     transposes += 1;
                 }
@@ -197,7 +184,7 @@ impl Pass for Peephole {
                 _ => {}
             }
         }
-        edit::rebuild_layout(f, &before, &dead);
+        edit::erase_marked(f, &dead);
         cx.bump("views-folded", views);
         cx.bump("copies-erased", copies);
         cx.bump("transposes-of-splat", transposes);

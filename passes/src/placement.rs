@@ -64,10 +64,11 @@ impl Placement {
 /// module docs). A dealloc whose operand is not an alloc stays where it is.
 pub fn place_deallocs(f: &mut Function) -> Placement {
     let origins = Origins::compute(f);
-    let n = f.layout.len();
+    let order = f.layout.to_vec();
+    let n = order.len();
     // Position of the last non-dealloc user of each alloc (by instruction id).
     let mut last_user: Vec<Option<usize>> = vec![None; f.insts.len()];
-    for (p, &id) in f.layout.iter().enumerate() {
+    for (p, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         match inst.opcode {
             Opcode::DeallocActivation => {}
@@ -87,7 +88,7 @@ pub fn place_deallocs(f: &mut Function) -> Placement {
     let mut after: Vec<Vec<InstId>> = vec![Vec::new(); n];
     let mut movable = vec![false; f.insts.len()];
     let mut placed = Vec::new();
-    for (p, &id) in f.layout.iter().enumerate() {
+    for (p, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         if inst.opcode != Opcode::DeallocActivation {
             continue;
@@ -108,19 +109,19 @@ pub fn place_deallocs(f: &mut Function) -> Placement {
         let dir = direction(fixed_before[old], fixed_before[q] + 1);
         moves.push(Move {
             inst: id,
-            anchor: f.layout[q],
+            anchor: order[q],
             dir,
         });
     }
     let mut layout = Vec::with_capacity(n);
-    for (p, &id) in f.layout.iter().enumerate() {
+    for (p, id) in f.layout.iter().enumerate() {
         if !movable[id.index()] {
             layout.push(id);
         }
         layout.extend(after[p].iter().copied());
     }
-    let changed = layout != f.layout;
-    f.layout = layout;
+    let changed = layout != order;
+    f.layout.set_order(layout);
     Placement { moves, changed }
 }
 
@@ -128,7 +129,8 @@ pub fn place_deallocs(f: &mut Function) -> Placement {
 /// right before its first user (see the module docs). An instruction with no
 /// users stays where it is.
 pub fn place_before_first_use(f: &mut Function, allocs: bool, views: bool) -> Placement {
-    let n = f.layout.len();
+    let order = f.layout.to_vec();
+    let n = order.len();
     let mut placed: Vec<bool> = f
         .insts
         .iter()
@@ -142,7 +144,7 @@ pub fn place_before_first_use(f: &mut Function, allocs: bool, views: bool) -> Pl
     // users, where a placed user counts at its own anchor.
     let mut anchor: Vec<Option<usize>> = vec![None; f.insts.len()];
     for p in (0..n).rev() {
-        let id = f.layout[p];
+        let id = order[p];
         let here = if placed[id.index()] {
             if anchor[id.index()].is_none() {
                 // No users: it stays, and its sources see it as fixed here.
@@ -169,7 +171,7 @@ pub fn place_before_first_use(f: &mut Function, allocs: bool, views: bool) -> Pl
     let fixed_before = prefix_fixed(f, &placed);
     let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
     let mut moves = Vec::new();
-    for (p, &id) in f.layout.iter().enumerate() {
+    for (p, id) in f.layout.iter().enumerate() {
         if !placed[id.index()] {
             continue;
         }
@@ -179,20 +181,20 @@ pub fn place_before_first_use(f: &mut Function, allocs: bool, views: bool) -> Pl
         before[q].push(id);
         moves.push(Move {
             inst: id,
-            anchor: f.layout[q],
+            anchor: order[q],
             dir: direction(fixed_before[p], fixed_before[q]),
         });
     }
     let mut layout = Vec::with_capacity(n);
-    for (p, &id) in f.layout.iter().enumerate() {
+    for (p, id) in f.layout.iter().enumerate() {
         if placed[id.index()] && anchor[id.index()].is_some() {
             continue;
         }
         layout.extend(before[p].iter().copied());
         layout.push(id);
     }
-    let changed = layout != f.layout;
-    f.layout = layout;
+    let changed = layout != order;
+    f.layout.set_order(layout);
     Placement { moves, changed }
 }
 
@@ -200,7 +202,7 @@ pub fn place_before_first_use(f: &mut Function, allocs: bool, views: bool) -> Pl
 fn prefix_fixed(f: &Function, moving: &[bool]) -> Vec<usize> {
     let mut out = Vec::with_capacity(f.layout.len() + 1);
     let mut count = 0;
-    for &id in &f.layout {
+    for id in &f.layout {
         out.push(count);
         if !moving.get(id.index()).copied().unwrap_or(false) {
             count += 1;
@@ -231,7 +233,7 @@ pub fn repair_buffers(f: &mut Function, targets: &BTreeSet<Value>) -> (u64, u64)
     let mut last: BTreeMap<Value, usize> = BTreeMap::new();
     let mut dealloc: BTreeMap<Value, usize> = BTreeMap::new();
     let mut alloc: BTreeMap<Value, usize> = BTreeMap::new();
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         if targets.contains(&Value::Inst(id)) {
             alloc.entry(Value::Inst(id)).or_insert(pos);
@@ -254,15 +256,16 @@ pub fn repair_buffers(f: &mut Function, targets: &BTreeSet<Value>) -> (u64, u64)
     let mut before: BTreeMap<usize, Vec<InstId>> = BTreeMap::new();
     let mut after: BTreeMap<usize, Vec<InstId>> = BTreeMap::new();
     let mut moved: BTreeSet<usize> = BTreeSet::new();
+    let order = f.layout.to_vec();
     for (&buf, &apos) in &alloc {
         if let Some(&fu) = first.get(&buf).filter(|&&fu| fu < apos) {
-            before.entry(fu).or_default().push(f.layout[apos]);
+            before.entry(fu).or_default().push(order[apos]);
             moved.insert(apos);
             hoisted += 1;
         }
         if let (Some(&dpos), Some(&lu)) = (dealloc.get(&buf), last.get(&buf)) {
             if lu > dpos {
-                after.entry(lu).or_default().push(f.layout[dpos]);
+                after.entry(lu).or_default().push(order[dpos]);
                 moved.insert(dpos);
                 sunk += 1;
             }
@@ -271,17 +274,18 @@ pub fn repair_buffers(f: &mut Function, targets: &BTreeSet<Value>) -> (u64, u64)
     if moved.is_empty() {
         return (0, 0);
     }
-    let old = std::mem::take(&mut f.layout);
-    for (pos, &id) in old.iter().enumerate() {
+    let mut layout = Vec::with_capacity(order.len());
+    for (pos, &id) in order.iter().enumerate() {
         if let Some(list) = before.get(&pos) {
-            f.layout.extend_from_slice(list);
+            layout.extend_from_slice(list);
         }
         if !moved.contains(&pos) {
-            f.layout.push(id);
+            layout.push(id);
         }
         if let Some(list) = after.get(&pos) {
-            f.layout.extend_from_slice(list);
+            layout.extend_from_slice(list);
         }
     }
+    f.layout.set_order(layout);
     (hoisted, sunk)
 }

@@ -31,7 +31,7 @@ pub static INFO: PassInfo = PassInfo {
         ("functions-at-bound", "Number of functions planned at the lower bound"),
     ],
     create: |o: &PassOptions| {
-        let align = o.get_u64("align", planner::DEFAULT_ALIGN)?;
+        let align = o.get_u64("align", glow_ir::ALIGN)?;
         if align == 0 {
             return Err("option `align` must be positive".into());
         }

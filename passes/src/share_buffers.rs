@@ -24,10 +24,10 @@
 //! that become `copy @out %x, @in %x` are left for `peephole`.
 
 use crate::analysis::liveness::{operand_slot, read_slot, write_slot, Interval, LiveIntervals};
-use crate::edit::{new_inst, push_inst, Names};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::{
-    Diagnostic, Function, InstId, MemberValue, Mutability, Opcode, OperandKind, Type, Value,
+    Diagnostic, Function, InstData, InstId, MemberValue, Mutability, Opcode, OperandKind, Type,
+    Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,11 +51,10 @@ struct ShareBuffers;
 impl Pass for ShareBuffers {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let mut st = Sharer {
-            order: f.layout.clone(),
+            order: f.layout.to_vec(),
             lv: LiveIntervals::compute(f),
             pending: BTreeMap::new(),
             targets: BTreeSet::new(),
-            names: None,
         };
         for pos in (0..st.order.len()).rev() {
             st.share_for_inst(f, cx, pos);
@@ -81,7 +80,6 @@ struct Sharer {
     pending: BTreeMap<usize, Vec<InstId>>,
     /// Buffers that received uses (their alloc/dealloc may need to move).
     targets: BTreeSet<Value>,
-    names: Option<Names>,
 }
 
 /// Which interval moves into which buffer.
@@ -422,8 +420,8 @@ impl Sharer {
                     self.detached_view_front(f, first_pos, mv.from, to_ty.clone(), zeros)
                 }
             };
-            let name = self.fresh(f, &format!("{}.fixup", f.inst(self.order[first_pos]).name));
-            let copy = push_inst(f, new_inst(name, Opcode::Copy, &[mv.to, src], Vec::new()));
+            let name = f.fresh_name(&format!("{}.fixup", f.inst(self.order[first_pos]).name));
+            let copy = f.push_inst(InstData::new(name, Opcode::Copy, &[mv.to, src], &[]));
             self.pending
                 .entry(first_pos)
                 .or_default()
@@ -467,12 +465,12 @@ impl Sharer {
         ty: Type,
         offs: Vec<i64>,
     ) -> Value {
-        let name = self.fresh(f, &format!("{}.view", f.value_name(src)));
-        let members = vec![
+        let name = f.fresh_name(&format!("{}.view", f.value_name(src)));
+        let members = [
             ("Ty", MemberValue::Type(ty)),
             ("Offsets", MemberValue::IntArray(offs)),
         ];
-        let v = push_inst(f, new_inst(name, Opcode::TensorView, &[src], members));
+        let v = f.push_inst(InstData::new(name, Opcode::TensorView, &[src], &members));
         self.pending.entry(pos).or_default().push(v);
         Value::Inst(v)
     }
@@ -494,21 +492,13 @@ impl Sharer {
         v
     }
 
-    /// A fresh instruction name (the name table is built on first use).
-    fn fresh(&mut self, f: &Function, base: &str) -> String {
-        self.names.get_or_insert_with(|| Names::of(f)).fresh(base)
-    }
-
-    /// Puts the pending instructions into the program order.
+    /// Puts the pending instructions into the program order, in O(1) each.
     fn commit_layout(&mut self, f: &mut Function) {
-        let mut layout = Vec::with_capacity(self.order.len() + self.pending.len());
-        for (pos, &id) in self.order.iter().enumerate() {
-            if let Some(list) = self.pending.get(&pos) {
-                layout.extend_from_slice(list);
+        for (&pos, list) in &self.pending {
+            for &id in list {
+                f.layout.insert_before(id, self.order[pos]);
             }
-            layout.push(id);
         }
-        f.layout = layout;
     }
 }
 

@@ -301,7 +301,7 @@ impl<'a> Runtime<'a> {
         let end = &mut self.end;
         *self.packed.entry((w, kind)).or_insert_with(|| {
             let at = *end;
-            *end = (at + bytes).div_ceil(crate::memory::MEM_ALIGN) * crate::memory::MEM_ALIGN;
+            *end = glow_planner::align_up(at + bytes, glow_ir::ALIGN);
             at
         })
     }

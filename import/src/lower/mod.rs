@@ -21,7 +21,8 @@ use crate::tensor::Tensor;
 use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
 use glow_ir::{Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit};
-use std::collections::{HashMap, HashSet};
+// The IR's deterministic hasher: SipHash was a tenth of import time.
+use glow_ir::fxhash::FxHashMap as HashMap;
 
 /// An activation: an IR buffer plus how its elements map to ONNX order.
 #[derive(Clone, Debug)]
@@ -81,7 +82,6 @@ pub(crate) struct Lowerer<'o> {
     pub opts: &'o Options,
     pub opset: i64,
     vals: HashMap<String, Val>,
-    names: HashSet<String>,
     allocs: Vec<Value>,
     /// Plain weights made from constants, by ONNX name.
     const_weights: HashMap<String, Value>,
@@ -93,31 +93,31 @@ pub(crate) struct Lowerer<'o> {
 
 impl<'o> Lowerer<'o> {
     pub fn new(name: &str, opts: &'o Options, opset: i64, reserved: &[String]) -> Lowerer<'o> {
+        let mut f = Function::new(name);
+        for r in reserved {
+            f.reserve_name(r);
+        }
         Lowerer {
-            f: Function::new(name),
+            f,
             opts,
             opset,
-            vals: HashMap::new(),
-            names: reserved.iter().cloned().collect(),
+            vals: HashMap::default(),
             allocs: Vec::new(),
-            const_weights: HashMap::new(),
+            const_weights: HashMap::default(),
             weights: Vec::new(),
             node: String::new(),
             op: String::new(),
         }
     }
 
-    /// A name not used yet, derived from `base`.
+    /// A name not used yet, derived from `base` (`base`, `base.1`, ...).
     pub fn fresh(&mut self, base: &str) -> String {
-        let base = if base.is_empty() { "v" } else { base };
-        let mut name = base.to_string();
-        let mut k = 1;
-        while self.names.contains(&name) {
-            name = format!("{base}.{k}");
-            k += 1;
-        }
-        self.names.insert(name.clone());
-        name
+        self.f.fresh_name_with(nonempty(base), ".")
+    }
+
+    /// A builder appending to the function, with the importer's names.
+    fn b(&mut self) -> Builder<'_> {
+        Builder::new(&mut self.f).with_separator(".")
     }
 
     pub fn bind(&mut self, name: &str, v: Val) {
@@ -144,8 +144,10 @@ impl<'o> Lowerer<'o> {
 
     /// Adds a mutable weight (graph input or output) with its exact name.
     pub fn placeholder(&mut self, name: &str, dims: &[u64]) -> Value {
-        self.names.insert(name.to_string());
-        Builder::new(&mut self.f).weight(name, Type::float(&ir_dims(dims)), Mutability::Mutable)
+        // Graph input and output names were reserved up front.
+        self.f.reserve_name(name);
+        self.b()
+            .weight(name, Type::float(&ir_dims(dims)), Mutability::Mutable)
     }
 
     /// A const weight holding `t` (dims as given). Splat constants stay
@@ -153,7 +155,9 @@ impl<'o> Lowerer<'o> {
     pub fn const_weight(&mut self, base: &str, t: &Tensor) -> Value {
         let name = self.fresh(base);
         let dims = ir_dims(&t.dims);
-        let v = Builder::new(&mut self.f).weight(&name, Type::float(&dims), Mutability::Const);
+        let v = self
+            .b()
+            .weight(&name, Type::float(&dims), Mutability::Const);
         let Value::Weight(w) = v else {
             unreachable!("Builder::weight returns a weight")
         };
@@ -177,8 +181,7 @@ impl<'o> Lowerer<'o> {
 
     /// A new activation buffer of IR dims `dims`, deallocated at the end.
     pub fn alloc(&mut self, base: &str, dims: &[u64]) -> Value {
-        let name = self.fresh(base);
-        let v = Builder::new(&mut self.f).alloc(&name, Type::float(&ir_dims(dims)));
+        let v = self.b().alloc(nonempty(base), Type::float(&ir_dims(dims)));
         self.allocs.push(v);
         v
     }
@@ -191,16 +194,14 @@ impl<'o> Lowerer<'o> {
         operands: &[Value],
         members: &[(&str, MemberValue)],
     ) -> InstId {
-        let name = self.fresh(base);
-        Builder::new(&mut self.f).inst(&name, op, operands, members)
+        self.b().inst(nonempty(base), op, operands, members)
     }
 
     /// A view of `src` with IR dims `dims` (same element count).
     pub fn view(&mut self, base: &str, src: Value, dims: &[u64]) -> Value {
         let rank = self.f.value_type(src).map_or(1, |t| t.rank());
-        let name = self.fresh(base);
         let ty = Type::float(&ir_dims(dims));
-        Builder::new(&mut self.f).tensorview(&name, src, ty, vec![0; rank])
+        self.b().tensorview(nonempty(base), src, ty, vec![0; rank])
     }
 
     /// Input `i` of the current node, if present and non-empty.
@@ -413,15 +414,22 @@ impl<'o> Lowerer<'o> {
             let a = self.act(&v);
             let a = self.to_plain(&a, name);
             let w = self.placeholder(name, &a.dims);
-            let cp = self.fresh(&format!("{name}.save"));
-            Builder::new(&mut self.f).copy(&cp, w, a.v);
+            self.b().copy(&format!("{name}.save"), w, a.v);
         }
         for a in std::mem::take(&mut self.allocs) {
             let base = format!("{}.dealloc", self.f.value_name(a));
-            let name = self.fresh(&base);
-            Builder::new(&mut self.f).dealloc(&name, a);
+            self.b().dealloc(&base, a);
         }
         Ok(())
+    }
+}
+
+/// The base name for a value whose ONNX name is empty.
+fn nonempty(base: &str) -> &str {
+    if base.is_empty() {
+        "v"
+    } else {
+        base
     }
 }
 

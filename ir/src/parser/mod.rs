@@ -2,17 +2,20 @@
 //! syntax and name error reported as a `Diagnostic` with a span.
 
 use crate::ast::*;
+use crate::builder::Builder;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::function::*;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::grammar::FileParser;
 use crate::lexer::{LexError, Lexer, Tok};
 use crate::opcode::{Opcode, OperandKind};
-use crate::span::{ItemSpans, SourceMap, Span};
+use crate::span::{ItemSpans, Span};
 use crate::types::Type;
 use lalrpop_util::ParseError;
+use std::borrow::Cow;
 use values::*;
 
+mod fast;
 mod values;
 
 /// Parses a whole file. On any error, returns every diagnostic found.
@@ -30,7 +33,11 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
     };
     let mut recovered = Vec::new();
     let issues = std::cell::RefCell::new(Vec::new());
-    let result = FileParser::new().parse(&mut recovered, Lexer::with_issues(text, &issues));
+    let fast_issues = std::cell::RefCell::new(Vec::new());
+    let result = match fast::parse_file(text, &fast_issues) {
+        Some(funcs) => Ok(funcs),
+        None => FileParser::new().parse(&mut recovered, Lexer::with_issues(text, &issues)),
+    };
     let issues = issues.take();
     let had_syntax_errors = !recovered.is_empty() || !issues.is_empty();
     let mut diags: Vec<Diagnostic> = recovered
@@ -172,6 +179,16 @@ fn expected_note(expected: &[String]) -> String {
 }
 
 /// The name a `%name` or `%"quoted"` token stands for.
+/// The name `raw` (`%x` or `%"x y"`) stands for, borrowed when unquoted.
+fn name_key(raw: &str) -> Cow<'_, str> {
+    let body = raw.strip_prefix('%').unwrap_or(raw);
+    if body.starts_with('"') {
+        Cow::Owned(unescape(&body[1..body.len() - 1]))
+    } else {
+        Cow::Borrowed(body)
+    }
+}
+
 pub fn unquote_name(raw: &str) -> String {
     let body = raw.strip_prefix('%').unwrap_or(raw);
     if body.starts_with('"') {
@@ -231,8 +248,9 @@ fn defined_names(text: &str) -> HashSet<String> {
 }
 
 #[derive(Default)]
-struct Lowerer {
-    names: HashMap<String, (Value, usize)>,
+struct Lowerer<'a> {
+    /// Borrowed from the source when the name is written unquoted.
+    names: HashMap<Cow<'a, str>, (Value, usize)>,
     /// Names defined on lines that did not parse; uses of them are not
     /// reported again.
     broken: HashSet<String>,
@@ -241,14 +259,14 @@ struct Lowerer {
     func: Function,
 }
 
-impl Lowerer {
-    fn lower(mut self, f: &FuncAst, diags: &mut Vec<Diagnostic>) -> Function {
+impl<'a> Lowerer<'a> {
+    fn lower(mut self, f: &FuncAst<'a>, diags: &mut Vec<Diagnostic>) -> Function {
         self.func.name = unquote_text(&f.name);
-        self.func.spans = SourceMap {
-            function: Some(span(&f.name)),
-            ..SourceMap::default()
-        };
+        self.func.spans.function = Some(span(&f.name));
         self.func.memory = lower_header(&f.members, diags);
+        // Sized once: growing these tables cost a tenth of parse time.
+        self.names.reserve(f.weights.len() + f.insts.len());
+        self.func.reserve(f.weights.len(), f.insts.len());
         // Names first, so operands may name values defined later (the verifier
         // reports the use-before-definition with a better message).
         for (i, w) in f.weights.iter().enumerate() {
@@ -257,36 +275,39 @@ impl Lowerer {
         for (i, inst) in f.insts.iter().enumerate() {
             self.define(&inst.name, Value::Inst(InstId(i as u32)), diags);
         }
+        // Ids follow source order, as `define` assumed above.
         for w in &f.weights {
             let (data, spans) = self.lower_weight(w, diags);
-            self.func.weights.push(data);
-            self.func.spans.weights.push(spans);
+            let id = self.func.push_weight(data);
+            self.func.spans.set_weight(id.index(), spans);
         }
         for inst in &f.insts {
             self.current = Some(unquote_name(inst.name.value));
             let (data, spans) = self.lower_inst(inst, diags);
-            let id = InstId(self.func.insts.len() as u32);
-            self.func.insts.push(data);
-            self.func.layout.push(id);
-            self.func.spans.insts.push(spans);
+            let id = Builder::new(&mut self.func).insert(data);
+            self.func.spans.set_inst(id.index(), spans);
         }
         self.func
     }
 
-    fn define(&mut self, name: &Text, v: Value, diags: &mut Vec<Diagnostic>) {
-        let n = unquote_name(name.value);
-        if let Some(&(_, prev)) = self.names.get(&n) {
-            diags.push(
-                Diagnostic::error(format!("`%{}` is defined twice", n))
-                    .at_labelled(span(name), "redefined here")
-                    .with_secondary(
-                        Span::new(prev, prev + name.value.len()),
-                        "first defined here",
-                    ),
-            );
-            return;
+    fn define(&mut self, name: &Text<'a>, v: Value, diags: &mut Vec<Diagnostic>) {
+        use std::collections::hash_map::Entry;
+        match self.names.entry(name_key(name.value)) {
+            Entry::Vacant(e) => {
+                e.insert((v, name.start));
+            }
+            Entry::Occupied(e) => {
+                let prev = e.get().1;
+                diags.push(
+                    Diagnostic::error(format!("`%{}` is defined twice", e.key()))
+                        .at_labelled(span(name), "redefined here")
+                        .with_secondary(
+                            Span::new(prev, prev + name.value.len()),
+                            "first defined here",
+                        ),
+                );
+            }
         }
-        self.names.insert(n, (v, name.start));
     }
 
     fn resolve(&self, name: &Text, diags: &mut Vec<Diagnostic>) -> Option<Value> {
@@ -296,7 +317,7 @@ impl Lowerer {
             return Some(v);
         }
         let n = unquote_name(name.value);
-        if let Some(&(v, _)) = self.names.get(&n) {
+        if let Some(&(v, _)) = self.names.get(n.as_str()) {
             return Some(v);
         }
         if self.broken.contains(&n) {
@@ -308,7 +329,7 @@ impl Lowerer {
         let mut candidates: Vec<&str> = self
             .names
             .keys()
-            .map(String::as_str)
+            .map(|k| k.as_ref())
             .filter(|&c| Some(c) != own)
             .collect();
         candidates.sort();
@@ -369,7 +390,7 @@ impl Lowerer {
             line: Span::new(inst.start, inst.end),
             name: span(&inst.name),
             head: span(&inst.opcode),
-            operands: Vec::new(),
+            operands: Vec::with_capacity(inst.operands.len()),
             members: Vec::new(),
         };
         let opcode = match Opcode::from_name(inst.opcode.value) {
@@ -387,7 +408,7 @@ impl Lowerer {
             }
         };
         let info = opcode.info();
-        let mut operands = Vec::new();
+        let mut operands = Vec::with_capacity(inst.operands.len());
         for o in &inst.operands {
             let kind = match o.kind.value {
                 "@in" => OperandKind::In,
@@ -413,7 +434,6 @@ impl Lowerer {
             .iter()
             .map(|m| MemberValue::from_default(m.default))
             .collect();
-        spans.members = vec![None; info.members.len()];
         for m in &inst.members {
             let Some(idx) = info.member_index(m.name.value) else {
                 let mut d =
@@ -430,6 +450,10 @@ impl Lowerer {
                 diags.push(d);
                 continue;
             };
+            // Allocated only when a member is written: most lines have none.
+            if spans.members.is_empty() {
+                spans.members = vec![None; info.members.len()];
+            }
             if spans.members[idx].is_some() {
                 diags.push(
                     Diagnostic::error(format!("member `{}` is given twice", m.name.value))

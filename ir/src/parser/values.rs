@@ -63,7 +63,7 @@ pub(super) fn lower_header(
     match vals {
         [Some(size), align] => Some(ArenaPlan {
             size,
-            align: align.unwrap_or(ArenaPlan::DEFAULT_ALIGN),
+            align: align.unwrap_or(crate::function::ALIGN),
         }),
         [None, Some(_)] => {
             let m = members.iter().find(|m| m.name.value == "Align")?;

@@ -15,9 +15,11 @@ pub(super) fn check(f: &Function, errors: &mut Vec<VerifyError>) {
     };
     // (alloc, first, last, offset, bytes) of each placed alloc.
     let mut placed: Vec<(InstId, usize, usize, u64, u64)> = Vec::new();
-    let mut open: Vec<usize> = Vec::new();
+    // Per alloc id: its entry in `placed` while not yet deallocated (dense,
+    // so a function with thousands of live buffers stays linear).
+    let mut open: Vec<Option<usize>> = vec![None; f.insts.len()];
     let end = f.layout.len().saturating_sub(1);
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let Some(inst) = f.insts.get(id.index()) else {
             continue;
         };
@@ -62,13 +64,13 @@ pub(super) fn check(f: &Function, errors: &mut Vec<VerifyError>) {
                         plan.size
                     )));
                 }
-                open.push(placed.len());
+                open[id.index()] = Some(placed.len());
                 placed.push((id, pos, end, offset, bytes));
             }
             Opcode::DeallocActivation => {
                 if let Some(Value::Inst(a)) = inst.operands.first().map(|o| o.value) {
-                    if let Some(k) = open.iter().position(|&k| placed[k].0 == a) {
-                        placed[open.remove(k)].2 = pos;
+                    if let Some(k) = open.get_mut(a.index()).and_then(Option::take) {
+                        placed[k].2 = pos;
                     }
                 }
             }

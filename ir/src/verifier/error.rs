@@ -3,7 +3,7 @@
 
 use crate::diag::Diagnostic;
 use crate::function::{Function, InstId, Value, WeightId};
-use crate::span::{ItemSpans, Span};
+use crate::span::Span;
 use thiserror::Error;
 
 /// Where an error points: an entity and the part of its line.
@@ -36,8 +36,6 @@ pub enum VerifyError {
     },
     #[error("the program order names instruction #{index}, which does not exist")]
     MissingInst { index: u32 },
-    #[error("`%{name}` appears twice in the program order")]
-    RepeatedInst { inst: InstId, name: String },
     #[error("`{opcode}` takes {} operand(s), found {found}", count_range(*expected, *max))]
     OperandCount {
         inst: InstId,
@@ -174,7 +172,6 @@ impl VerifyError {
         match *self {
             DuplicateName { second, .. } => (Loc::Name(second), "redefined here"),
             MissingInst { .. } => (Loc::Function, ""),
-            RepeatedInst { inst, .. } => (Loc::Line(inst), ""),
             OperandCount { inst, .. } => (Loc::Head(inst), "wrong number of operands"),
             OperandKind { inst, k, .. } => (Loc::Operand(inst, k), "wrong operand kind"),
             DanglingOperand { inst, k } => (Loc::Operand(inst, k), ""),
@@ -252,18 +249,13 @@ impl VerifyError {
     }
 }
 
-/// The spans of an item, when it has real ones (builders add empty ones).
-fn real(spans: Option<&ItemSpans>) -> Option<&ItemSpans> {
-    spans.filter(|s| s.line != Span::default())
-}
-
 /// The span a location stands for, falling back to the opcode word and the
 /// line when the precise part was not written.
 fn resolve(f: &Function, loc: Loc) -> Option<Span> {
-    let inst = |i: InstId| real(f.spans.inst(i.index()));
+    let inst = |i: InstId| f.spans.inst(i.index());
     match loc {
-        Loc::Weight(w) => real(f.spans.weight(w.index())).map(|s| s.line),
-        Loc::Name(Value::Weight(w)) => real(f.spans.weight(w.index())).map(|s| s.name),
+        Loc::Weight(w) => f.spans.weight(w.index()).map(|s| s.line),
+        Loc::Name(Value::Weight(w)) => f.spans.weight(w.index()).map(|s| s.name),
         Loc::Name(Value::Inst(i)) => inst(i).map(|s| s.name),
         Loc::Line(i) => inst(i).map(|s| s.line),
         Loc::Head(i) => inst(i).map(|s| s.head),

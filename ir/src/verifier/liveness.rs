@@ -114,7 +114,7 @@ impl Liveness {
 
     /// Reports every alloc still live at the end, at its line.
     pub(super) fn finish(&self, c: &Checker, errors: &mut Vec<VerifyError>) {
-        for (p, &i) in c.f.layout.iter().enumerate() {
+        for (p, i) in c.f.layout.iter().enumerate() {
             let here = c.pos.get(i.index()).copied().flatten() == Some(p);
             if here && self.state[i.index()] == AllocState::Live {
                 errors.push(VerifyError::NeverDeallocated {

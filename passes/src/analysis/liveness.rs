@@ -90,7 +90,7 @@ impl LiveIntervals {
             map: BTreeMap::new(),
             num_insts: f.layout.len(),
         };
-        for (pos, &id) in f.layout.iter().enumerate() {
+        for (pos, id) in f.layout.iter().enumerate() {
             let inst = f.inst(id);
             if matches!(
                 inst.opcode,

@@ -5,9 +5,9 @@
 //! planned one when `plan-memory` ran, otherwise the one the planner would
 //! reach (so a report before the pipeline already shows the potential).
 
-use crate::planner::{self, align_up, Buffer, PlanOptions};
-use glow_ir::function::ArenaPlan;
-use glow_ir::{Function, InstId, Opcode, Value};
+use crate::planner::{self, align_up};
+use glow_ir::Function;
+pub use glow_planner::arena::{arena_layout, lifetimes, planner_buffers, ArenaLayout, Lifetime};
 use std::fmt::Write;
 
 /// One activation buffer.
@@ -42,91 +42,20 @@ pub struct MemoryReport {
     pub planned: bool,
 }
 
-/// An activation's lifetime: alloc and dealloc positions (closed; the
-/// last position when it is never deallocated).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lifetime {
-    pub alloc: InstId,
-    pub first: usize,
-    pub last: usize,
-}
-
-/// Lifetimes of every `allocactivation`, in program order.
-pub fn lifetimes(f: &Function) -> Vec<Lifetime> {
-    let last_pos = f.layout.len().saturating_sub(1);
-    let mut out: Vec<Lifetime> = Vec::new();
-    let mut open: Vec<(InstId, usize)> = Vec::new();
-    for (pos, &id) in f.layout.iter().enumerate() {
-        let inst = f.inst(id);
-        match inst.opcode {
-            Opcode::AllocActivation => {
-                open.push((id, out.len()));
-                out.push(Lifetime {
-                    alloc: id,
-                    first: pos,
-                    last: last_pos,
-                });
-            }
-            Opcode::DeallocActivation => {
-                if let Some(Value::Inst(a)) = inst.operands.first().map(|o| o.value) {
-                    if let Some(k) = open.iter().position(|&(i, _)| i == a) {
-                        let (_, b) = open.remove(k);
-                        out[b].last = pos;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The planner's input for these lifetimes.
-pub fn planner_buffers(f: &Function, lives: &[Lifetime]) -> Vec<Buffer> {
-    lives
-        .iter()
-        .map(|l| {
-            let bytes = f.inst(l.alloc).member_type("Ty").map_or(0, |t| t.bytes());
-            let clamp = |p: usize| u32::try_from(p).unwrap_or(u32::MAX);
-            Buffer::new(bytes, clamp(l.first), clamp(l.last))
-        })
-        .collect()
-}
-
 /// Computes the report with the default 64-byte alignment.
 pub fn memory_report(f: &Function) -> MemoryReport {
-    memory_report_aligned(f, planner::DEFAULT_ALIGN)
+    memory_report_aligned(f, glow_ir::ALIGN)
 }
 
 /// Computes the report; `align` applies when the function is not planned
 /// (a planned function uses its own).
 pub fn memory_report_aligned(f: &Function, align: u64) -> MemoryReport {
-    let lives = lifetimes(f);
-    let bufs = planner_buffers(f, &lives);
-    let align = f.memory.map_or(align, |m: ArenaPlan| m.align);
-    let planned_offsets: Option<Vec<u64>> = f.memory.and_then(|_| {
-        lives
-            .iter()
-            .map(|l| u64::try_from(f.inst(l.alloc).member_int("Offset")?).ok())
-            .collect()
-    });
-    let (offsets, arena, planned) = match (planned_offsets, f.memory) {
-        (Some(o), Some(m)) => (o, m.size, true),
-        _ => {
-            let p = planner::plan(
-                &bufs,
-                &PlanOptions {
-                    align,
-                    ..PlanOptions::default()
-                },
-            );
-            (p.offsets, p.arena, false)
-        }
-    };
-    let buffers: Vec<BufferReport> = lives
+    let a = arena_layout(f, align);
+    let buffers: Vec<BufferReport> = a
+        .lives
         .iter()
-        .zip(&bufs)
-        .zip(&offsets)
+        .zip(&a.bufs)
+        .zip(&a.offsets)
         .map(|((l, b), &offset)| {
             let ty = f.inst(l.alloc).member_type("Ty");
             BufferReport {
@@ -135,19 +64,19 @@ pub fn memory_report_aligned(f: &Function, align: u64) -> MemoryReport {
                 bytes: b.size,
                 first: l.first,
                 last: l.last,
-                aligned_bytes: align_up(b.size, align),
+                aligned_bytes: align_up(b.size, a.align),
                 offset,
             }
         })
         .collect();
     MemoryReport {
         function: f.name.clone(),
-        naive_bytes: bufs.iter().map(|b| b.size).fold(0, u64::saturating_add),
-        peak_live_bytes: planner::lower_bound(&bufs, 1),
-        align,
-        lower_bound_bytes: planner::lower_bound(&bufs, align),
-        arena_bytes: arena,
-        planned,
+        naive_bytes: a.bufs.iter().map(|b| b.size).fold(0, u64::saturating_add),
+        peak_live_bytes: planner::lower_bound(&a.bufs, 1),
+        align: a.align,
+        lower_bound_bytes: a.lower_bound,
+        arena_bytes: a.arena,
+        planned: a.planned,
         buffers,
     }
 }

@@ -1,4 +1,5 @@
-//! Offset planning for one activation arena.
+//! Offset planning for one activation arena (crate `glow-planner`, used by
+//! the `plan-memory` pass and by the backend for unplanned functions).
 //!
 //! Input: buffers as `(size, first, last)` with closed lifetimes over
 //! instruction indices. Output: a byte offset per buffer and the arena size,
@@ -12,11 +13,11 @@
 //! a deterministic order search (D) seeded from the best greedy order.
 //! Everything is deterministic: no clocks, no hash-map order.
 
+pub mod arena;
 pub mod bound;
 pub mod maxlive;
 pub mod place;
 pub mod search;
-pub mod timeline;
 pub mod trace;
 
 #[cfg(test)]
@@ -58,13 +59,10 @@ pub struct PlanOptions {
     pub search_budget: u32,
 }
 
-/// The alignment Glow and its bundles use.
-pub const DEFAULT_ALIGN: u64 = 64;
-
 impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
-            align: DEFAULT_ALIGN,
+            align: glow_ir::ALIGN,
             search_budget: 4000,
         }
     }

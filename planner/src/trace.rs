@@ -84,7 +84,7 @@ pub fn parse(text: &str) -> Result<Vec<TraceModel>, Vec<TraceError>> {
             match arg(1, "a model name") {
                 Ok((_, name)) => models.push(TraceModel {
                     name: name.to_string(),
-                    align: super::DEFAULT_ALIGN,
+                    align: glow_ir::ALIGN,
                     buffers: Vec::new(),
                     glow_mem: None,
                 }),
