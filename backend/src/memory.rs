@@ -60,6 +60,7 @@ fn align(v: u64) -> u64 {
 impl MemoryLayout {
     /// Lays out a verified function.
     pub fn plan(f: &Function) -> Result<MemoryLayout, BackendError> {
+        crate::limits::check_tensors(f)?;
         let mut m = MemoryLayout::default();
         for w in &f.weights {
             let size = align(w.ty.bytes());
@@ -71,9 +72,10 @@ impl MemoryLayout {
                 region,
                 offset: *end,
             });
-            *end += size;
+            *end = end.saturating_add(size);
         }
         m.place_activations(f)?;
+        crate::limits::check_layout(f, &m)?;
         Ok(m)
     }
 
@@ -97,8 +99,9 @@ impl MemoryLayout {
                     live.sort();
                     live_bytes += size;
                     self.lower_bound = self.lower_bound.max(live_bytes);
-                    self.naive_activations += size;
-                    self.activations_size = self.activations_size.max(offset + size);
+                    self.naive_activations = self.naive_activations.saturating_add(size);
+                    // Saturates so that an offset past the limit is reported, not wrapped.
+                    self.activations_size = self.activations_size.max(offset.saturating_add(size));
                     self.insts.insert(
                         id,
                         Place {

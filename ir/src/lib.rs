@@ -8,6 +8,7 @@ pub mod expect;
 pub mod function;
 pub mod fxhash;
 pub mod lexer;
+pub mod limits;
 pub mod opcode;
 pub mod output;
 pub mod parser;

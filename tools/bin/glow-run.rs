@@ -134,6 +134,10 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
     let mut optimized = module.clone();
     apply_pipeline(&mut optimized, &cli.pipeline, &source, &file)?;
     let f = pick(&optimized, cli.function.as_deref())?;
+    // Before any tensor is allocated: a clear error instead of an abort.
+    glow_backend::limits::check_tensors(f)
+        .and_then(|()| glow_backend::MemoryLayout::plan(f).map(drop))
+        .map_err(|d| Fail::Rendered(render_all(&[d], &file, &source)))?;
     let weights = run::resolve_weights(f, &given, &opts)?;
     if let Some(list) = &cli.compare_passes {
         return compare_passes(f, &weights, list, &opts, &source, &file);
