@@ -89,6 +89,9 @@ pub(crate) struct Lowerer<'o> {
     /// The node being lowered, for error messages.
     node: String,
     op: String,
+    /// The first tensor past the IR's rank or the tensor limit, reported
+    /// after the node that made it.
+    limit: Option<ImportError>,
 }
 
 impl<'o> Lowerer<'o> {
@@ -104,6 +107,7 @@ impl<'o> Lowerer<'o> {
             weights: Vec::new(),
             node: String::new(),
             op: String::new(),
+            limit: None,
         }
     }
 
@@ -142,8 +146,37 @@ impl<'o> Lowerer<'o> {
         }
     }
 
+    /// Records the first tensor that the IR cannot hold (rank above 6 or
+    /// more than `MAX_TENSOR_BYTES`), so no `.gir` the verifier rejects is written.
+    fn check_dims(&mut self, name: &str, dims: &[u64]) {
+        if self.limit.is_some() {
+            return;
+        }
+        let msg = if dims.len() > glow_ir::types::MAX_DIMS {
+            format!(
+                "tensor `{name}` has rank {}, above the IR's {}",
+                dims.len(),
+                glow_ir::types::MAX_DIMS
+            )
+        } else if dims.contains(&0) {
+            format!("tensor `{name}` has a zero dimension")
+        } else {
+            match glow_ir::limits::check_tensor(&format!("tensor `{name}`"), &Type::float(dims)) {
+                Ok(_) => return,
+                Err(msg) => msg,
+            }
+        };
+        self.limit = Some(self.err(msg));
+    }
+
+    /// The error `check_dims` recorded, if any.
+    pub fn limit_error(&mut self) -> Result<()> {
+        self.limit.take().map_or(Ok(()), Err)
+    }
+
     /// Adds a mutable weight (graph input or output) with its exact name.
     pub fn placeholder(&mut self, name: &str, dims: &[u64]) -> Value {
+        self.check_dims(name, dims);
         self.names.insert(name.to_string());
         Builder::new(&mut self.f).weight(name, Type::float(&ir_dims(dims)), Mutability::Mutable)
     }
@@ -153,6 +186,7 @@ impl<'o> Lowerer<'o> {
     pub fn const_weight(&mut self, base: &str, t: &Tensor) -> Value {
         let name = self.fresh(base);
         let dims = ir_dims(&t.dims);
+        self.check_dims(&name, &dims);
         let v = Builder::new(&mut self.f).weight(&name, Type::float(&dims), Mutability::Const);
         let Value::Weight(w) = v else {
             unreachable!("Builder::weight returns a weight")
@@ -178,6 +212,7 @@ impl<'o> Lowerer<'o> {
     /// A new activation buffer of IR dims `dims`, deallocated at the end.
     pub fn alloc(&mut self, base: &str, dims: &[u64]) -> Value {
         let name = self.fresh(base);
+        self.check_dims(&name, dims);
         let v = Builder::new(&mut self.f).alloc(&name, Type::float(&ir_dims(dims)));
         self.allocs.push(v);
         v
@@ -199,6 +234,7 @@ impl<'o> Lowerer<'o> {
     pub fn view(&mut self, base: &str, src: Value, dims: &[u64]) -> Value {
         let rank = self.f.value_type(src).map_or(1, |t| t.rank());
         let name = self.fresh(base);
+        self.check_dims(&name, dims);
         let ty = Type::float(&ir_dims(dims));
         Builder::new(&mut self.f).tensorview(&name, src, ty, vec![0; rank])
     }
@@ -395,6 +431,7 @@ impl<'o> Lowerer<'o> {
                 })
             }
         };
+        self.limit_error()?;
         for (name, v) in node.output.iter().zip(outs) {
             if !name.is_empty() {
                 self.bind(name, v);
@@ -421,7 +458,7 @@ impl<'o> Lowerer<'o> {
             let name = self.fresh(&base);
             Builder::new(&mut self.f).dealloc(&name, a);
         }
-        Ok(())
+        self.limit_error()
     }
 }
 
