@@ -95,16 +95,7 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
             namer.reserve(o.name);
         }
     }
-    let name = namer.name("", &f.name);
-    for suffix in [
-        "H",
-        "CONSTANT_MEM_SIZE",
-        "MUTABLE_MEM_SIZE",
-        "ACTIVATIONS_MEM_SIZE",
-        "MEM_ALIGN",
-    ] {
-        namer.reserve(&format!("{name}_{suffix}"));
-    }
+    let name = namer.name_family(&f.name, crate::namer::BUNDLE_SUFFIXES);
     // The body's chunk functions.
     for k in 0..=f.inst_ids().count() / crate::emit::CHUNK {
         namer.reserve(&format!("{name}_part{k}"));
@@ -346,4 +337,54 @@ impl Bundle {
         }
         Ok(())
     }
+}
+
+/// Every identifier bundle `b` puts into a program that includes it: the
+/// entry point, the include guard and size macros, the weight macros.
+pub fn identifiers(b: &Bundle) -> Vec<String> {
+    let mut v = vec![b.name.clone()];
+    v.extend(
+        crate::namer::BUNDLE_SUFFIXES
+            .iter()
+            .map(|s| format!("{}{s}", b.name)),
+    );
+    v.extend(b.mutable.iter().map(|m| m.macro_name.clone()));
+    v
+}
+
+/// Bundles written together must not share an identifier (two functions
+/// `a.b` and `a/b` both make bundle `a_b`; the weight macro `f_x_y` of `f`
+/// is the entry point of a bundle `f_x_y`). The error is at the later
+/// function's name, with the earlier one as a secondary label.
+pub fn check_clashes(items: &[(&Function, &Bundle)]) -> Result<(), Diagnostic> {
+    let mut owner: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, (f, b)) in items.iter().enumerate() {
+        for id in identifiers(b) {
+            let Some(&j) = owner.get(&id) else {
+                owner.insert(id, i);
+                continue;
+            };
+            let (g, other) = items[j];
+            let msg = if id == b.name && id == other.name {
+                format!(
+                    "functions `{}` and `{}` both make a bundle named `{id}`",
+                    g.name, f.name
+                )
+            } else {
+                format!(
+                    "bundle `{}` defines `{id}`, which bundle `{}` defines too; rename one of the functions",
+                    b.name, other.name
+                )
+            };
+            let mut d = Diagnostic::error(msg);
+            if let Some(s) = f.spans.function {
+                d = d.at_labelled(s, "this function");
+            }
+            if let Some(s) = g.spans.function {
+                d = d.with_secondary(s, "clashes with this one");
+            }
+            return Err(d);
+        }
+    }
+    Ok(())
 }
