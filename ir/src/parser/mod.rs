@@ -239,7 +239,16 @@ struct Lowerer {
     /// The name of the instruction being lowered.
     current: Option<String>,
     func: Function,
+    /// Per undefined name, the two closest defined names (`did_you_mean`'s
+    /// rule), so repeated uses cost one lookup.
+    suggestions: std::cell::RefCell<HashMap<String, Vec<String>>>,
+    /// Defined names compared so far; past `SUGGESTION_BUDGET` no new
+    /// suggestions are computed, so diagnostics stay linear in the file.
+    compared: std::cell::Cell<usize>,
 }
+
+/// How many (undefined name, defined name) pairs suggestions may compare.
+const SUGGESTION_BUDGET: usize = 1_000_000;
 
 impl Lowerer {
     fn lower(mut self, f: &FuncAst, diags: &mut Vec<Diagnostic>) -> Function {
@@ -305,18 +314,41 @@ impl Lowerer {
         let mut d = Diagnostic::error(format!("use of undefined value `%{}`", n)).at(span(name));
         // An instruction never names its own result as an operand.
         let own = self.current.as_deref();
-        let mut candidates: Vec<&str> = self
-            .names
-            .keys()
-            .map(String::as_str)
-            .filter(|&c| Some(c) != own)
-            .collect();
-        candidates.sort();
-        if let Some(s) = did_you_mean(&n, candidates) {
+        if let Some(s) = self
+            .closest(&n)
+            .into_iter()
+            .find(|c| Some(c.as_str()) != own)
+        {
             d = d.with_note(format!("did you mean `%{}`?", s));
         }
         diags.push(d);
         None
+    }
+
+    /// The two defined names closest to `word`, best first (memoized; none
+    /// once the comparison budget is spent).
+    fn closest(&self, word: &str) -> Vec<String> {
+        if let Some(v) = self.suggestions.borrow().get(word) {
+            return v.clone();
+        }
+        if self.compared.get() > SUGGESTION_BUDGET {
+            return Vec::new();
+        }
+        self.compared.set(self.compared.get() + self.names.len());
+        let mut best: Vec<&str> = Vec::new();
+        let mut rest: Vec<&str> = self.names.keys().map(String::as_str).collect();
+        for _ in 0..2 {
+            let Some(c) = did_you_mean(word, rest.iter().copied()) else {
+                break;
+            };
+            best.push(c);
+            rest.retain(|&r| r != c);
+        }
+        let v: Vec<String> = best.into_iter().map(str::to_string).collect();
+        self.suggestions
+            .borrow_mut()
+            .insert(word.to_string(), v.clone());
+        v
     }
 
     fn lower_weight(&self, w: &WeightAst, diags: &mut Vec<Diagnostic>) -> (WeightData, ItemSpans) {
@@ -455,6 +487,43 @@ impl Lowerer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Thousands of distinct undefined names cost a bounded number of
+    /// suggestion comparisons, not one per (use, defined name) pair.
+    #[test]
+    fn undefined_name_suggestions_are_bounded() {
+        let n = 6000;
+        let mut src =
+            String::from("function f\ndeclare {\n  %x = WeightVar float<2> mutable\n}\n\ncode {\n");
+        for i in 0..n {
+            src.push_str(&format!("  %e{i} = relu @out %x, @in %nope{i}\n"));
+        }
+        src.push_str("}\n");
+        crate::diag::EDIT_DISTANCES.with(|c| c.set(0));
+        let diags = parse(src.as_bytes()).expect_err("undefined names");
+        assert_eq!(diags.len(), n);
+        let calls = crate::diag::EDIT_DISTANCES.with(|c| c.get());
+        // Quadratic would be about n * 5000 = 30M.
+        assert!(calls <= 3 * SUGGESTION_BUDGET, "{calls} edit distances");
+        // The same undefined name many times is compared once.
+        let mut src = String::from(
+            "function f\ndeclare {\n  %nope = WeightVar float<2> mutable\n}\n\ncode {\n",
+        );
+        for i in 0..n {
+            src.push_str(&format!("  %e{i} = relu @out %nope, @in %nopx\n"));
+        }
+        src.push_str("}\n");
+        crate::diag::EDIT_DISTANCES.with(|c| c.set(0));
+        let diags = parse(src.as_bytes()).expect_err("undefined names");
+        let last = diags.last().expect("diagnostics");
+        assert!(
+            last.notes
+                .iter()
+                .any(|m| m.contains("did you mean `%nope`")),
+            "{last:?}"
+        );
+        assert!(crate::diag::EDIT_DISTANCES.with(|c| c.get()) <= 3 * n);
+    }
     use crate::printer::{print_module, PrintOptions};
 
     const LENET: &str = include_str!("../../../examples/lenet.gir");
