@@ -75,7 +75,19 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
 
 /// A line the lexer left out: an unknown character or an unterminated quote.
 fn lex_issue(issue: &crate::lexer::LexIssue) -> Diagnostic {
-    if issue.unterminated {
+    if issue.bad_escape {
+        let what = match issue.text.as_str() {
+            "\\u" => {
+                "unsupported escape `\\u` in a quoted name or string (write the character itself)"
+                    .to_string()
+            }
+            t => format!(
+                "unknown escape `\\{}` in a quoted name or string",
+                t.get(1..).unwrap_or("").escape_debug()
+            ),
+        };
+        Diagnostic::error(what).at_labelled(issue.span, "the escapes are \\\", \\\\, \\n and \\t")
+    } else if issue.unterminated {
         Diagnostic::error("unterminated quoted name or string")
             .at_labelled(issue.span, "no closing `\"` on this line")
     } else {
