@@ -154,6 +154,8 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         fill_seed: opts.fill_stripped,
     };
     for t in &graph.initializer {
+        let (_, n) = tensor::checked_dims(&t.name, &t.dims)?;
+        l.reserve_const(&t.name, 4 * n)?;
         let value = tensor::decode(t, opts.base_dir.as_deref(), policy)?;
         l.bind(
             &t.name,
@@ -163,6 +165,7 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             },
         );
     }
+    l.limit_error()?;
     for node in &graph.node {
         l.lower_node(node)?;
     }

@@ -92,6 +92,8 @@ pub(crate) struct Lowerer<'o> {
     /// The first tensor past the IR's rank or the tensor limit, reported
     /// after the node that made it.
     limit: Option<ImportError>,
+    /// Bytes of the constants bound so far (as f32), held to `MAX_TOTAL_BYTES`.
+    pub const_bytes: u64,
 }
 
 impl<'o> Lowerer<'o> {
@@ -108,6 +110,7 @@ impl<'o> Lowerer<'o> {
             node: String::new(),
             op: String::new(),
             limit: None,
+            const_bytes: 0,
         }
     }
 
@@ -125,7 +128,34 @@ impl<'o> Lowerer<'o> {
     }
 
     pub fn bind(&mut self, name: &str, v: Val) {
+        if let Val::Const { t, .. } = &v {
+            self.const_bytes = self.const_bytes.saturating_add(4 * t.len() as u64);
+            if self.const_bytes > glow_ir::limits::MAX_TOTAL_BYTES && self.limit.is_none() {
+                self.limit = Some(self.total_error(name));
+            }
+        }
         self.vals.insert(name.to_string(), v);
+    }
+
+    /// Whether `bytes` more constant data stay within `MAX_TOTAL_BYTES`;
+    /// checked before a constant is materialized.
+    pub fn reserve_const(&self, name: &str, bytes: u64) -> Result<()> {
+        match self.const_bytes.checked_add(bytes) {
+            Some(n) if n <= glow_ir::limits::MAX_TOTAL_BYTES => Ok(()),
+            _ => Err(self.total_error(name)),
+        }
+    }
+
+    fn total_error(&self, name: &str) -> ImportError {
+        let msg = format!(
+            "constant `{name}` takes the model's constants past the limit of {} bytes in total",
+            glow_ir::limits::MAX_TOTAL_BYTES
+        );
+        if self.node.is_empty() {
+            ImportError::model(msg)
+        } else {
+            self.err(msg)
+        }
     }
 
     /// An error about the current node.
@@ -512,4 +542,38 @@ pub(crate) fn norm_axis(l: &Lowerer, axis: i64, rank: usize) -> Result<usize> {
 
 pub(crate) fn layout_is_nchw(l: &Lowerer) -> bool {
     l.opts.layout == Layout::Nchw
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glow_ir::limits::MAX_TOTAL_BYTES;
+
+    /// Constants are held to the total limit before they are materialized
+    /// (`reserve_const`) and as they are bound.
+    #[test]
+    fn constants_are_held_to_the_total_limit() {
+        let opts = Options::default();
+        let mut l = Lowerer::new("m", &opts, 13, &[]);
+        l.const_bytes = MAX_TOTAL_BYTES - 8;
+        assert!(l.reserve_const("w", 8).is_ok());
+        let e = l.reserve_const("w", 12).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "constant `w` takes the model's constants past the limit of 4294967296 bytes"
+            ),
+            "{e}"
+        );
+        assert!(l.reserve_const("w", u64::MAX).is_err());
+        let small = Val::Const {
+            name: "c".into(),
+            t: Tensor::f32(vec![3], vec![0.0; 3]),
+        };
+        l.bind("c", small);
+        assert!(l
+            .limit_error()
+            .unwrap_err()
+            .to_string()
+            .contains("constant `c`"));
+    }
 }

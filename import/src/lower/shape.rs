@@ -19,6 +19,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         "ConstantOfShape" => {
             let shape = l.const_input(node, 0)?.to_i64();
             let (dims, n) = tensor::checked_dims(&out, &shape).map_err(|e| l.err(e.to_string()))?;
+            l.reserve_const(&out, 4 * n)?;
             let value = match attrs.tensor("value") {
                 Some(tp) => decode(l, tp)?.to_f32().first().copied().unwrap_or(0.0),
                 None => 0.0,
