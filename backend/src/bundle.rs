@@ -170,9 +170,10 @@ fn append_packed(
 /// when allowed.
 fn constant_bytes(f: &Function, i: usize, opts: &BundleOptions) -> Result<Vec<u8>, BackendError> {
     let w = &f.weights[i];
-    let at = |d: Diagnostic| match f.spans.weight(i) {
-        Some(s) => d.at(s.line),
-        None => d,
+    let at = |d: Diagnostic| match (f.spans.weight(i), f.spans.function) {
+        (Some(s), _) => d.at(s.line),
+        (None, Some(s)) => d.at(s),
+        (None, None) => d,
     };
     if let Some(init) = &w.init {
         return init_bytes(&w.ty, init).ok_or_else(|| {

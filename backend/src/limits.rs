@@ -16,9 +16,10 @@ pub fn check_tensors(f: &Function) -> Result<(), BackendError> {
     for (i, w) in f.weights.iter().enumerate() {
         if let Err(msg) = check_tensor(&format!("weight `%{}`", w.name), &w.ty) {
             let d = Diagnostic::error(msg);
-            return Err(match f.spans.weight(i) {
-                Some(s) => d.at(s.line),
-                None => d,
+            return Err(match (f.spans.weight(i), f.spans.function) {
+                (Some(s), _) => d.at(s.line),
+                (None, Some(s)) => d.at(s),
+                (None, None) => d,
             });
         }
     }
