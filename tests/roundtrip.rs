@@ -153,20 +153,37 @@ fn mutated_inputs_never_panic() {
                 }
             }
             let result = std::panic::catch_unwind(|| {
-                if let Ok(module) = parser::parse(&m) {
-                    let diags = verifier::verify_module(&module);
-                    let _ = glow_ir::diag::render_all(&diags, "m.gir", &m);
-                    let _ = print_module(&module, PrintOptions { annotate: true });
-                } else if let Err(d) = parser::parse(&m) {
-                    let _ = glow_ir::diag::render_all(&d, "m.gir", &m);
-                }
+                let diags = match parser::parse(&m) {
+                    Ok(module) => {
+                        let _ = print_module(&module, PrintOptions { annotate: true });
+                        verifier::verify_module(&module)
+                    }
+                    Err(d) => d,
+                };
+                let _ = glow_ir::diag::render_all(&diags, "m.gir", &m);
+                diags
             });
-            assert!(
-                result.is_ok(),
-                "{}: panic on mutated input:\n{}",
-                path.display(),
-                String::from_utf8_lossy(&m)
-            );
+            let Ok(diags) = result else {
+                panic!(
+                    "{}: panic on mutated input:\n{}",
+                    path.display(),
+                    String::from_utf8_lossy(&m)
+                );
+            };
+            // Every diagnostic points at a position inside the file.
+            for d in &diags {
+                let inside = d
+                    .primary
+                    .as_ref()
+                    .is_some_and(|l| l.span.start as usize <= m.len());
+                assert!(
+                    inside,
+                    "{}: a diagnostic without a position in the file: {}\n{}",
+                    path.display(),
+                    d.message,
+                    String::from_utf8_lossy(&m)
+                );
+            }
         }
     }
 }

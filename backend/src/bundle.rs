@@ -96,16 +96,7 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
             namer.reserve(o.name);
         }
     }
-    let name = namer.name("", &f.name);
-    for suffix in [
-        "H",
-        "CONSTANT_MEM_SIZE",
-        "MUTABLE_MEM_SIZE",
-        "ACTIVATIONS_MEM_SIZE",
-        "MEM_ALIGN",
-    ] {
-        namer.reserve(&format!("{name}_{suffix}"));
-    }
+    let name = namer.name_family(&f.name, crate::namer::BUNDLE_SUFFIXES);
     // The body's chunk functions.
     for k in 0..=f.inst_ids().count() / crate::emit::CHUNK {
         namer.reserve(&format!("{name}_part{k}"));
@@ -180,9 +171,10 @@ fn append_packed(
 /// when allowed.
 fn constant_bytes(f: &Function, i: usize, opts: &BundleOptions) -> Result<Vec<u8>, BackendError> {
     let w = &f.weights[i];
-    let at = |d: Diagnostic| match f.spans.weight(i) {
-        Some(s) => d.at(s.line),
-        None => d,
+    let at = |d: Diagnostic| match (f.spans.weight(i), f.spans.function) {
+        (Some(s), _) => d.at(s.line),
+        (None, Some(s)) => d.at(s),
+        (None, None) => d,
     };
     if let Some(init) = &w.init {
         return init_bytes(&w.ty, init).ok_or_else(|| {
@@ -347,4 +339,54 @@ impl Bundle {
         }
         Ok(())
     }
+}
+
+/// Every identifier bundle `b` puts into a program that includes it: the
+/// entry point, the include guard and size macros, the weight macros.
+pub fn identifiers(b: &Bundle) -> Vec<String> {
+    let mut v = vec![b.name.clone()];
+    v.extend(
+        crate::namer::BUNDLE_SUFFIXES
+            .iter()
+            .map(|s| format!("{}{s}", b.name)),
+    );
+    v.extend(b.mutable.iter().map(|m| m.macro_name.clone()));
+    v
+}
+
+/// Bundles written together must not share an identifier (two functions
+/// `a.b` and `a/b` both make bundle `a_b`; the weight macro `f_x_y` of `f`
+/// is the entry point of a bundle `f_x_y`). The error is at the later
+/// function's name, with the earlier one as a secondary label.
+pub fn check_clashes(items: &[(&Function, &Bundle)]) -> Result<(), Diagnostic> {
+    let mut owner: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, (f, b)) in items.iter().enumerate() {
+        for id in identifiers(b) {
+            let Some(&j) = owner.get(&id) else {
+                owner.insert(id, i);
+                continue;
+            };
+            let (g, other) = items[j];
+            let msg = if id == b.name && id == other.name {
+                format!(
+                    "functions `{}` and `{}` both make a bundle named `{id}`",
+                    g.name, f.name
+                )
+            } else {
+                format!(
+                    "bundle `{}` defines `{id}`, which bundle `{}` defines too; rename one of the functions",
+                    b.name, other.name
+                )
+            };
+            let mut d = Diagnostic::error(msg);
+            if let Some(s) = f.spans.function {
+                d = d.at_labelled(s, "this function");
+            }
+            if let Some(s) = g.spans.function {
+                d = d.with_secondary(s, "clashes with this one");
+            }
+            return Err(d);
+        }
+    }
+    Ok(())
 }

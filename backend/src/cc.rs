@@ -57,47 +57,47 @@ static int glow_driver_load(const char *path, uint8_t *dst, size_t n) {{
   return got != n;
 }}
 
-int main(int argc, char **argv) {{
-  void *raw_c, *raw_m, *raw_a;
-  uint8_t *c, *m, *a;
-  long repeat, r;
-  clock_t t0, t1;
-  FILE *out;
-  if (argc < 4) {{
-    fprintf(stderr, "usage: %s WEIGHTS MUTABLE_IN MUTABLE_OUT [REPEAT]\n", argv[0]);
+int main(int glow_driver_argc, char **glow_driver_argv) {{
+  void *glow_driver_raw_c, *glow_driver_raw_m, *glow_driver_raw_a;
+  uint8_t *glow_driver_c, *glow_driver_m, *glow_driver_a;
+  long glow_driver_repeat, glow_driver_r;
+  clock_t glow_driver_t0, glow_driver_t1;
+  FILE *glow_driver_out;
+  if (glow_driver_argc < 4) {{
+    fprintf(stderr, "usage: %s WEIGHTS MUTABLE_IN MUTABLE_OUT [REPEAT]\n", glow_driver_argv[0]);
     return 2;
   }}
-  repeat = argc > 4 ? atol(argv[4]) : 1;
-  c = glow_driver_aligned(&raw_c, {n}_CONSTANT_MEM_SIZE);
-  m = glow_driver_aligned(&raw_m, {n}_MUTABLE_MEM_SIZE);
-  a = glow_driver_aligned(&raw_a, {n}_ACTIVATIONS_MEM_SIZE);
-  if (!c || !m || !a) {{
+  glow_driver_repeat = glow_driver_argc > 4 ? atol(glow_driver_argv[4]) : 1;
+  glow_driver_c = glow_driver_aligned(&glow_driver_raw_c, {n}_CONSTANT_MEM_SIZE);
+  glow_driver_m = glow_driver_aligned(&glow_driver_raw_m, {n}_MUTABLE_MEM_SIZE);
+  glow_driver_a = glow_driver_aligned(&glow_driver_raw_a, {n}_ACTIVATIONS_MEM_SIZE);
+  if (!glow_driver_c || !glow_driver_m || !glow_driver_a) {{
     fprintf(stderr, "out of memory\n");
     return 3;
   }}
-  memset(a, 0, {n}_ACTIVATIONS_MEM_SIZE);
-  if (glow_driver_load(argv[1], c, {n}_CONSTANT_MEM_SIZE) || glow_driver_load(argv[2], m, {n}_MUTABLE_MEM_SIZE)) {{
+  memset(glow_driver_a, 0, {n}_ACTIVATIONS_MEM_SIZE);
+  if (glow_driver_load(glow_driver_argv[1], glow_driver_c, {n}_CONSTANT_MEM_SIZE) || glow_driver_load(glow_driver_argv[2], glow_driver_m, {n}_MUTABLE_MEM_SIZE)) {{
     fprintf(stderr, "cannot read the weight files\n");
     return 3;
   }}
-  t0 = clock();
-  for (r = 0; r < repeat; r++) {{
-    if ({n}(c, m, a) != 0) {{
+  glow_driver_t0 = clock();
+  for (glow_driver_r = 0; glow_driver_r < glow_driver_repeat; glow_driver_r++) {{
+    if ({n}(glow_driver_c, glow_driver_m, glow_driver_a) != 0) {{
       fprintf(stderr, "the bundle returned an error\n");
       return 4;
     }}
   }}
-  t1 = clock();
-  if (argc > 4) fprintf(stderr, "glow-run-seconds-per-run %.9f\n", (double)(t1 - t0) / CLOCKS_PER_SEC / (double)(repeat > 0 ? repeat : 1));
-  out = fopen(argv[3], "wb");
-  if (!out || fwrite(m, 1, {n}_MUTABLE_MEM_SIZE, out) != {n}_MUTABLE_MEM_SIZE) {{
-    fprintf(stderr, "cannot write %s\n", argv[3]);
+  glow_driver_t1 = clock();
+  if (glow_driver_argc > 4) fprintf(stderr, "glow-run-seconds-per-run %.9f\n", (double)(glow_driver_t1 - glow_driver_t0) / CLOCKS_PER_SEC / (double)(glow_driver_repeat > 0 ? glow_driver_repeat : 1));
+  glow_driver_out = fopen(glow_driver_argv[3], "wb");
+  if (!glow_driver_out || fwrite(glow_driver_m, 1, {n}_MUTABLE_MEM_SIZE, glow_driver_out) != {n}_MUTABLE_MEM_SIZE) {{
+    fprintf(stderr, "cannot write %s\n", glow_driver_argv[3]);
     return 3;
   }}
-  fclose(out);
-  free(raw_c);
-  free(raw_m);
-  free(raw_a);
+  fclose(glow_driver_out);
+  free(glow_driver_raw_c);
+  free(glow_driver_raw_m);
+  free(glow_driver_raw_a);
   return 0;
 }}
 "#

@@ -10,9 +10,11 @@ pub fn inst_error(f: &Function, id: InstId, msg: impl Into<String>) -> Diagnosti
     let inst = f.inst(id);
     let text = format!("`%{}` ({}): {}", inst.name, inst.opcode.name(), msg.into());
     let d = Diagnostic::error(text);
-    match f.spans.inst(id.index()) {
-        Some(s) => d.at(s.line),
-        None => d,
+    // An instruction a pass created has no line: point at its function.
+    match (f.spans.inst(id.index()), f.spans.function) {
+        (Some(s), _) => d.at(s.line),
+        (None, Some(s)) => d.at(s),
+        (None, None) => d,
     }
 }
 

@@ -18,6 +18,7 @@ pub mod elem;
 pub mod emit;
 pub mod error;
 pub mod interp;
+pub mod limits;
 pub mod members;
 pub mod memory;
 pub mod namer;

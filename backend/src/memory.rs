@@ -61,6 +61,7 @@ fn align(v: u64) -> u64 {
 impl MemoryLayout {
     /// Lays out a verified function.
     pub fn plan(f: &Function) -> Result<MemoryLayout, BackendError> {
+        crate::limits::check_tensors(f)?;
         let mut m = MemoryLayout::default();
         for w in &f.weights {
             let size = align(w.ty.bytes());
@@ -72,9 +73,10 @@ impl MemoryLayout {
                 region,
                 offset: *end,
             });
-            *end += size;
+            *end = end.saturating_add(size);
         }
         m.place_activations(f)?;
+        crate::limits::check_layout(f, &m)?;
         Ok(m)
     }
 
@@ -87,12 +89,16 @@ impl MemoryLayout {
         }
         let a = arena_layout(f, ALIGN);
         self.lower_bound = a.lower_bound;
-        self.naive_activations = a.bufs.iter().map(|b| align_up(b.size, a.align)).sum();
+        self.naive_activations = a
+            .bufs
+            .iter()
+            .fold(0u64, |n, b| n.saturating_add(align_up(b.size, a.align)));
         self.activations_size = a.arena;
         for ((l, b), &offset) in a.lives.iter().zip(&a.bufs).zip(&a.offsets) {
             // A planned arena is checked by the verifier; this keeps every
             // buffer inside the region even so.
-            self.activations_size = self.activations_size.max(offset + b.size);
+            // Saturates so that an offset past the limit is reported, not wrapped.
+            self.activations_size = self.activations_size.max(offset.saturating_add(b.size));
             self.insts.insert(
                 l.alloc,
                 Place {

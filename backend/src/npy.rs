@@ -161,9 +161,47 @@ pub fn file_stem(name: &str) -> String {
     out
 }
 
+/// The longest file name most file systems take (`NAME_MAX`).
+pub const MAX_FILE_NAME: usize = 255;
+
+/// `<file_stem>.npy`, or, when that is longer than `MAX_FILE_NAME` bytes,
+/// the stem's first 200 bytes, `~` and a 64-bit FNV-1a hash of the name in
+/// hex. `~` never occurs in a stem, so shortened names cannot meet
+/// unshortened ones; two long names sharing a prefix and a hash are
+/// reported by the caller instead of overwriting each other.
+pub fn file_name(name: &str) -> String {
+    let stem = file_stem(name);
+    if stem.len() + 4 <= MAX_FILE_NAME {
+        return format!("{stem}.npy");
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // The stem is ASCII, so any byte index is a char boundary.
+    format!("{}~{h:016x}.npy", &stem[..200])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_names_are_shortened() {
+        let long = "x".repeat(300);
+        let f = file_name(&long);
+        assert!(f.len() <= MAX_FILE_NAME, "{f}");
+        assert!(f.starts_with(&"x".repeat(200)) && f.ends_with(".npy") && f.contains('~'));
+        let other = format!("{}y", "x".repeat(299));
+        assert_ne!(file_name(&other), f);
+        assert_eq!(
+            file_name(&"a".repeat(251)),
+            format!("{}.npy", "a".repeat(251))
+        );
+        assert!(file_name(&"a".repeat(252)).contains('~'));
+        assert!(!file_stem("a~b").contains('~'));
+    }
 
     #[test]
     fn round_trip() {

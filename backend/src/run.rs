@@ -81,6 +81,7 @@ pub fn resolve_weights(
     given: &BTreeMap<String, Vec<u8>>,
     opts: &RunOptions,
 ) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    crate::limits::check_tensors(f).map_err(|d| d.message)?;
     let mut out = BTreeMap::new();
     for w in &f.weights {
         let bytes = if let Some(b) = given.get(&w.name) {

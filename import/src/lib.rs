@@ -142,6 +142,11 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             continue;
         }
         let dims = input_dims(vi, opts)?;
+        glow_ir::limits::check_tensor(
+            &format!("graph input `{}`", vi.name),
+            &glow_ir::Type::float(&dims),
+        )
+        .map_err(ImportError::model)?;
         let v = l.placeholder(&vi.name, &dims);
         l.bind(&vi.name, lower::Val::Act(lower::Act { v, dims, cl: false }));
     }
@@ -149,6 +154,8 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         fill_seed: opts.fill_stripped,
     };
     for t in &graph.initializer {
+        let (_, n) = tensor::checked_dims(&t.name, &t.dims)?;
+        l.reserve_const(&t.name, 4 * n)?;
         let value = tensor::decode(t, opts.base_dir.as_deref(), policy)?;
         l.bind(
             &t.name,
@@ -158,6 +165,7 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             },
         );
     }
+    l.limit_error()?;
     for node in &graph.node {
         l.lower_node(node)?;
     }
@@ -168,11 +176,29 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         let text: Vec<String> = diags.iter().map(|d| format!("  {}", d.message)).collect();
         return Err(ImportError::Verify(text.join("\n")));
     }
-    Ok(Imported {
+    let imported = Imported {
         function: l.f,
         weights: l.weights,
         notes,
-    })
+    };
+    reread(&imported)?;
+    Ok(imported)
+}
+
+/// Reads the `.gir` text back and verifies it, so glow-import never writes
+/// a file that glow-opt rejects; a failure is an importer bug, reported
+/// with the offending line (whose names are the ONNX node's).
+fn reread(imported: &Imported) -> Result<()> {
+    let text = imported.gir_text();
+    let diags = match glow_ir::parser::parse(text.as_bytes()) {
+        Ok(m) => glow_ir::verifier::verify_module(&m),
+        Err(d) => d,
+    };
+    if diags.iter().any(glow_ir::Diagnostic::is_error) {
+        let shown = glow_ir::diag::render_all(&diags, "<imported .gir>", text.as_bytes());
+        return Err(ImportError::Verify(shown.trim_end().to_string()));
+    }
+    Ok(())
 }
 
 /// Dims of a graph input: symbolic or unknown first dims take the batch.
@@ -208,4 +234,36 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<Vec<u64>> {
         return Err(bad(format!("rank {} is above the IR's 6", dims.len())));
     }
     Ok(dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glow_ir::builder::Builder;
+    use glow_ir::{Mutability, Type};
+
+    /// A function the in-memory verifier accepts but whose text glow-opt
+    /// rejects (rank 7) is an error, not a written file.
+    #[test]
+    fn reread_rejects_text_the_verifier_rejects() {
+        let mut f = Function::new("m");
+        Builder::new(&mut f).weight("x", Type::float(&[1; 7]), Mutability::Mutable);
+        let imported = Imported {
+            function: f,
+            weights: Vec::new(),
+            notes: Vec::new(),
+        };
+        let e = reread(&imported).unwrap_err().to_string();
+        assert!(e.contains("does not verify"), "{e}");
+        assert!(e.contains("<imported .gir>:3:"), "{e}");
+        assert!(e.contains("at most 6 dimensions"), "{e}");
+        let mut ok = Function::new("m");
+        Builder::new(&mut ok).weight("x", Type::float(&[2]), Mutability::Mutable);
+        let fine = Imported {
+            function: ok,
+            weights: Vec::new(),
+            notes: Vec::new(),
+        };
+        assert!(reread(&fine).is_ok());
+    }
 }

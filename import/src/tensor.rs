@@ -30,9 +30,10 @@ pub struct StrippedPolicy {
     pub fill_seed: Option<u64>,
 }
 
-/// Largest tensor the importer will materialize (elements), as a guard
-/// against headers that claim absurd sizes.
-const MAX_ELEMS: u64 = 1 << 31;
+/// Largest tensor the importer will materialize (elements): the tensor
+/// limit of `glow_ir::limits` in f32 elements (what every tensor becomes),
+/// a guard against headers that claim absurd sizes.
+const MAX_ELEMS: u64 = glow_ir::limits::MAX_TENSOR_BYTES / 4;
 
 impl Tensor {
     pub fn f32(dims: Vec<u64>, v: Vec<f32>) -> Tensor {
@@ -148,7 +149,20 @@ pub fn checked_dims(name: &str, dims: &[i64]) -> Result<(Vec<u64>, u64)> {
     if n > MAX_ELEMS {
         return Err(ImportError::tensor(
             name,
-            format!("{n} elements is more than the importer handles"),
+            format!(
+                "{} elements ({} bytes as float) is more than the limit of {} bytes per tensor",
+                if n == u64::MAX {
+                    "more than 2^64".to_string()
+                } else {
+                    n.to_string()
+                },
+                if n == u64::MAX {
+                    "more than 2^64".to_string()
+                } else {
+                    n.saturating_mul(4).to_string()
+                },
+                glow_ir::limits::MAX_TENSOR_BYTES
+            ),
         ));
     }
     Ok((out, n))

@@ -96,6 +96,13 @@ impl Diagnostic {
     /// Renders as `file:line:col: error: message`, the source line with a
     /// caret underline and label, then `= note:` lines.
     pub fn render(&self, file_name: &str, source: &[u8]) -> String {
+        self.render_in(&Source::new(file_name, source))
+    }
+
+    /// `render` against a prepared source, so many diagnostics of one file
+    /// cost one pass over it (`render_all`).
+    pub fn render_in(&self, src: &Source) -> String {
+        let file_name = src.file.name();
         let Some(primary) = &self.primary else {
             let mut out = format!(
                 "{}: {}: {}\n",
@@ -108,17 +115,15 @@ impl Diagnostic {
             }
             return out;
         };
-        // Lossy text keeps byte offsets for valid UTF-8; invalid bytes only
-        // appear before the first error, which is reported at that byte.
-        let text = String::from_utf8_lossy(source);
+        let text = src.file.source().as_str();
         let clamp = |s: Span| {
             let len = text.len();
             let start = (s.start as usize).min(len);
             let end = (s.end as usize).clamp(start, len);
-            let start = floor_char(&text, start);
-            start..ceil_char(&text, end)
+            let start = floor_char(text, start);
+            start..ceil_char(text, end)
         };
-        let file = SimpleFile::new(file_name, text.as_ref());
+        let file = &src.file;
         let severity = match self.severity {
             Severity::Error => cs::Severity::Error,
             Severity::Warning => cs::Severity::Warning,
@@ -138,7 +143,7 @@ impl Diagnostic {
             ..term::Config::default()
         };
         let mut buf = term::termcolor::NoColor::new(Vec::new());
-        if term::emit(&mut buf, &config, &file, &diag).is_err() {
+        if term::emit(&mut buf, &config, file, &diag).is_err() {
             return format!(
                 "{}: {}: {}\n",
                 file_name,
@@ -147,7 +152,7 @@ impl Diagnostic {
             );
         }
         let rendered = String::from_utf8_lossy(&buf.into_inner()).into_owned();
-        let (line, col) = line_col(source, primary.span.start as usize);
+        let (line, col) = src.line_col(primary.span.start as usize);
         let mut out = format!(
             "{}:{}:{}: {}: {}\n",
             file_name,
@@ -162,6 +167,42 @@ impl Diagnostic {
             out.push('\n');
         }
         out
+    }
+}
+
+/// A source file prepared for rendering: its text and line starts,
+/// computed once for all of its diagnostics.
+pub struct Source<'a> {
+    file: SimpleFile<&'a str, String>,
+    raw: &'a [u8],
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(file_name: &'a str, source: &'a [u8]) -> Source<'a> {
+        // Lossy text keeps byte offsets for valid UTF-8; invalid bytes only
+        // appear before the first error, which is reported at that byte.
+        let text = String::from_utf8_lossy(source).into_owned();
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            source
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        Source {
+            file: SimpleFile::new(file_name, text),
+            raw: source,
+            line_starts,
+        }
+    }
+
+    /// Line and column (1-based, bytes) of a byte offset, as `line_col`.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.raw.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset);
+        (line, offset - self.line_starts[line - 1] + 1)
     }
 }
 
@@ -181,7 +222,8 @@ fn ceil_char(s: &str, mut i: usize) -> usize {
 
 /// Renders a list of diagnostics, one after another.
 pub fn render_all(diags: &[Diagnostic], file_name: &str, source: &[u8]) -> String {
-    diags.iter().map(|d| d.render(file_name, source)).collect()
+    let src = Source::new(file_name, source);
+    diags.iter().map(|d| d.render_in(&src)).collect()
 }
 
 /// The candidate closest to `word` by edit distance, if close enough to be
@@ -210,6 +252,8 @@ pub fn did_you_mean<'a>(
 /// Edit distance over chars where an adjacent transposition counts as one
 /// edit (optimal string alignment), so `flaot` is one edit from `float`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
+    #[cfg(test)]
+    EDIT_DISTANCES.with(|c| c.set(c.get() + 1));
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
@@ -235,8 +279,34 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 #[cfg(test)]
+thread_local! {
+    /// Calls of `edit_distance` on this thread, for tests that bound work.
+    pub(crate) static EDIT_DISTANCES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn render_all_matches_render_per_diagnostic() {
+        let src = b"function f\ndeclare {\n  %x = bad\n}\n\xff\n";
+        let ds = [
+            Diagnostic::error("a").at(Span::new(28, 31)),
+            Diagnostic::error("b").at(Span::new(0, 8)).with_note("n"),
+            Diagnostic::warning("c"),
+            Diagnostic::error("d").at(Span::new(34, 35)),
+            Diagnostic::error("e").at(Span::new(1000, 1001)),
+        ];
+        let one: String = ds.iter().map(|d| d.render("t.gir", src)).collect();
+        assert_eq!(render_all(&ds, "t.gir", src), one);
+        assert!(one.contains("t.gir:3:8: error: a"), "{one}");
+        assert!(one.contains("t.gir:5:1: error: d"), "{one}");
+        let s = Source::new("t", src);
+        for off in 0..src.len() + 3 {
+            assert_eq!(s.line_col(off), crate::span::line_col(src, off), "{off}");
+        }
+    }
 
     #[test]
     fn renders_file_line_col_and_caret() {

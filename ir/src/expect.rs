@@ -3,7 +3,7 @@
 //! negative tests are ordinary lit tests.
 
 use crate::diag::{Diagnostic, Severity};
-use crate::span::{line_col, Span};
+use crate::span::Span;
 
 /// Splits a `--split-input-file` input at `// -----` lines into independent
 /// chunks. Each chunk is padded with the newlines of the lines before it, so
@@ -111,20 +111,27 @@ pub fn expectations(source: &[u8]) -> (Vec<Expectation>, Vec<Diagnostic>) {
 pub fn check(source: &[u8], produced: &[Diagnostic]) -> Vec<Diagnostic> {
     let (mut expected, mut problems) = expectations(source);
     let mut matched = vec![false; expected.len()];
+    // Expectations by line and one line index: linear in the diagnostics.
+    let mut by_line: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+    for (i, e) in expected.iter().enumerate() {
+        by_line.entry(e.line).or_default().push(i);
+    }
     let mut take = |sev: Severity, line: usize, msg: &str| -> bool {
-        for (i, e) in expected.iter().enumerate() {
-            if !matched[i] && e.severity == sev && e.line == line && msg.contains(&e.text) {
+        for &i in by_line.get(&line).map_or(&[][..], Vec::as_slice) {
+            let e = &expected[i];
+            if !matched[i] && e.severity == sev && msg.contains(&e.text) {
                 matched[i] = true;
                 return true;
             }
         }
         false
     };
+    let index = crate::diag::Source::new("", source);
     for d in produced {
         let line = d
             .primary
             .as_ref()
-            .map(|l| line_col(source, l.span.start as usize).0);
+            .map(|l| index.line_col(l.span.start as usize).0);
         let ok = match line {
             Some(line) => take(d.severity, line, &d.message),
             None => false,

@@ -131,6 +131,25 @@ pub struct LexIssue {
     /// The offending text.
     pub text: String,
     pub unterminated: bool,
+    /// The issue is an escape other than `\"`, `\\`, `\n`, `\t` in a
+    /// quoted name or string; `span` covers the backslash and its character.
+    pub bad_escape: bool,
+}
+
+/// Byte offset and length of the first escape in quoted `text` that is not
+/// one of `\"`, `\\`, `\n`, `\t` (what the printer writes).
+pub fn bad_escape(text: &str) -> Option<(usize, usize)> {
+    let mut it = text.char_indices();
+    while let Some((i, c)) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some((_, '"' | '\\' | 'n' | 't')) => {}
+                Some((_, other)) => return Some((i, 1 + other.len_utf8())),
+                None => return Some((i, 1)),
+            }
+        }
+    }
+    None
 }
 
 /// The token stream the grammar consumes: `(start, token, end)` triples,
@@ -195,7 +214,19 @@ impl<'a> Lexer<'a> {
                             span: Span::new(span.start, span.end),
                             text: self.inner.slice().to_string(),
                             unterminated,
+                            bad_escape: false,
                         });
+                    }
+                    if let Ok(Tok::QuotedName(q) | Tok::Str(q)) = &tok {
+                        if let (None, Some((at, len))) = (&bad, bad_escape(q)) {
+                            let start = span.start + at;
+                            bad = Some(LexIssue {
+                                span: Span::new(start, start + len),
+                                text: q[at..at + len].to_string(),
+                                unterminated: false,
+                                bad_escape: true,
+                            });
+                        }
                     }
                     if let Ok(t) = tok {
                         if bad.is_none() {

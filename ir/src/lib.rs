@@ -10,6 +10,7 @@ pub mod fxhash;
 pub mod layout;
 pub mod lexer;
 mod names;
+pub mod limits;
 pub mod opcode;
 pub mod output;
 pub mod parser;

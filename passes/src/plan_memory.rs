@@ -53,7 +53,13 @@ impl Pass for PlanMemory {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let lives = lifetimes(f);
         let bufs = planner_buffers(f, &lives);
-        let plan = planner::plan(&bufs, &self.opts);
+        let plan = planner::try_plan(&bufs, &self.opts).map_err(|msg| {
+            let d = Diagnostic::error(format!("function `{}`: {msg}", f.name));
+            vec![match f.spans.function {
+                Some(s) => d.at(s),
+                None => d,
+            }]
+        })?;
         if plan.arena > i64::MAX as u64 {
             return Err(vec![Diagnostic::error(format!(
                 "function `{}`: the activation arena ({} bytes) does not fit a 64-bit offset",

@@ -121,8 +121,40 @@ impl Plan {
     }
 }
 
+/// Checks that every aligned size and their sum (what any plan's arena is
+/// at most) fit in 64 bits, so no offset can wrap or saturate; the error
+/// names the first buffer past it, or the total.
+pub fn check_sizes(bufs: &[Buffer], align: u64) -> Result<(), String> {
+    let mut total: u128 = 0;
+    for (i, b) in bufs.iter().enumerate() {
+        let aligned = match b.size % align.max(1) {
+            0 => Some(b.size),
+            r => b.size.checked_add(align - r),
+        };
+        let Some(aligned) = aligned else {
+            return Err(format!(
+                "buffer {i}: {} bytes aligned to {align} do not fit in 64 bits",
+                b.size
+            ));
+        };
+        total += aligned as u128;
+    }
+    if total > u64::MAX as u128 {
+        return Err(format!(
+            "the buffers need {total} bytes aligned to {align}, more than 2^64: offsets would overflow"
+        ));
+    }
+    Ok(())
+}
+
+/// `plan` after `check_sizes`: an error instead of a saturated arena.
+pub fn try_plan(bufs: &[Buffer], opts: &PlanOptions) -> Result<Plan, String> {
+    check_sizes(bufs, opts.align)?;
+    Ok(plan(bufs, opts))
+}
+
 /// Plans `bufs`: best of B, B', C (two variants) and D, stopping early at
-/// the lower bound.
+/// the lower bound. Sizes past 64 bits saturate; see `try_plan`.
 pub fn plan(bufs: &[Buffer], opts: &PlanOptions) -> Plan {
     let lb = lower_bound(bufs, opts.align);
     if bufs.is_empty() {
@@ -194,7 +226,7 @@ pub fn check(bufs: &[Buffer], offsets: &[u64], align: u64) -> Option<String> {
     }
     let p = place::Problem::new(bufs, align);
     for i in 0..bufs.len() {
-        for &j in p.neighbours(i) {
+        for j in p.neighbours(i) {
             let j = j as usize;
             if j <= i || p.size(i) == 0 || p.size(j) == 0 {
                 continue;

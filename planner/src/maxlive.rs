@@ -4,8 +4,12 @@
 //! offset that clears every placed buffer it conflicts with.
 //!
 //! Times are compressed to the distinct buffer starts (the live set only
-//! grows there); a lazy segment tree keeps the unplaced live size per time,
-//! so the whole placement is `O(n log n + coverage + conflicts)`.
+//! grows there); a lazy segment tree keeps the unplaced live size per time.
+//! Each buffer is listed at the `O(log t)` canonical nodes of its time range
+//! (not at every time it covers, which is quadratic memory when many
+//! buffers live together); the best unplaced buffer live at a time is the
+//! best head among the lists on that time's root-to-leaf path. So the
+//! placement is `O(n log n + conflicts)` time and `O(n log n)` memory.
 
 use super::place::{Problem, UNPLACED};
 
@@ -18,8 +22,9 @@ pub fn place(p: &Problem, by_lifetime: bool) -> Vec<u64> {
     times.sort_unstable();
     times.dedup();
     let t = times.len();
-    // Buffers live at each compressed time, best candidate first.
-    let mut live: Vec<Vec<u32>> = vec![Vec::new(); t];
+    let leaves = t.next_power_of_two().max(1);
+    // Buffers by canonical segment-tree node of their time range.
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); 2 * leaves];
     let mut range = vec![(0usize, 0usize); n];
     let mut tree = MaxTree::new(t);
     for (i, b) in p.bufs.iter().enumerate() {
@@ -30,9 +35,7 @@ pub fn place(p: &Problem, by_lifetime: bool) -> Vec<u64> {
         let k0 = times.partition_point(|&x| x < b.first);
         let k1 = times.partition_point(|&x| x <= b.last) - 1;
         range[i] = (k0, k1);
-        for l in &mut live[k0..=k1] {
-            l.push(i as u32);
-        }
+        canonical(leaves, k0, k1 + 1, |v| lists[v].push(i as u32));
         tree.add(k0, k1, p.size(i) as i128);
     }
     let key = |i: u32| {
@@ -44,21 +47,32 @@ pub fn place(p: &Problem, by_lifetime: bool) -> Vec<u64> {
             (std::cmp::Reverse(s), std::cmp::Reverse(span as u64), i)
         }
     };
-    for l in &mut live {
+    for l in &mut lists {
         l.sort_by_key(|&i| key(i));
     }
-    let mut cursor = vec![0usize; t];
+    let mut cursor = vec![0usize; 2 * leaves];
     let mut scratch = Vec::new();
     loop {
         let (peak, k) = tree.max();
         if peak <= 0 {
             break;
         }
-        let l = &live[k];
-        while cursor[k] < l.len() && offsets[l[cursor[k]] as usize] != UNPLACED {
-            cursor[k] += 1;
+        // The best unplaced buffer live at time `k`.
+        let mut best: Option<u32> = None;
+        let mut v = leaves + k;
+        while v >= 1 {
+            let l = &lists[v];
+            while cursor[v] < l.len() && offsets[l[cursor[v]] as usize] != UNPLACED {
+                cursor[v] += 1;
+            }
+            if let Some(&i) = l.get(cursor[v]) {
+                if best.is_none_or(|b| key(i) < key(b)) {
+                    best = Some(i);
+                }
+            }
+            v /= 2;
         }
-        let Some(&i) = l.get(cursor[k]) else { break };
+        let Some(i) = best else { break };
         let i = i as usize;
         offsets[i] = p.fit(i, &offsets, false, &mut scratch);
         let (k0, k1) = range[i];
@@ -72,6 +86,24 @@ pub fn place(p: &Problem, by_lifetime: bool) -> Vec<u64> {
         }
     }
     offsets
+}
+
+/// Calls `f` with the canonical nodes of positions `lo..hi` in a bottom-up
+/// segment tree with `leaves` leaves (node 1 is the root).
+fn canonical(leaves: usize, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
+    let (mut l, mut r) = (lo + leaves, hi + leaves);
+    while l < r {
+        if l & 1 == 1 {
+            f(l);
+            l += 1;
+        }
+        if r & 1 == 1 {
+            r -= 1;
+            f(r);
+        }
+        l /= 2;
+        r /= 2;
+    }
 }
 
 /// Range add, global max with its lowest index.

@@ -8,12 +8,21 @@ use std::cmp::Reverse;
 /// Sentinel for "not placed yet".
 pub const UNPLACED: u64 = u64::MAX;
 
-/// Buffers with aligned sizes and their conflict graph in CSR form.
+/// Buffers with aligned sizes and an index of their lifetimes. The
+/// conflict graph (buffers whose lifetimes overlap) is not stored: it can be
+/// quadratic (50,000 buffers live together have 1.25e9 conflicts), so
+/// neighbours are enumerated from the index, in `O(n)` memory.
 pub struct Problem {
     pub bufs: Vec<Buffer>,
     sizes: Vec<u64>,
-    adj_start: Vec<u32>,
-    adj: Vec<u32>,
+    /// Buffer indices by (first, index).
+    by_first: Vec<u32>,
+    /// `first` of `by_first[k]`.
+    firsts: Vec<u32>,
+    /// Segment tree (leaves from `leaves`) of the largest `last` over
+    /// positions of `by_first`.
+    max_last: Vec<u32>,
+    leaves: usize,
 }
 
 impl Problem {
@@ -22,31 +31,62 @@ impl Problem {
         let n = bufs.len();
         let mut by_first: Vec<u32> = (0..n as u32).collect();
         by_first.sort_by_key(|&i| (bufs[i as usize].first, i));
-        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut active: Vec<u32> = Vec::new();
-        for &i in &by_first {
-            let b = bufs[i as usize];
-            active.retain(|&j| bufs[j as usize].last >= b.first);
-            for &j in &active {
-                lists[i as usize].push(j);
-                lists[j as usize].push(i);
-            }
-            active.push(i);
+        let firsts: Vec<u32> = by_first.iter().map(|&i| bufs[i as usize].first).collect();
+        let leaves = n.next_power_of_two().max(1);
+        let mut max_last = vec![0u32; 2 * leaves];
+        for (k, &i) in by_first.iter().enumerate() {
+            max_last[leaves + k] = bufs[i as usize].last;
         }
-        let mut adj_start = Vec::with_capacity(n + 1);
-        let mut adj = Vec::new();
-        adj_start.push(0);
-        for mut l in lists {
-            l.sort_unstable();
-            adj.extend_from_slice(&l);
-            adj_start.push(adj.len() as u32);
+        for v in (1..leaves).rev() {
+            max_last[v] = max_last[2 * v].max(max_last[2 * v + 1]);
         }
         Problem {
             bufs: bufs.to_vec(),
             sizes,
-            adj_start,
-            adj,
+            by_first,
+            firsts,
+            max_last,
+            leaves,
         }
+    }
+
+    /// Calls `f` with every buffer whose lifetime overlaps `i`'s (not `i`),
+    /// in order of start: `O((k + 1) log n)` for `k` neighbours.
+    pub fn each_neighbour(&self, i: usize, mut f: impl FnMut(usize)) {
+        let b = self.bufs[i];
+        // Candidates start no later than `b.last`; of those, the ones that
+        // end no earlier than `b.first` overlap.
+        let k = self.firsts.partition_point(|&x| x <= b.last);
+        if k == 0 {
+            return;
+        }
+        self.visit(1, 0, self.leaves, k, b.first, i, &mut f);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn visit(
+        &self,
+        v: usize,
+        lo: usize,
+        hi: usize,
+        k: usize,
+        first: u32,
+        i: usize,
+        f: &mut impl FnMut(usize),
+    ) {
+        if lo >= k || self.max_last[v] < first {
+            return;
+        }
+        if hi - lo == 1 {
+            let j = self.by_first[lo] as usize;
+            if j != i {
+                f(j);
+            }
+            return;
+        }
+        let mid = (lo + hi) / 2;
+        self.visit(2 * v, lo, mid, k, first, i, f);
+        self.visit(2 * v + 1, mid, hi, k, first, i, f);
     }
 
     pub fn len(&self) -> usize {
@@ -63,8 +103,11 @@ impl Problem {
     }
 
     /// Buffers whose lifetimes overlap `i`'s, ascending.
-    pub fn neighbours(&self, i: usize) -> &[u32] {
-        &self.adj[self.adj_start[i] as usize..self.adj_start[i + 1] as usize]
+    pub fn neighbours(&self, i: usize) -> Vec<u32> {
+        let mut v = Vec::new();
+        self.each_neighbour(i, |j| v.push(j as u32));
+        v.sort_unstable();
+        v
     }
 
     fn span(&self, i: usize) -> u32 {
@@ -131,12 +174,12 @@ impl Problem {
             return 0;
         }
         scratch.clear();
-        for &j in self.neighbours(i) {
-            let o = offsets[j as usize];
-            if o != UNPLACED && self.sizes[j as usize] > 0 {
-                scratch.push((o, o.saturating_add(self.sizes[j as usize])));
+        self.each_neighbour(i, |j| {
+            let o = offsets[j];
+            if o != UNPLACED && self.sizes[j] > 0 {
+                scratch.push((o, o.saturating_add(self.sizes[j])));
             }
-        }
+        });
         scratch.sort_unstable();
         let mut cur = 0u64;
         let mut chosen: Option<(u64, u64)> = None; // (gap, offset)

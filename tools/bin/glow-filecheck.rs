@@ -21,6 +21,9 @@ struct Cli {
     /// Read the input from this file instead of stdin (`-` is stdin).
     #[arg(long = "input-file", value_name = "F")]
     input_file: Option<String>,
+    /// The most bytes of input (and of the check file) read; more is an error.
+    #[arg(long = "max-input-bytes", value_name = "N", default_value_t = DEFAULT_MAX_INPUT)]
+    max_input_bytes: u64,
     /// A check prefix (repeatable).
     #[arg(long = "check-prefix", value_name = "P")]
     check_prefix: Vec<String>,
@@ -199,19 +202,32 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
             io_reason(&e)
         )
     })?;
+    let limit = cli.max_input_bytes;
+    if check_text.len() as u64 > limit {
+        return Err(format!(
+            "check file '{}' is larger than {limit} bytes (--max-input-bytes)",
+            cli.check_file
+        ));
+    }
     let (input_name, input) = match cli.input_file.as_deref() {
         None | Some("-") => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut buf)
+            let buf = read_bounded(std::io::stdin().lock(), limit)
                 .map_err(|e| format!("Could not read stdin: {e}"))?;
             ("<stdin>".to_string(), buf)
         }
         Some(f) => {
-            let bytes = std::fs::read(f)
+            let file = std::fs::File::open(f)
                 .map_err(|e| format!("Could not open input file '{}': {}", f, io_reason(&e)))?;
+            let bytes = read_bounded(file, limit)
+                .map_err(|e| format!("Could not read input file '{}': {}", f, io_reason(&e)))?;
             (f.to_string(), bytes)
         }
+    };
+    let Some(input) = input else {
+        return Err(format!(
+            "input '{}' is larger than {limit} bytes (--max-input-bytes); stopped reading there",
+            cli.input_file.as_deref().unwrap_or("<stdin>")
+        ));
     };
     let mut check_prefixes = cli.check_prefix.clone();
     check_prefixes.extend(cli.check_prefixes.iter().cloned());
@@ -255,4 +271,16 @@ fn io_reason(e: &std::io::Error) -> String {
         std::io::ErrorKind::NotFound => "No such file or directory".into(),
         _ => e.to_string(),
     }
+}
+
+/// Default of `--max-input-bytes`: 1 GiB, so an endless producer (`yes |
+/// glow-filecheck`) is an error instead of exhausting memory.
+const DEFAULT_MAX_INPUT: u64 = 1 << 30;
+
+/// Reads all of `r` when it has at most `limit` bytes (`None` past it,
+/// after reading `limit + 1`).
+fn read_bounded(r: impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut buf = Vec::new();
+    r.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+    Ok((buf.len() as u64 <= limit).then_some(buf))
 }

@@ -69,7 +69,13 @@ fn main() -> ExitCode {
             search_budget: cli.budget,
         };
         let t0 = Instant::now();
-        let plan = planner::plan(&m.buffers, &opts);
+        let plan = match planner::try_plan(&m.buffers, &opts) {
+            Ok(plan) => plan,
+            Err(msg) => {
+                eprintln!("{}: error: model `{}`: {msg}", cli.tracefile, m.name);
+                return ExitCode::from(1);
+            }
+        };
         let millis = t0.elapsed().as_secs_f64() * 1e3;
         if let Some(problem) = planner::check(&m.buffers, &plan.offsets, opts.align) {
             eprintln!(

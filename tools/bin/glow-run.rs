@@ -130,10 +130,18 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
             fast_math: cli.fast_math,
         },
     };
+    if module.functions.is_empty() {
+        let d = Diagnostic::error("the file has no function").at(glow_ir::Span::new(0, 0));
+        return Err(Fail::Rendered(render_all(&[d], &file, &source)));
+    }
     let given = given_tensors(cli, &module)?;
     let mut optimized = module.clone();
     apply_pipeline(&mut optimized, &cli.pipeline, &source, &file)?;
     let f = pick(&optimized, cli.function.as_deref())?;
+    // Before any tensor is allocated: a clear error instead of an abort.
+    glow_backend::limits::check_tensors(f)
+        .and_then(|()| glow_backend::MemoryLayout::plan(f).map(drop))
+        .map_err(|d| Fail::Rendered(render_all(&[d], &file, &source)))?;
     let weights = run::resolve_weights(f, &given, &opts)?;
     if let Some(list) = &cli.compare_passes {
         return compare_passes(f, &weights, list, &opts, &source, &file);
@@ -231,12 +239,54 @@ fn execute(
     })
 }
 
+/// Writes every output as `DIR/<name>.npy`, all or nothing: names are
+/// checked first (too long for the file system: shortened; two outputs on
+/// one file: an error), every file is written into a temporary directory
+/// inside DIR, and only then moved into place.
 fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut owner: BTreeMap<String, &str> = BTreeMap::new();
     for t in &outputs.tensors {
-        let path = dir.join(format!("{}.npy", npy::file_stem(&t.name)));
-        glow_ir::output::write_file(&path, &npy::write(&t.ty, &t.data))
-            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+        let name = npy::file_name(&t.name);
+        if let Some(other) = owner.insert(name.clone(), &t.name) {
+            return Err(format!(
+                "outputs `%{other}` and `%{}` would both be written to '{name}'",
+                t.name
+            ));
+        }
+        files.push((name, npy::write(&t.ty, &t.data)));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    for (name, _) in &files {
+        if dir.join(name).is_dir() {
+            return Err(format!(
+                "cannot write '{}': is a directory (nothing was written)",
+                dir.join(name).display()
+            ));
+        }
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".glow-run")
+        .tempdir_in(dir)
+        .map_err(|e| format!("cannot write into '{}': {e}", dir.display()))?;
+    for (name, bytes) in &files {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes)
+            .map_err(|e| format!("cannot write '{}': {e}", dir.join(name).display()))?;
+    }
+    for (name, bytes) in &files {
+        let target = dir.join(name);
+        let regular_or_absent = match std::fs::symlink_metadata(&target) {
+            Ok(m) => m.file_type().is_file(),
+            Err(_) => true,
+        };
+        // A symlink, FIFO or device is written through, as `-o` does.
+        let moved = if regular_or_absent {
+            std::fs::rename(tmp.path().join(name), &target)
+        } else {
+            glow_ir::output::write_file(&target, bytes)
+        };
+        moved.map_err(|e| format!("cannot write '{}': {e}", target.display()))?;
     }
     Ok(())
 }

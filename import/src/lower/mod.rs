@@ -89,6 +89,11 @@ pub(crate) struct Lowerer<'o> {
     /// The node being lowered, for error messages.
     node: String,
     op: String,
+    /// The first tensor past the IR's rank or the tensor limit, reported
+    /// after the node that made it.
+    limit: Option<ImportError>,
+    /// Bytes of the constants bound so far (as f32), held to `MAX_TOTAL_BYTES`.
+    pub const_bytes: u64,
 }
 
 impl<'o> Lowerer<'o> {
@@ -107,6 +112,8 @@ impl<'o> Lowerer<'o> {
             weights: Vec::new(),
             node: String::new(),
             op: String::new(),
+            limit: None,
+            const_bytes: 0,
         }
     }
 
@@ -121,7 +128,34 @@ impl<'o> Lowerer<'o> {
     }
 
     pub fn bind(&mut self, name: &str, v: Val) {
+        if let Val::Const { t, .. } = &v {
+            self.const_bytes = self.const_bytes.saturating_add(4 * t.len() as u64);
+            if self.const_bytes > glow_ir::limits::MAX_TOTAL_BYTES && self.limit.is_none() {
+                self.limit = Some(self.total_error(name));
+            }
+        }
         self.vals.insert(name.to_string(), v);
+    }
+
+    /// Whether `bytes` more constant data stay within `MAX_TOTAL_BYTES`;
+    /// checked before a constant is materialized.
+    pub fn reserve_const(&self, name: &str, bytes: u64) -> Result<()> {
+        match self.const_bytes.checked_add(bytes) {
+            Some(n) if n <= glow_ir::limits::MAX_TOTAL_BYTES => Ok(()),
+            _ => Err(self.total_error(name)),
+        }
+    }
+
+    fn total_error(&self, name: &str) -> ImportError {
+        let msg = format!(
+            "constant `{name}` takes the model's constants past the limit of {} bytes in total",
+            glow_ir::limits::MAX_TOTAL_BYTES
+        );
+        if self.node.is_empty() {
+            ImportError::model(msg)
+        } else {
+            self.err(msg)
+        }
     }
 
     /// An error about the current node.
@@ -142,9 +176,38 @@ impl<'o> Lowerer<'o> {
         }
     }
 
+    /// Records the first tensor that the IR cannot hold (rank above 6 or
+    /// more than `MAX_TENSOR_BYTES`), so no `.gir` the verifier rejects is written.
+    fn check_dims(&mut self, name: &str, dims: &[u64]) {
+        if self.limit.is_some() {
+            return;
+        }
+        let msg = if dims.len() > glow_ir::types::MAX_DIMS {
+            format!(
+                "tensor `{name}` has rank {}, above the IR's {}",
+                dims.len(),
+                glow_ir::types::MAX_DIMS
+            )
+        } else if dims.contains(&0) {
+            format!("tensor `{name}` has a zero dimension")
+        } else {
+            match glow_ir::limits::check_tensor(&format!("tensor `{name}`"), &Type::float(dims)) {
+                Ok(_) => return,
+                Err(msg) => msg,
+            }
+        };
+        self.limit = Some(self.err(msg));
+    }
+
+    /// The error `check_dims` recorded, if any.
+    pub fn limit_error(&mut self) -> Result<()> {
+        self.limit.take().map_or(Ok(()), Err)
+    }
+
     /// Adds a mutable weight (graph input or output) with its exact name.
     pub fn placeholder(&mut self, name: &str, dims: &[u64]) -> Value {
         // Graph input and output names were reserved up front.
+        self.check_dims(name, dims);
         self.f.reserve_name(name);
         self.b()
             .weight(name, Type::float(&ir_dims(dims)), Mutability::Mutable)
@@ -155,6 +218,7 @@ impl<'o> Lowerer<'o> {
     pub fn const_weight(&mut self, base: &str, t: &Tensor) -> Value {
         let name = self.fresh(base);
         let dims = ir_dims(&t.dims);
+        self.check_dims(&name, &dims);
         let v = self
             .b()
             .weight(&name, Type::float(&dims), Mutability::Const);
@@ -181,6 +245,7 @@ impl<'o> Lowerer<'o> {
 
     /// A new activation buffer of IR dims `dims`, deallocated at the end.
     pub fn alloc(&mut self, base: &str, dims: &[u64]) -> Value {
+        self.check_dims(base, dims);
         let v = self.b().alloc(nonempty(base), Type::float(&ir_dims(dims)));
         self.allocs.push(v);
         v
@@ -200,6 +265,7 @@ impl<'o> Lowerer<'o> {
     /// A view of `src` with IR dims `dims` (same element count).
     pub fn view(&mut self, base: &str, src: Value, dims: &[u64]) -> Value {
         let rank = self.f.value_type(src).map_or(1, |t| t.rank());
+        self.check_dims(base, dims);
         let ty = Type::float(&ir_dims(dims));
         self.b().tensorview(nonempty(base), src, ty, vec![0; rank])
     }
@@ -396,6 +462,7 @@ impl<'o> Lowerer<'o> {
                 })
             }
         };
+        self.limit_error()?;
         for (name, v) in node.output.iter().zip(outs) {
             if !name.is_empty() {
                 self.bind(name, v);
@@ -420,7 +487,7 @@ impl<'o> Lowerer<'o> {
             let base = format!("{}.dealloc", self.f.value_name(a));
             self.b().dealloc(&base, a);
         }
-        Ok(())
+        self.limit_error()
     }
 }
 
@@ -483,4 +550,38 @@ pub(crate) fn norm_axis(l: &Lowerer, axis: i64, rank: usize) -> Result<usize> {
 
 pub(crate) fn layout_is_nchw(l: &Lowerer) -> bool {
     l.opts.layout == Layout::Nchw
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glow_ir::limits::MAX_TOTAL_BYTES;
+
+    /// Constants are held to the total limit before they are materialized
+    /// (`reserve_const`) and as they are bound.
+    #[test]
+    fn constants_are_held_to_the_total_limit() {
+        let opts = Options::default();
+        let mut l = Lowerer::new("m", &opts, 13, &[]);
+        l.const_bytes = MAX_TOTAL_BYTES - 8;
+        assert!(l.reserve_const("w", 8).is_ok());
+        let e = l.reserve_const("w", 12).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "constant `w` takes the model's constants past the limit of 4294967296 bytes"
+            ),
+            "{e}"
+        );
+        assert!(l.reserve_const("w", u64::MAX).is_err());
+        let small = Val::Const {
+            name: "c".into(),
+            t: Tensor::f32(vec![3], vec![0.0; 3]),
+        };
+        l.bind("c", small);
+        assert!(l
+            .limit_error()
+            .unwrap_err()
+            .to_string()
+            .contains("constant `c`"));
+    }
 }

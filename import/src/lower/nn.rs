@@ -120,8 +120,23 @@ fn window(l: &Lowerer, attrs: &Attrs, x: &Spatial, kernel: &[u64]) -> Result<Win
     };
     let s = get("strides", 1)?;
     let d = get("dilations", 1)?;
+    // Past this no output fits the tensor limit, and below it the window
+    // arithmetic cannot overflow.
+    let max = glow_ir::limits::MAX_TENSOR_BYTES;
+    for (name, v) in [
+        ("strides", &s),
+        ("dilations", &d),
+        ("kernel", &kernel.to_vec()),
+    ] {
+        if let Some(x) = v.iter().find(|&&x| x > max) {
+            return Err(l.err(format!("`{name}` value {x} is above the limit of {max}")));
+        }
+    }
     let pads = match attrs.ints("pads") {
         Some(p) if p.len() == 2 * nd && p.iter().all(|&x| x >= 0) => {
+            if let Some(x) = p.iter().find(|&&x| x as u64 > max) {
+                return Err(l.err(format!("`pads` value {x} is above the limit of {max}")));
+            }
             p.iter().map(|&x| x as u64).collect()
         }
         Some(p) => return Err(l.err(format!("bad `pads`: {p:?}"))),

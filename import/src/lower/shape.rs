@@ -18,7 +18,8 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         "Constant" => constant(l, &attrs, &out)?,
         "ConstantOfShape" => {
             let shape = l.const_input(node, 0)?.to_i64();
-            let (dims, n) = tensor::checked_dims(&out, &shape)?;
+            let (dims, n) = tensor::checked_dims(&out, &shape).map_err(|e| l.err(e.to_string()))?;
+            l.reserve_const(&out, 4 * n)?;
             let value = match attrs.tensor("value") {
                 Some(tp) => decode(l, tp)?.to_f32().first().copied().unwrap_or(0.0),
                 None => 0.0,

@@ -82,7 +82,19 @@ pub fn parse(source: &[u8]) -> Result<Module, Vec<Diagnostic>> {
 
 /// A line the lexer left out: an unknown character or an unterminated quote.
 fn lex_issue(issue: &crate::lexer::LexIssue) -> Diagnostic {
-    if issue.unterminated {
+    if issue.bad_escape {
+        let what = match issue.text.as_str() {
+            "\\u" => {
+                "unsupported escape `\\u` in a quoted name or string (write the character itself)"
+                    .to_string()
+            }
+            t => format!(
+                "unknown escape `\\{}` in a quoted name or string",
+                t.get(1..).unwrap_or("").escape_debug()
+            ),
+        };
+        Diagnostic::error(what).at_labelled(issue.span, "the escapes are \\\", \\\\, \\n and \\t")
+    } else if issue.unterminated {
         Diagnostic::error("unterminated quoted name or string")
             .at_labelled(issue.span, "no closing `\"` on this line")
     } else {
@@ -257,7 +269,16 @@ struct Lowerer<'a> {
     /// The name of the instruction being lowered.
     current: Option<String>,
     func: Function,
+    /// Per undefined name, the two closest defined names (`did_you_mean`'s
+    /// rule), so repeated uses cost one lookup.
+    suggestions: std::cell::RefCell<HashMap<String, Vec<String>>>,
+    /// Defined names compared so far; past `SUGGESTION_BUDGET` no new
+    /// suggestions are computed, so diagnostics stay linear in the file.
+    compared: std::cell::Cell<usize>,
 }
+
+/// How many (undefined name, defined name) pairs suggestions may compare.
+const SUGGESTION_BUDGET: usize = 1_000_000;
 
 impl<'a> Lowerer<'a> {
     fn lower(mut self, f: &FuncAst<'a>, diags: &mut Vec<Diagnostic>) -> Function {
@@ -326,18 +347,42 @@ impl<'a> Lowerer<'a> {
         let mut d = Diagnostic::error(format!("use of undefined value `%{}`", n)).at(span(name));
         // An instruction never names its own result as an operand.
         let own = self.current.as_deref();
-        let mut candidates: Vec<&str> = self
-            .names
-            .keys()
-            .map(|k| k.as_ref())
-            .filter(|&c| Some(c) != own)
-            .collect();
-        candidates.sort();
-        if let Some(s) = did_you_mean(&n, candidates) {
+        if let Some(s) = self
+            .closest(&n)
+            .into_iter()
+            .find(|c| Some(c.as_str()) != own)
+        {
             d = d.with_note(format!("did you mean `%{}`?", s));
         }
         diags.push(d);
         None
+    }
+
+    /// The two defined names closest to `word`, best first (memoized; none
+    /// once the comparison budget is spent).
+    fn closest(&self, word: &str) -> Vec<String> {
+        if let Some(v) = self.suggestions.borrow().get(word) {
+            return v.clone();
+        }
+        if self.compared.get() > SUGGESTION_BUDGET {
+            return Vec::new();
+        }
+        self.compared.set(self.compared.get() + self.names.len());
+        let mut best: Vec<&str> = Vec::new();
+        let mut rest: Vec<&str> = self.names.keys().map(|k| k.as_ref()).collect();
+        rest.sort_unstable();
+        for _ in 0..2 {
+            let Some(c) = did_you_mean(word, rest.iter().copied()) else {
+                break;
+            };
+            best.push(c);
+            rest.retain(|&r| r != c);
+        }
+        let v: Vec<String> = best.into_iter().map(str::to_string).collect();
+        self.suggestions
+            .borrow_mut()
+            .insert(word.to_string(), v.clone());
+        v
     }
 
     fn lower_weight(&self, w: &WeightAst, diags: &mut Vec<Diagnostic>) -> (WeightData, ItemSpans) {
@@ -479,6 +524,43 @@ impl<'a> Lowerer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Thousands of distinct undefined names cost a bounded number of
+    /// suggestion comparisons, not one per (use, defined name) pair.
+    #[test]
+    fn undefined_name_suggestions_are_bounded() {
+        let n = 6000;
+        let mut src =
+            String::from("function f\ndeclare {\n  %x = WeightVar float<2> mutable\n}\n\ncode {\n");
+        for i in 0..n {
+            src.push_str(&format!("  %e{i} = relu @out %x, @in %nope{i}\n"));
+        }
+        src.push_str("}\n");
+        crate::diag::EDIT_DISTANCES.with(|c| c.set(0));
+        let diags = parse(src.as_bytes()).expect_err("undefined names");
+        assert_eq!(diags.len(), n);
+        let calls = crate::diag::EDIT_DISTANCES.with(|c| c.get());
+        // Quadratic would be about n * 5000 = 30M.
+        assert!(calls <= 3 * SUGGESTION_BUDGET, "{calls} edit distances");
+        // The same undefined name many times is compared once.
+        let mut src = String::from(
+            "function f\ndeclare {\n  %nope = WeightVar float<2> mutable\n}\n\ncode {\n",
+        );
+        for i in 0..n {
+            src.push_str(&format!("  %e{i} = relu @out %nope, @in %nopx\n"));
+        }
+        src.push_str("}\n");
+        crate::diag::EDIT_DISTANCES.with(|c| c.set(0));
+        let diags = parse(src.as_bytes()).expect_err("undefined names");
+        let last = diags.last().expect("diagnostics");
+        assert!(
+            last.notes
+                .iter()
+                .any(|m| m.contains("did you mean `%nope`")),
+            "{last:?}"
+        );
+        assert!(crate::diag::EDIT_DISTANCES.with(|c| c.get()) <= 3 * n);
+    }
     use crate::printer::{print_module, PrintOptions};
 
     const LENET: &str = include_str!("../../../examples/lenet.gir");

@@ -199,6 +199,8 @@ pub fn parse_block(body: &str) -> Result<Block, String> {
         let mut p = Parser {
             s: rest.as_bytes(),
             i: 0,
+            depth: 0,
+            nodes: 0,
         };
         let e = p.expr()?;
         p.ws();
@@ -229,6 +231,12 @@ fn parse_format(spec: &str) -> Result<Format, String> {
     if let Some(r) = s.strip_prefix('.') {
         let n = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
         precision = r[..n].parse().map_err(|_| bad())?;
+        if precision > MAX_PRECISION {
+            return Err(format!(
+                "format precision {} is more than {MAX_PRECISION}",
+                &r[..n]
+            ));
+        }
         s = &r[n..];
     }
     let kind = match s {
@@ -252,9 +260,21 @@ fn is_numeric_name(name: &str) -> bool {
         && it.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// How deep function calls may nest in a numeric expression, and how many
+/// operands and operators it may have: parsing and evaluation recurse, and
+/// a stack overflow would abort the checker.
+pub const MAX_DEPTH: usize = 100;
+pub const MAX_NODES: usize = 1000;
+
+/// The largest precision of a numeric format (`%.N`): the width is padded
+/// into every printed value and into the matching regex.
+pub const MAX_PRECISION: usize = 1024;
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    depth: usize,
+    nodes: usize,
 }
 
 impl Parser<'_> {
@@ -280,6 +300,12 @@ impl Parser<'_> {
     }
 
     fn atom(&mut self) -> Result<Expr, String> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(format!(
+                "numeric expression has more than {MAX_NODES} operands"
+            ));
+        }
         self.ws();
         let start = self.i;
         if self.s.get(self.i) == Some(&b'@') {
@@ -318,6 +344,12 @@ impl Parser<'_> {
                 return Err(format!("call to undefined function '{id}'"));
             }
             self.i += 1;
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(format!(
+                    "function calls nested more than {MAX_DEPTH} deep in numeric expression"
+                ));
+            }
             let a = self.expr()?;
             self.ws();
             if self.s.get(self.i) != Some(&b',') {
@@ -325,6 +357,7 @@ impl Parser<'_> {
             }
             self.i += 1;
             let b = self.expr()?;
+            self.depth -= 1;
             self.ws();
             if self.s.get(self.i) != Some(&b')') {
                 return Err("missing ')' at end of call expression".into());

@@ -153,7 +153,7 @@ impl Pattern {
             parse_pieces(text, literal, &mut pieces)?;
         }
         let full_lines = full_lines && kind != CheckKind::Not;
-        Ok(Pattern {
+        let p = Pattern {
             pieces,
             kind,
             line,
@@ -161,7 +161,22 @@ impl Pattern {
             ignore_case,
             strict_ws,
             cache: OnceCell::new(),
-        })
+        };
+        // A pattern without variables compiles now, so a regex past the
+        // engine's size limit is this directive's error (exit 2).
+        if !p.has_variables() && kind != CheckKind::Eof {
+            if let Ok((re_text, _, _)) = p.build(&Env::default()) {
+                match Regex::new(&re_text) {
+                    Ok(re) => {
+                        let _ = p.cache.set(Some(re));
+                    }
+                    Err(e) => {
+                        return Err((0, format!("invalid regex: {}", first_line(&e.to_string()))))
+                    }
+                }
+            }
+        }
+        Ok(p)
     }
 
     /// True when the pattern defines or uses variables.
@@ -612,6 +627,16 @@ fn parse_block(
                     ));
                 }
                 nums.push(name.clone());
+                // The format's regex is part of the pattern: a failure is
+                // this directive's error, not a match-time one.
+                if let Some(f) = &block.format {
+                    if let Err(e) = Regex::new(&f.regex()) {
+                        return Err((
+                            off,
+                            format!("invalid regex: {}", first_line(&e.to_string())),
+                        ));
+                    }
+                }
                 Piece::NumDef {
                     name,
                     format: block.format,

@@ -119,6 +119,32 @@ fn usage_errors_exit_2() {
     assert_eq!(run("CHECK-NXT: a\n", "a\n"), 2);
 }
 
+/// Limits that keep a pattern from overflowing the stack or the regex
+/// engine are directive errors: exit 2, not a crash or a match failure.
+#[test]
+fn pattern_limits_exit_2() {
+    let nested = format!(
+        "CHECK: x [[#{}1{}]]\n",
+        "add(".repeat(20_000),
+        ",1)".repeat(20_000)
+    );
+    assert_eq!(run(&nested, "x 2\n"), 2);
+    let ok = format!("CHECK: x [[#{}1{}]]\n", "add(".repeat(99), ",1)".repeat(99));
+    assert_eq!(run(&ok, "x 100\n"), 0);
+    let chain = format!("CHECK: x [[#1{}]]\n", "+1".repeat(5000));
+    assert_eq!(run(&chain, "x 5001\n"), 2);
+    assert_eq!(run("CHECK: next [[#%.999999999x,N:]]\n", "next 5\n"), 2);
+    assert_eq!(
+        run("CHECK: next [[#%.18446744073709551615x,N:]]\n", "next 5\n"),
+        2
+    );
+    assert_eq!(run("CHECK: next [[#%.3x,N:]]\n", "next 005\n"), 0);
+    // Each piece compiles, the whole pattern is past the regex size limit.
+    assert_eq!(run("CHECK: {{\\w{30}x}}\n", "x\n"), 1);
+    let big = format!("CHECK: {}\n", ["{{\\w{30}x}}"; 20].join(" "));
+    assert_eq!(run(&big, "x\n"), 2);
+}
+
 #[test]
 fn malformed_inputs_never_panic() {
     let nasty = [

@@ -27,6 +27,7 @@ impl Expr {
         let mut p = Parser {
             tokens: &tokens,
             pos: 0,
+            depth: 0,
         };
         let e = p.or()?;
         match p.tokens.get(p.pos) {
@@ -128,9 +129,14 @@ fn tokenize(text: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// How deep `(` and `!` may nest in a feature expression: the parser
+/// recurses per level, and a stack overflow would abort the whole run.
+pub const MAX_DEPTH: usize = 100;
+
 struct Parser<'a> {
     tokens: &'a [Tok],
     pos: usize,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -157,6 +163,18 @@ impl Parser<'_> {
     }
 
     fn not(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        let e = self.not_inner();
+        self.depth -= 1;
+        e
+    }
+
+    fn not_inner(&mut self) -> Result<Expr, String> {
+        if self.depth > MAX_DEPTH {
+            return Err(format!(
+                "feature expression nested more than {MAX_DEPTH} deep (`(` and `!`)"
+            ));
+        }
         let tok = self.peek().cloned();
         self.pos += 1;
         match tok {
@@ -209,6 +227,20 @@ mod tests {
 
     fn set(fs: &[&str]) -> BTreeSet<String> {
         fs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn nesting_is_limited() {
+        let f = set(&["a"]);
+        let ok = format!("{}a{}", "(".repeat(99), ")".repeat(99));
+        assert!(Expr::parse(&ok).unwrap().eval(&f));
+        assert!(Expr::parse(&format!("{}a", "!".repeat(98)))
+            .unwrap()
+            .eval(&f));
+        let deep = format!("{}a{}", "(".repeat(5000), ")".repeat(5000));
+        let e = Expr::parse(&deep).unwrap_err();
+        assert!(e.contains("nested more than 100 deep"), "{e}");
+        assert!(Expr::parse(&"!".repeat(10_000)).is_err());
     }
 
     #[test]

@@ -245,7 +245,8 @@ fn emit_bundles(
     codegen: glow_backend::CodegenOptions,
 ) -> Result<(), Vec<Diagnostic>> {
     let mut bundles = Vec::new();
-    for f in modules.iter().flat_map(|m| &m.functions) {
+    let functions: Vec<&glow_ir::Function> = modules.iter().flat_map(|m| &m.functions).collect();
+    for &f in &functions {
         let mut opts = glow_backend::BundleOptions {
             codegen,
             ..Default::default()
@@ -254,18 +255,10 @@ fn emit_bundles(
             opts.weights = glow_backend::weights::load_safetensors(f, path)
                 .map_err(|e| vec![Diagnostic::error(e)])?;
         }
-        let bundle = glow_backend::emit_bundle(f, &opts).map_err(|d| vec![d])?;
-        if bundles
-            .iter()
-            .any(|b: &glow_backend::Bundle| b.name == bundle.name)
-        {
-            return Err(vec![Diagnostic::error(format!(
-                "two functions make a bundle named `{}`",
-                bundle.name
-            ))]);
-        }
-        bundles.push(bundle);
+        bundles.push(glow_backend::emit_bundle(f, &opts).map_err(|d| vec![d])?);
     }
+    let pairs: Vec<_> = functions.iter().copied().zip(&bundles).collect();
+    glow_backend::bundle::check_clashes(&pairs).map_err(|d| vec![d])?;
     for b in &bundles {
         b.write_to(dir).map_err(|e| {
             vec![Diagnostic::error(format!(

@@ -97,7 +97,13 @@ pub struct Shell<'a> {
     pub timed_out: bool,
     /// A lit-style transcript of what ran and what it printed.
     pub log: String,
+    /// How deep `env` prefixes nest in the command being run.
+    depth: usize,
 }
+
+/// How deep `env` and `not` prefixes may nest in one command: each level
+/// recurses, and a stack overflow would abort every test of the run.
+pub const MAX_PREFIX_DEPTH: usize = 100;
 
 impl<'a> Shell<'a> {
     /// A shell starting in `cwd`.
@@ -108,6 +114,7 @@ impl<'a> Shell<'a> {
             tools,
             deadline,
             timed_out: false,
+            depth: 0,
             log: String::new(),
         }
     }
@@ -253,7 +260,16 @@ impl<'a> Shell<'a> {
                     let _ = writeln!(h2.writer(), "not: missing command");
                     return Status::FAIL;
                 }
+                if self.depth >= MAX_PREFIX_DEPTH {
+                    let _ = writeln!(
+                        h2.writer(),
+                        "not: `not` and `env` prefixes nested more than {MAX_PREFIX_DEPTH} deep"
+                    );
+                    return Status::FAIL;
+                }
+                self.depth += 1;
                 let st = self.exec(rest, env, stdin, h1, h2);
+                self.depth -= 1;
                 // `not` inverts a normal exit; a crash only satisfies `not --crash`.
                 let ok = if crash {
                     st.signal.is_some()
@@ -285,7 +301,17 @@ impl<'a> Shell<'a> {
                     );
                     return Status::FAIL;
                 }
-                self.exec(&args[i..], &env, stdin, h1, h2)
+                if self.depth >= MAX_PREFIX_DEPTH {
+                    let _ = writeln!(
+                        h2.writer(),
+                        "env: `not` and `env` prefixes nested more than {MAX_PREFIX_DEPTH} deep"
+                    );
+                    return Status::FAIL;
+                }
+                self.depth += 1;
+                let st = self.exec(&args[i..], &env, stdin, h1, h2);
+                self.depth -= 1;
+                st
             }
             "cd" => {
                 let Some(dir) = args.get(1) else {
@@ -436,16 +462,80 @@ fn wait(mut child: std::process::Child, deadline: Option<Instant>, timed_out: &m
         Ok(r) => r,
         Err(_) => {
             *timed_out = true;
-            // SAFETY: kill(2) with a negative pid signals the child's own process group.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+            kill_tree(pid);
             rx.recv()
                 .unwrap_or_else(|_| Err(std::io::Error::other("waiter thread died")))
         }
     };
     let _ = waiter.join();
     to_status(result)
+}
+
+/// Kills `pid`'s process group and every descendant of `pid`, whatever
+/// group it is in (a nested glow-lit runs each command in a group of its
+/// own). Everything is stopped first, so nothing forks or is re-parented
+/// away while the tree is collected, then killed.
+fn kill_tree(pid: i32) {
+    let mut stopped = std::collections::BTreeSet::new();
+    // SAFETY: kill(2) only sends signals; a negative pid names the child's own group.
+    unsafe {
+        libc::kill(-pid, libc::SIGSTOP);
+    }
+    loop {
+        let fresh: Vec<i32> = descendants(pid)
+            .into_iter()
+            .filter(|p| !stopped.contains(p))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for p in fresh {
+            // SAFETY: as above; `p` is a descendant of our child.
+            unsafe {
+                libc::kill(p, libc::SIGSTOP);
+            }
+            stopped.insert(p);
+        }
+    }
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        for &p in &stopped {
+            libc::kill(p, libc::SIGKILL);
+        }
+    }
+}
+
+/// `pid` and its descendants, from the parent links in `/proc`.
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid ...`; comm may contain spaces and parentheses.
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+                .and_then(|w| w.parse::<i32>().ok());
+            if let Some(pp) = ppid {
+                children.entry(pp).or_default().push(p);
+            }
+        }
+    }
+    let mut out = vec![pid];
+    let mut k = 0;
+    while k < out.len() {
+        if let Some(c) = children.get(&out[k]) {
+            out.extend(c);
+        }
+        k += 1;
+    }
+    out
 }
 
 fn to_status(r: std::io::Result<std::process::ExitStatus>) -> Status {

@@ -135,7 +135,47 @@ pub fn parse(text: &str) -> Result<CommandLine, String> {
     if line.items.is_empty() {
         return Err("empty command line".into());
     }
+    for (_, p) in &line.items {
+        for c in &p.commands {
+            let n = prefix_depth(&c.args);
+            if n > super::exec::MAX_PREFIX_DEPTH {
+                return Err(format!(
+                    "{n} nested `not`/`env` prefixes; at most {} are supported",
+                    super::exec::MAX_PREFIX_DEPTH
+                ));
+            }
+        }
+    }
     Ok(line)
+}
+
+/// How many `not` / `env` prefixes (each a level of the executor) start `args`.
+fn prefix_depth(args: &[String]) -> usize {
+    let (mut i, mut n) = (0, 0);
+    loop {
+        match args.get(i).map(String::as_str) {
+            Some("not") => {
+                i += 1;
+                if args.get(i).is_some_and(|a| a == "--crash") {
+                    i += 1;
+                }
+            }
+            Some("env") => {
+                i += 1;
+                while let Some(a) = args.get(i) {
+                    if a == "-u" {
+                        i += 2;
+                    } else if a.split_once('=').is_some_and(|(k, _)| !k.is_empty()) {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            _ => return n,
+        }
+        n += 1;
+    }
 }
 
 fn unsupported(what: &str) -> String {
@@ -443,6 +483,20 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.contains(needle), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn prefix_depth_is_limited() {
+        let ok = format!("{}true", "not ".repeat(100));
+        assert!(parse(&ok).is_ok());
+        let deep = format!("{}true", "not env X=1 ".repeat(60));
+        let e = parse(&deep).unwrap_err();
+        assert!(
+            e.contains("120 nested `not`/`env` prefixes; at most 100"),
+            "{e}"
+        );
+        let deep = format!("{}true", "not ".repeat(10_000));
+        assert!(parse(&deep).is_err());
     }
 
     #[test]
