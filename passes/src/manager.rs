@@ -366,7 +366,8 @@ impl PassManager {
                 .find(|s| s.pass.name == *pass)
                 .and_then(|s| s.pass.stats.iter().find(|(c, _)| c == counter))
                 .map_or(*counter, |(_, d)| *d);
-            let _ = writeln!(s, "{:>8} {} - {}", n, pass, desc);
+            // The counter's name is what the pass pages document.
+            let _ = writeln!(s, "{:>8} {} - {} [{}]", n, pass, desc, counter);
         }
         s.push('\n');
         s

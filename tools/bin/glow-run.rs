@@ -97,7 +97,9 @@ impl From<String> for Fail {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(glow_passes::cli::normalize_opt_levels(std::env::args_os()));
+    let args = glow_passes::cli::normalize_opt_levels(std::env::args_os());
+    let args = glow_passes::cli::llvm_single_dash(args, &<Cli as clap::CommandFactory>::command());
+    let cli = Cli::parse_from(args);
     match real_main(&cli) {
         Ok(code) => code,
         Err(Fail::Rendered(text)) => {
@@ -151,7 +153,35 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
             println!("{}", tensor_line(&t.name, &t.ty, &t.data));
         }
     }
+    if !cli.print_outputs && cli.output_dir.is_none() {
+        // A silent success looks like nothing happened.
+        eprintln!("{}", run_summary(f, cli.engine, &outputs));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line on stderr after a run that showed no outputs: what ran and
+/// how to see what it computed.
+fn run_summary(f: &Function, engine: EngineArg, outputs: &Outputs) -> String {
+    let engine = match engine {
+        EngineArg::C => "the C engine",
+        EngineArg::Interp => "the interpreter",
+    };
+    let mut names = String::new();
+    for (i, t) in outputs.tensors.iter().enumerate() {
+        names.push_str(if i == 0 { " (" } else { ", " });
+        glow_ir::printer::write_name(&t.name, &mut names);
+    }
+    if !names.is_empty() {
+        names.push(')');
+    }
+    let n = outputs.tensors.len();
+    let weights = if n == 1 { "weight" } else { "weights" };
+    format!(
+        "glow-run: ran function `{}` on {engine}: {n} mutable {weights} written{names}; \
+         show them with --print-outputs or write them with --output-dir=DIR",
+        f.name
+    )
 }
 
 fn parse_and_verify(source: &[u8], file: &str) -> Result<Module, Fail> {

@@ -56,6 +56,9 @@ struct Cli {
     /// no longer bit-identical to the interpreter; see docs/backend.md).
     #[arg(long)]
     fast_math: bool,
+    /// Accepted for `opt -S` habits: the output is always text.
+    #[arg(short = 'S')]
+    text_output: bool,
     /// Add Glow-style `// size:` and `// Users:` comments.
     #[arg(long)]
     annotate: bool,
@@ -88,8 +91,9 @@ pub fn opt_main(
     registry: &PassRegistry,
     args: impl IntoIterator<Item = impl Into<OsString>>,
 ) -> u8 {
-    let args = glow_passes::cli::normalize_opt_levels(args.into_iter().map(Into::into));
     let command = Cli::command().name(name).bin_name(name);
+    let args = glow_passes::cli::normalize_opt_levels(args.into_iter().map(Into::into));
+    let args = glow_passes::cli::llvm_single_dash(args, &command);
     let parsed = command
         .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));
