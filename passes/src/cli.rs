@@ -121,7 +121,7 @@ impl PipelineArgs {
     }
 }
 
-/// The debugging flags of passes.md §5.
+/// The debugging flags (docs/glow-opt.md, "Debugging one pass").
 #[derive(Args, Clone, Debug, Default)]
 pub struct DebugArgs {
     /// Do not verify the IR after each pass (verification is on by default).

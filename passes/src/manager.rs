@@ -293,15 +293,12 @@ impl PassManager {
             if let Some(before) = text_before {
                 let after = print_function(f, PrintOptions::default());
                 if changed || before != after {
-                    let diff = similar::TextDiff::from_lines(&before, &after);
                     let _ = write!(
                         self.log,
                         "// *** IR Dump After {} on function {} (changed) ***\n{}",
                         name,
                         f.name,
-                        diff.unified_diff()
-                            .context_radius(3)
-                            .header("before", "after")
+                        renumber_blind_diff(&before, &after)
                     );
                 } else {
                     let _ = writeln!(
@@ -422,6 +419,66 @@ impl PassManager {
     }
 }
 
+/// A unified diff of two printed functions that ignores the instruction
+/// index column: erasing one instruction renumbers every later one, and a
+/// diff of those lines would hide the real change. Lines are compared with
+/// their index removed; unchanged lines are shown as they read after.
+pub fn renumber_blind_diff(before: &str, after: &str) -> String {
+    let old: Vec<&str> = before.lines().collect();
+    let new: Vec<&str> = after.lines().collect();
+    let old_keys: Vec<&str> = old.iter().map(|l| without_index(l)).collect();
+    let new_keys: Vec<&str> = new.iter().map(|l| without_index(l)).collect();
+    let diff = similar::TextDiff::configure().diff_slices(&old_keys, &new_keys);
+    let mut out = String::from("--- before\n+++ after\n");
+    for group in diff.grouped_ops(3) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let (o, n) = (first.old_range().start, first.new_range().start);
+        let o_len = last.old_range().end - o;
+        let n_len = last.new_range().end - n;
+        let _ = writeln!(
+            out,
+            "@@ -{} +{} @@",
+            hunk_range(o, o_len),
+            hunk_range(n, n_len)
+        );
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let (sign, line) = match change.tag() {
+                    similar::ChangeTag::Equal => (' ', new[change.new_index().unwrap_or(0)]),
+                    similar::ChangeTag::Delete => ('-', old[change.old_index().unwrap_or(0)]),
+                    similar::ChangeTag::Insert => ('+', new[change.new_index().unwrap_or(0)]),
+                };
+                let _ = writeln!(out, "{sign}{line}");
+            }
+        }
+    }
+    out
+}
+
+/// `start,len` of a hunk header, 1-based as in `diff -u` (an empty range
+/// names the line before it).
+fn hunk_range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
+/// An instruction line without its leading index (`  3 %x = ...` →
+/// `%x = ...`); other lines as they are.
+fn without_index(line: &str) -> &str {
+    let rest = line.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].starts_with(' ') {
+        rest[digits..].trim_start()
+    } else {
+        line
+    }
+}
+
 const REPRODUCER_HEADER: &str = "// glow-opt reproducer: --passes=";
 
 /// What a reproducer's first line says.
@@ -498,6 +555,18 @@ mod tests {
         PassManager::new(pipeline, inst)
             .run(&mut module)
             .expect_err("the pass fails")
+    }
+
+    #[test]
+    fn renumbering_alone_is_no_change_in_a_diff() {
+        let before = "code {\n  0 %a = x\n  1 %b = y\n  2 %c = z\n}\n";
+        let after = "code {\n  0 %b = y\n  1 %c = z\n}\n";
+        let d = renumber_blind_diff(before, after);
+        assert_eq!(
+            d,
+            "--- before\n+++ after\n@@ -1,5 +1,4 @@\n code {\n-  0 %a = x\n   0 %b = y\n   1 %c = z\n }\n"
+        );
+        assert_eq!(renumber_blind_diff(after, after), "--- before\n+++ after\n");
     }
 
     #[test]

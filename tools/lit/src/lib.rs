@@ -13,6 +13,7 @@ pub mod report;
 pub mod runner;
 pub mod script;
 pub mod shell;
+pub mod stale;
 pub mod xunit;
 
 pub use discovery::{discover, find_suite_root, TestFile};
