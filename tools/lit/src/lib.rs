@@ -14,6 +14,7 @@ pub mod runner;
 pub mod script;
 pub mod shell;
 pub mod stale;
+pub mod update_checks;
 pub mod xunit;
 
 pub use discovery::{discover, find_suite_root, TestFile};
@@ -21,13 +22,14 @@ pub use runner::{run_all, run_test, ResultCode, RunConfig, TestResult};
 pub use shell::Tools;
 
 /// The tools a RUN line may name, besides `FileCheck` (an alias of `glow-filecheck`).
-pub const TOOL_NAMES: [&str; 6] = [
+pub const TOOL_NAMES: [&str; 7] = [
     "glow-opt",
     "glow-filecheck",
     "glow-run",
     "glow-import",
     "glow-memplan",
     "glow-lit",
+    "glow-update-checks",
 ];
 
 /// Tools built by other workspace members (the out-of-tree pass example's

@@ -20,8 +20,8 @@ impl Stale {
     /// The warning glow-lit prints.
     pub fn warning(&self) -> String {
         format!(
-            "glow-lit: warning: {} ({}) is older than its source {}; the tests would run the old \
-             code: run `cargo build --workspace --bins` first",
+            "glow-lit: warning: {} ({}) was built before its source {} changed or went away; the \
+             tests would run the old code: run `cargo build --workspace --bins` first",
             self.tool,
             self.binary.display(),
             self.source.display()
