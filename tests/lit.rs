@@ -57,6 +57,10 @@ fn run_config() -> RunConfig {
     );
     tools.insert("glow-lit".into(), lit);
     tools.insert(
+        "glow-reduce".into(),
+        env!("CARGO_BIN_EXE_glow-reduce").into(),
+    );
+    tools.insert(
         "glow-update-checks".into(),
         env!("CARGO_BIN_EXE_glow-update-checks").into(),
     );
