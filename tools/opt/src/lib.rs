@@ -8,6 +8,8 @@
 //! ever holds IR. Manual: `docs/glow-opt.md`; tutorial:
 //! `docs/writing-a-pass.md`.
 
+pub mod reduce;
+
 use clap::{CommandFactory, FromArgMatches, Parser};
 use glow_ir::diag::{render_all, Diagnostic};
 use glow_ir::printer::{print_module, PrintOptions};
