@@ -174,6 +174,10 @@ pub struct DebugArgs {
     /// Draw the activation arena after the pipeline as an SVG timeline into FILE.
     #[arg(long, value_name = "FILE.svg")]
     pub mem_timeline: Option<std::path::PathBuf>,
+    /// Write each function before the pipeline and after every pass execution to
+    /// DIR/NNN-FUNCTION-PASS.gir, numbered in order.
+    #[arg(long, value_name = "DIR")]
+    pub ir_dump_dir: Option<std::path::PathBuf>,
 }
 
 impl DebugArgs {
@@ -223,6 +227,7 @@ impl DebugArgs {
             tool: "glow-opt",
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
+            ir_dump_dir: self.ir_dump_dir.clone(),
         })
     }
 }

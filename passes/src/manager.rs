@@ -43,6 +43,9 @@ pub struct Instrumentation {
     pub mem_report: Option<MemReport>,
     /// Where `--mem-timeline` writes the SVG of the arena after the pipeline.
     pub mem_timeline: Option<std::path::PathBuf>,
+    /// `--ir-dump-dir`: one numbered file per function input and per pass
+    /// execution, with the function after it.
+    pub ir_dump_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Instrumentation {
@@ -64,6 +67,7 @@ impl Default for Instrumentation {
             tool: "glow-opt",
             mem_report: None,
             mem_timeline: None,
+            ir_dump_dir: None,
         }
     }
 }
@@ -88,6 +92,8 @@ pub struct PassManager {
     pub stats: Stats,
     times: Vec<(&'static str, Duration)>,
     executions: usize,
+    /// Files written to `ir_dump_dir` so far (their number prefix).
+    dumps: usize,
 }
 
 impl PassManager {
@@ -99,6 +105,7 @@ impl PassManager {
             stats: Stats::default(),
             times: Vec::new(),
             executions: 0,
+            dumps: 0,
         }
     }
 
@@ -183,6 +190,7 @@ impl PassManager {
             || !glow_ir::verifier::verify(f)
                 .iter()
                 .any(Diagnostic::is_error);
+        self.dump(f, "input")?;
         for step in self.pipeline.steps.clone() {
             let name = step.pass.name;
             self.executions += 1;
@@ -290,6 +298,7 @@ impl PassManager {
                     print_function(f, PrintOptions::default())
                 );
             }
+            self.dump(f, name)?;
             if let Some(before) = text_before {
                 let after = print_function(f, PrintOptions::default());
                 if changed || before != after {
@@ -310,6 +319,40 @@ impl PassManager {
             }
         }
         Ok(())
+    }
+
+    /// `--ir-dump-dir`: writes `f` as `DIR/NNN-FUNCTION-WHAT.gir`, numbered
+    /// in the order written (MLIR's `--mlir-print-ir-tree-dir`, LLVM's
+    /// `-ir-dump-directory`), so `ls` lists the pipeline in order and any two
+    /// files diff.
+    fn dump(&mut self, f: &Function, what: &str) -> Result<(), RunFailure> {
+        let Some(dir) = &self.inst.ir_dump_dir else {
+            return Ok(());
+        };
+        let stem: String = f
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{:03}-{stem}-{what}.gir", self.dumps));
+        self.dumps += 1;
+        let text = print_function(f, PrintOptions::default());
+        std::fs::create_dir_all(dir)
+            .and_then(|()| glow_ir::output::write_file(&path, text.as_bytes()))
+            .map_err(|e| RunFailure {
+                diagnostics: vec![Diagnostic::error(format!(
+                    "--ir-dump-dir: cannot write {}: {e}",
+                    path.display()
+                ))],
+                reproducer: None,
+                internal: false,
+            })
     }
 
     fn finish(&mut self, before: &[MemoryReport], module: &Module) {
