@@ -8,6 +8,7 @@
 //! ever holds IR. Manual: `docs/glow-opt.md`; tutorial:
 //! `docs/writing-a-pass.md`.
 
+pub mod dot;
 pub mod reduce;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -43,9 +44,10 @@ struct Cli {
     /// Write the output here instead of standard output (with --emit=c: the bundle directory).
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
-    /// Output: `gir` (the IR, default) or `c` (a C bundle per function in the -o directory:
-    /// NAME.c, NAME.h, NAME.weights.bin).
-    #[arg(long, value_name = "FORMAT", default_value = "gir", value_parser = ["gir", "c"])]
+    /// Output: `gir` (the IR, default), `c` (a C bundle per function in the -o directory:
+    /// NAME.c, NAME.h, NAME.weights.bin), `dot` (Graphviz dataflow per function) or
+    /// `dot-interference` (Graphviz buffer interference graph per function).
+    #[arg(long, value_name = "FORMAT", default_value = "gir", value_parser = ["gir", "c", "dot", "dot-interference"])]
     emit: String,
     /// With --emit=c: contents of const weights without inline `Data`, by weight name.
     #[arg(long, value_name = "W.safetensors")]
@@ -230,7 +232,19 @@ impl Tool<'_> {
                 }
             };
         }
-        let text = outputs.join("// -----\n");
+        let text = match cli.emit.as_str() {
+            "dot" => modules
+                .iter()
+                .flat_map(|m| &m.functions)
+                .map(dot::dataflow)
+                .collect::<String>(),
+            "dot-interference" => modules
+                .iter()
+                .flat_map(|m| &m.functions)
+                .map(dot::interference)
+                .collect::<String>(),
+            _ => outputs.join("// -----\n"),
+        };
         // The caller is a `main` about to exit: freeing a large module
         // allocation by allocation only costs time (clang's -disable-free).
         std::mem::forget(modules);
