@@ -66,6 +66,10 @@ struct Cli {
     /// or a pass list) on the same inputs and compare the outputs.
     #[arg(long, value_name = "PIPELINE")]
     compare_passes: Option<String>,
+    /// Run on the interpreter and write every buffer each instruction writes, right
+    /// after it, as DIR/NNNN-<inst>.<operand>.npy, listed in DIR/index.txt.
+    #[arg(long, value_name = "DIR", conflicts_with = "compare_passes")]
+    dump_tensors: Option<PathBuf>,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
@@ -137,6 +141,9 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
     apply_pipeline(&mut optimized, &cli.pipeline, &source, &file)?;
     let f = pick(&optimized, cli.function.as_deref())?;
     let weights = run::resolve_weights(f, &given, &opts)?;
+    if let Some(dir) = &cli.dump_tensors {
+        return dump_tensors(f, &weights, dir, &source, &file);
+    }
     if let Some(list) = &cli.compare_passes {
         return compare_passes(f, &weights, list, &opts, &source, &file);
     }
@@ -269,6 +276,52 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
             .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// `--dump-tensors`: the interpreter's trace as one `.npy` per written
+/// buffer and an index, one line per file in program order:
+/// `POSITION %inst opcode OPERAND %value TYPE FILE`.
+fn dump_tensors(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    dir: &Path,
+    source: &[u8],
+    file: &str,
+) -> Result<ExitCode, Fail> {
+    let written = run::trace(f, weights).map_err(|e| match e {
+        RunError::Diagnostic(d) => Fail::Rendered(render_all(&[d], file, source)),
+        RunError::Message(m) => Fail::Msg(m),
+    })?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    let mut index = String::new();
+    for w in &written {
+        let name = format!(
+            "{:04}-{}.{}.npy",
+            w.position,
+            npy::file_stem(&w.inst),
+            w.operand.to_ascii_lowercase()
+        );
+        let path = dir.join(&name);
+        glow_ir::output::write_file(&path, &npy::write(&w.ty, &w.data))
+            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+        let (mut inst, mut value) = (String::new(), String::new());
+        glow_ir::printer::write_name(&w.inst, &mut inst);
+        glow_ir::printer::write_name(&w.value, &mut value);
+        index.push_str(&format!(
+            "{} {inst} {} {} {value} {} {name}\n",
+            w.position, w.opcode, w.operand, w.ty
+        ));
+    }
+    let path = dir.join("index.txt");
+    glow_ir::output::write_file(&path, index.as_bytes())
+        .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+    eprintln!(
+        "glow-run: wrote {} tensors of function `{}` (interpreter) to {}",
+        written.len(),
+        f.name,
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs `f` as given (after the command-line pipeline) and after `list`,
