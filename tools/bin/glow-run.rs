@@ -70,6 +70,10 @@ struct Cli {
     /// after it, as DIR/NNNN-<inst>.<operand>.npy, listed in DIR/index.txt.
     #[arg(long, value_name = "DIR", conflicts_with = "compare_passes")]
     dump_tensors: Option<PathBuf>,
+    /// Find the first pass execution of PIPELINE (a mode or a pass list) after which the
+    /// interpreter's outputs differ, and the first instruction whose written buffer it changed.
+    #[arg(long, value_name = "PIPELINE", conflicts_with_all = ["compare_passes", "dump_tensors"])]
+    bisect: Option<String>,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
@@ -141,6 +145,19 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
     apply_pipeline(&mut optimized, &cli.pipeline, &source, &file)?;
     let f = pick(&optimized, cli.function.as_deref())?;
     let weights = run::resolve_weights(f, &given, &opts)?;
+    if let Some(list) = &cli.bisect {
+        let pipeline = pipeline_args(list).pipeline(&glow_passes::PassRegistry::builtin())?;
+        return match glow_opt_driver::bisect::bisect(f, &weights, &pipeline)? {
+            Some(found) => {
+                print!("{}", glow_opt_driver::bisect::report(&found, list));
+                Ok(ExitCode::from(1))
+            }
+            None => {
+                println!("glow-run: no pass of `{list}` changes the outputs (interpreter)");
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
     if let Some(dir) = &cli.dump_tensors {
         return dump_tensors(f, &weights, dir, &source, &file);
     }
@@ -278,6 +295,21 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
     Ok(())
 }
 
+/// A mode (`none`, `train`, `infer`) or a pass list, as pipeline flags.
+fn pipeline_args(list: &str) -> PipelineArgs {
+    if ["none", "train", "infer"].contains(&list) {
+        PipelineArgs {
+            mode: Some(list.to_string()),
+            ..PipelineArgs::default()
+        }
+    } else {
+        PipelineArgs {
+            passes: vec![list.to_string()],
+            ..PipelineArgs::default()
+        }
+    }
+}
+
 /// `--dump-tensors`: the interpreter's trace as one `.npy` per written
 /// buffer and an index, one line per file in program order:
 /// `POSITION %inst opcode OPERAND %value TYPE FILE`.
@@ -334,17 +366,7 @@ fn compare_passes(
     source: &[u8],
     file: &str,
 ) -> Result<ExitCode, Fail> {
-    let args = if ["none", "train", "infer"].contains(&list) {
-        PipelineArgs {
-            mode: Some(list.to_string()),
-            ..PipelineArgs::default()
-        }
-    } else {
-        PipelineArgs {
-            passes: vec![list.to_string()],
-            ..PipelineArgs::default()
-        }
-    };
+    let args = pipeline_args(list);
     let mut after = Module {
         functions: vec![f.clone()],
     };

@@ -8,6 +8,7 @@
 //! ever holds IR. Manual: `docs/glow-opt.md`; tutorial:
 //! `docs/writing-a-pass.md`.
 
+pub mod bisect;
 pub mod dot;
 pub mod reduce;
 
