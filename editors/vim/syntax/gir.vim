@@ -4,14 +4,15 @@ if exists("b:current_syntax")
   finish
 endif
 
-syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchmatmul batchnormalization clip
-      \ convolution copy deallocactivation debugprint dequantize elementabs elementadd elementand
-      \ elementceil elementcmpeq elementcmplt elementcmplte elementcmpneq elementcos elementdiv
-      \ elementerf elementexp elementfloor elementlog elementmax elementmin elementmul elementneg
-      \ elementnot elementor elementpow elementreciprocal elementround elementrsqrt elementselect
-      \ elementsign elementsin elementsqrt elementsub elementxor extracttensor fullyconnected
-      \ inserttensor leakyrelu localresponsenormalization matmul maxpool quantize relu
-      \ rescalequantized sigmoid softmax splat tanh tensorview touch transpose
+syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchedreducemax batchedreducemin
+      \ batchedreduceprod batchmatmul batchnormalization clip convolution copy deallocactivation
+      \ debugprint dequantize elementabs elementadd elementand elementceil elementcmpeq
+      \ elementcmplt elementcmplte elementcmpneq elementcos elementdiv elementerf elementexp
+      \ elementfloor elementlog elementmax elementmin elementmul elementneg elementnot elementor
+      \ elementpow elementreciprocal elementround elementrsqrt elementselect elementsign
+      \ elementsin elementsqrt elementsub elementxor extracttensor fullyconnected gather
+      \ inserttensor layernormalization leakyrelu localresponsenormalization matmul maxpool
+      \ quantize relu rescalequantized sigmoid softmax splat tanh tensorview touch transpose
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -186,7 +186,7 @@ mod tests {
     struct BumpSplats;
     impl Pass for BumpSplats {
         fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
-            let ids: Vec<InstId> = f.layout.clone();
+            let ids: Vec<InstId> = f.layout.to_vec();
             for i in ids {
                 let inst = f.inst_mut(i);
                 if inst.opcode == Opcode::Splat {

@@ -69,7 +69,7 @@ pub fn dataflow(f: &Function) -> String {
         )));
     }
     let mut inst_nodes: Vec<Option<NodeIndex>> = vec![None; f.insts.len()];
-    for (pos, &id) in f.layout.iter().enumerate() {
+    for (pos, id) in f.layout.iter().enumerate() {
         let inst = f.inst(id);
         if inst.opcode == Opcode::DeallocActivation {
             continue;
@@ -97,7 +97,7 @@ pub fn dataflow(f: &Function) -> String {
         Value::Weight(w) => weight_nodes.get(w.index()).copied(),
         Value::Inst(i) => inst_nodes.get(i.index()).copied().flatten(),
     };
-    for &id in &f.layout {
+    for id in &f.layout {
         let inst = f.inst(id);
         let Some(me) = inst_nodes[id.index()] else {
             continue;
@@ -129,7 +129,7 @@ pub fn dataflow(f: &Function) -> String {
 
 /// The buffer interference graph of `f` in Dot.
 pub fn interference(f: &Function) -> String {
-    let r = memory_report_aligned(f, glow_passes::planner::DEFAULT_ALIGN);
+    let r = memory_report_aligned(f, glow_ir::ALIGN);
     let mut g: Graph<Attrs, Attrs, petgraph::Undirected> = Graph::new_undirected();
     let nodes: Vec<NodeIndex> = r
         .buffers

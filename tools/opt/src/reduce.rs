@@ -387,12 +387,13 @@ impl Reducer {
                     let mut cand = cur.clone();
                     let f = &mut cand.functions[fi];
                     let end = (at + chunk).min(f.layout.len());
+                    let order = f.layout.to_vec();
                     let mut gone = vec![false; f.insts.len()];
-                    for &id in &f.layout[at..end] {
+                    for &id in &order[at..end] {
                         gone[id.index()] = true;
                     }
                     let mut kept: Vec<InstId> = Vec::new();
-                    for &id in &f.layout {
+                    for &id in &order {
                         let uses_gone = f
                             .inst(id)
                             .operands
@@ -404,7 +405,7 @@ impl Reducer {
                             kept.push(id);
                         }
                     }
-                    f.layout = kept;
+                    f.layout = glow_ir::Layout::from_order(kept);
                     match self.try_candidate(&cand)? {
                         Some(m) => cur = m,
                         None => at += chunk,
@@ -426,7 +427,7 @@ impl Reducer {
         for fi in 0..cur.functions.len() {
             let mut pos = 0;
             while pos < cur.functions[fi].layout.len() {
-                let id = cur.functions[fi].layout[pos];
+                let id = cur.functions[fi].layout.to_vec()[pos];
                 let n = cur.functions[fi].inst(id).operands.len();
                 for k in 0..n {
                     let f = &cur.functions[fi];
@@ -464,7 +465,7 @@ impl Reducer {
     fn members(&mut self, mut cur: Module) -> Result<Module, String> {
         for fi in 0..cur.functions.len() {
             for pos in 0..cur.functions[fi].layout.len() {
-                let id = cur.functions[fi].layout[pos];
+                let id = cur.functions[fi].layout.to_vec()[pos];
                 let defs = cur.functions[fi].inst(id).opcode.info().members;
                 for (k, def) in defs.iter().enumerate() {
                     let Some(default) = MemberValue::from_default(def.default) else {
@@ -521,7 +522,7 @@ fn fresh_weight_name(f: &glow_ir::Function) -> String {
 
 fn unused_weights(f: &glow_ir::Function) -> Vec<usize> {
     let mut used = vec![false; f.weights.len()];
-    for &id in &f.layout {
+    for id in &f.layout {
         for op in &f.inst(id).operands {
             if let Value::Weight(w) = op.value {
                 used[w.index()] = true;
@@ -563,7 +564,7 @@ mod tests {
     struct CrashOnTanh;
     impl Pass for CrashOnTanh {
         fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
-            let tanh = f.layout.iter().any(|&i| f.inst(i).opcode == Opcode::Tanh);
+            let tanh = f.layout.iter().any(|i| f.inst(i).opcode == Opcode::Tanh);
             assert!(!tanh, "tanh is not supported");
             Ok(false)
         }
@@ -581,8 +582,8 @@ mod tests {
     impl Pass for BreakFirstAlloc {
         fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
             match f.layout.first() {
-                Some(&i) if f.inst(i).opcode == Opcode::AllocActivation => {
-                    f.layout.remove(0);
+                Some(i) if f.inst(i).opcode == Opcode::AllocActivation => {
+                    f.layout.remove(i);
                     Ok(true)
                 }
                 _ => Ok(false),
@@ -601,7 +602,7 @@ mod tests {
     struct BumpSplats;
     impl Pass for BumpSplats {
         fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
-            let ids: Vec<InstId> = f.layout.clone();
+            let ids: Vec<InstId> = f.layout.to_vec();
             for i in ids {
                 let inst = f.inst_mut(i);
                 if inst.opcode != Opcode::Splat {
@@ -673,7 +674,7 @@ code {
 
     fn opcodes(m: &Module) -> Vec<Opcode> {
         let f = &m.functions[0];
-        f.layout.iter().map(|&i| f.inst(i).opcode).collect()
+        f.layout.iter().map(|i| f.inst(i).opcode).collect()
     }
 
     #[test]
