@@ -56,6 +56,14 @@ fn run_config() -> RunConfig {
         env!("CARGO_BIN_EXE_glow-filecheck").into(),
     );
     tools.insert("glow-lit".into(), lit);
+    tools.insert(
+        "glow-reduce".into(),
+        env!("CARGO_BIN_EXE_glow-reduce").into(),
+    );
+    tools.insert(
+        "glow-update-checks".into(),
+        env!("CARGO_BIN_EXE_glow-update-checks").into(),
+    );
     // Developer override, e.g. to run the suite with LLVM's checker: GLOW_LIT_FILECHECK=/path/FileCheck.
     if let Some(fc) = std::env::var_os("GLOW_LIT_FILECHECK") {
         tools.insert("glow-filecheck".into(), fc.clone().into());

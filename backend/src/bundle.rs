@@ -200,7 +200,7 @@ fn constant_bytes(f: &Function, i: usize, opts: &BundleOptions) -> Result<Vec<u8
         return Ok(vec![0; w.ty.bytes() as usize]);
     }
     Err(at(Diagnostic::error(format!(
-        "constant weight `%{}` has no `Data` and no contents were given (e.g. a weights file)",
+        "constant weight `%{}` has no `Data` and no contents were given; pass them with `--weights W.safetensors` (a tensor named after the weight)",
         w.name
     ))))
 }

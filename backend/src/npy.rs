@@ -142,21 +142,23 @@ pub fn expect(npy: &Npy, ty: &Type) -> Result<Vec<u8>, String> {
     Ok(npy.data.clone())
 }
 
-/// A file name for a tensor name: `[A-Za-z0-9.-]` kept, `_` doubled, any
-/// other byte (and a leading `.`) written `_XX` in hex. Injective.
+/// A file name for a tensor name: a name made only of `[A-Za-z0-9._-]` is
+/// kept as it is (users look for `y_incl.npy`); any other byte is written
+/// `%XX` in hex, as in URLs. `%` is never kept, so the mapping is injective.
+/// The names `.` and `..` and the empty name are escaped too, since they are
+/// not file names of their own.
 pub fn file_stem(name: &str) -> String {
-    let mut out = String::new();
-    for (i, b) in name.bytes().enumerate() {
-        if b.is_ascii_alphanumeric() || b == b'-' || (b == b'.' && i > 0) {
-            out.push(b as char);
-        } else if b == b'_' {
-            out.push_str("__");
-        } else {
-            out.push_str(&format!("_{b:02X}"));
-        }
+    if name.is_empty() {
+        return "%".to_string();
     }
-    if out.is_empty() {
-        out.push('_');
+    let mut out = String::new();
+    let whole_dots = name == "." || name == "..";
+    for b in name.bytes() {
+        if (b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.') && !whole_dots {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
     }
     out
 }
@@ -219,8 +221,11 @@ mod tests {
     #[test]
     fn file_stems() {
         assert_eq!(file_stem("result"), "result");
-        assert_eq!(file_stem("a/b"), "a_2Fb");
-        assert_eq!(file_stem("a_b"), "a__b");
-        assert_eq!(file_stem(".x"), "_2Ex");
+        assert_eq!(file_stem("y_incl"), "y_incl");
+        assert_eq!(file_stem("a.b-c_d"), "a.b-c_d");
+        assert_eq!(file_stem("a/b"), "a%2Fb");
+        assert_eq!(file_stem("a%2Fb"), "a%252Fb");
+        assert_eq!(file_stem(".."), "%2E%2E");
+        assert_eq!(file_stem(""), "%");
     }
 }

@@ -112,6 +112,75 @@ pub fn resolve_weights(
     Ok(out)
 }
 
+/// One buffer an instruction wrote, as it was right after the instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Written {
+    /// Position of the instruction in program order.
+    pub position: usize,
+    pub inst: String,
+    pub opcode: &'static str,
+    /// The operand's name in the opcode table (`Dest`, ...).
+    pub operand: &'static str,
+    /// The value the operand names (a weight, an alloc or a view).
+    pub value: String,
+    pub ty: Type,
+    pub data: Vec<u8>,
+}
+
+/// Runs `f` on the interpreter and records, after every instruction, each
+/// buffer its `@out`/`@inout` operands name.
+pub fn trace(f: &Function, weights: &BTreeMap<String, Vec<u8>>) -> Result<Vec<Written>, RunError> {
+    let layout = MemoryLayout::plan(f)?;
+    let mut mem = Memory::new(&layout);
+    for (i, w) in f.weights.iter().enumerate() {
+        let p = layout.weight_place(i);
+        let bytes = weights
+            .get(&w.name)
+            .ok_or_else(|| format!("no contents for `%{}`", w.name))?;
+        let at = p.offset as usize;
+        mem.region_mut(p.region)[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    let order: Vec<glow_ir::InstId> = f.inst_ids().collect();
+    let mut out = Vec::new();
+    let mut stdout = String::new();
+    interp::run_observed(f, &layout, &mut mem, &mut stdout, &mut |pos, mem| {
+        let inst = f.inst(order[pos]);
+        // A dealloc names its buffer @out but writes nothing.
+        if inst.opcode == glow_ir::Opcode::DeallocActivation {
+            return;
+        }
+        let info = inst.opcode.info();
+        for (k, op) in inst.operands.iter().enumerate() {
+            if op.kind == glow_ir::OperandKind::In {
+                continue;
+            }
+            let (Some(place), Some(ty)) = (layout.place(f, op.value), f.value_type(op.value))
+            else {
+                continue;
+            };
+            let at = place.offset as usize;
+            let region = mem.region(place.region);
+            let Some(data) = region.get(at..at + ty.bytes() as usize) else {
+                continue;
+            };
+            let value = match op.value {
+                Value::Weight(w) => f.weights[w.index()].name.clone(),
+                Value::Inst(i) => f.inst(i).name.clone(),
+            };
+            out.push(Written {
+                position: pos,
+                inst: inst.name.clone(),
+                opcode: info.name,
+                operand: info.operands.get(k).map_or("", |d| d.name),
+                value,
+                ty: ty.clone(),
+                data: data.to_vec(),
+            });
+        }
+    })?;
+    Ok(out)
+}
+
 /// Runs `f` with weight contents `weights` (from `resolve_weights`).
 pub fn run(
     f: &Function,

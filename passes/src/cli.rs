@@ -29,6 +29,44 @@ pub fn normalize_opt_levels(
     out
 }
 
+/// Rewrites LLVM's single-dash long flags (`-passes=dse`, `-print-changed`,
+/// `-print-after-all`) to clap's `--` form, so `opt` habits work. Only a word
+/// whose name (before any `=`) is a long flag or alias of `command` is
+/// rewritten: `-o out.gir` and `-O` keep their meaning. Nothing after `--`
+/// and no value of `--cflags` is touched.
+pub fn llvm_single_dash(
+    args: Vec<std::ffi::OsString>,
+    command: &clap::Command,
+) -> Vec<std::ffi::OsString> {
+    let longs: Vec<&str> = command
+        .get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+        })
+        .chain(["help", "version"])
+        .collect();
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
+    let mut after_dashdash = false;
+    for (i, a) in args.into_iter().enumerate() {
+        let after_cflags = out.last().is_some_and(|p| p == "--cflags");
+        let rewrite = a.to_str().and_then(|s| {
+            let name = s.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+            let key = name.split_once('=').map_or(name, |(k, _)| k);
+            (key.len() > 1 && longs.contains(&key)).then(|| format!("-{s}"))
+        });
+        if a == "--" {
+            after_dashdash = true;
+        }
+        match rewrite {
+            Some(long) if i > 0 && !after_dashdash && !after_cflags => out.push(long.into()),
+            _ => out.push(a),
+        }
+    }
+    out
+}
+
 /// `--pass`, `--passes`, `-O`, `-O0`, `--mode`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct PipelineArgs {
@@ -83,7 +121,7 @@ impl PipelineArgs {
     }
 }
 
-/// The debugging flags of passes.md §5.
+/// The debugging flags (docs/glow-opt.md, "Debugging one pass").
 #[derive(Args, Clone, Debug, Default)]
 pub struct DebugArgs {
     /// Do not verify the IR after each pass (verification is on by default).
@@ -93,16 +131,24 @@ pub struct DebugArgs {
     #[arg(long, conflicts_with = "no_verify_each")]
     pub verify_each: bool,
     /// Print the IR before pass P (repeatable) on stderr.
-    #[arg(long = "print-ir-before", value_name = "P")]
+    #[arg(
+        long = "print-ir-before",
+        visible_alias = "print-before",
+        value_name = "P"
+    )]
     pub print_ir_before: Vec<String>,
     /// Print the IR after pass P (repeatable) on stderr.
-    #[arg(long = "print-ir-after", value_name = "P")]
+    #[arg(
+        long = "print-ir-after",
+        visible_alias = "print-after",
+        value_name = "P"
+    )]
     pub print_ir_after: Vec<String>,
     /// Print the IR before every pass.
-    #[arg(long)]
+    #[arg(long, visible_alias = "print-before-all")]
     pub print_ir_before_all: bool,
     /// Print the IR after every pass.
-    #[arg(long)]
+    #[arg(long, visible_alias = "print-after-all")]
     pub print_ir_after_all: bool,
     /// Print the input, then a unified diff after each pass that changed the IR.
     #[arg(long)]
@@ -113,8 +159,8 @@ pub struct DebugArgs {
     /// Print the time taken by each pass.
     #[arg(long)]
     pub time_passes: bool,
-    /// Run only the first N pass executions.
-    #[arg(long, value_name = "N")]
+    /// Run only the first N pass executions (-1: run all, listing each).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub opt_bisect_limit: Option<i64>,
     /// Let the named passes (comma-separated) explain their decisions on stderr.
     #[arg(long, value_name = "PASS", value_delimiter = ',')]
@@ -128,6 +174,10 @@ pub struct DebugArgs {
     /// Draw the activation arena after the pipeline as an SVG timeline into FILE.
     #[arg(long, value_name = "FILE.svg")]
     pub mem_timeline: Option<std::path::PathBuf>,
+    /// Write each function before the pipeline and after every pass execution to
+    /// DIR/NNN-FUNCTION-PASS.gir, numbered in order.
+    #[arg(long, value_name = "DIR")]
+    pub ir_dump_dir: Option<std::path::PathBuf>,
 }
 
 impl DebugArgs {
@@ -152,9 +202,13 @@ impl DebugArgs {
                 ))
             }
         };
+        // As in LLVM, -1 runs every pass but still prints each BISECT line.
         let bisect_limit = match self.opt_bisect_limit {
-            Some(n) if n >= 0 => Some(n as usize),
-            _ => None,
+            None => None,
+            Some(-1) => Some(usize::MAX),
+            Some(n) => Some(usize::try_from(n).map_err(|_| {
+                format!("--opt-bisect-limit={n}: expected -1 (run and list every pass) or a count")
+            })?),
         };
         Ok(Instrumentation {
             verify_each: !self.no_verify_each,
@@ -173,6 +227,7 @@ impl DebugArgs {
             tool: "glow-opt",
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
+            ir_dump_dir: self.ir_dump_dir.clone(),
         })
     }
 }
@@ -186,6 +241,73 @@ mod tests {
             .into_iter()
             .map(|a| a.into_string().expect("utf-8"))
             .collect()
+    }
+
+    #[derive(clap::Parser)]
+    struct Probe {
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+        #[command(flatten)]
+        debug: DebugArgs,
+        #[arg(short = 'o')]
+        output: Option<String>,
+        #[arg(long, allow_hyphen_values = true)]
+        cflags: Option<String>,
+    }
+
+    fn dash(args: &[&str]) -> Vec<String> {
+        let command = <Probe as clap::CommandFactory>::command();
+        llvm_single_dash(args.iter().map(|a| a.into()).collect(), &command)
+            .into_iter()
+            .map(|a| a.into_string().expect("utf-8"))
+            .collect()
+    }
+
+    #[test]
+    fn llvm_single_dash_flags_become_long_flags() {
+        assert_eq!(
+            dash(&[
+                "opt",
+                "-passes=dse",
+                "-print-changed",
+                "-print-after-all",
+                "x.gir"
+            ]),
+            [
+                "opt",
+                "--passes=dse",
+                "--print-changed",
+                "--print-after-all",
+                "x.gir"
+            ]
+        );
+        // Short flags, unknown words, values of --cflags and words after `--` stay.
+        assert_eq!(
+            dash(&[
+                "opt",
+                "-o",
+                "-stats",
+                "-ostats.gir",
+                "-O",
+                "-x",
+                "--cflags",
+                "-stats",
+                "--",
+                "-stats"
+            ]),
+            [
+                "opt",
+                "-o",
+                "--stats",
+                "-ostats.gir",
+                "-O",
+                "-x",
+                "--cflags",
+                "-stats",
+                "--",
+                "-stats"
+            ]
+        );
     }
 
     #[test]

@@ -189,6 +189,7 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         involved[a.index()] = true;
     }
     let mut last_dealloc: Vec<Option<InstId>> = vec![None; n];
+    let mut erased_deallocs: Vec<(usize, InstId)> = Vec::new();
     for id in &f.layout {
         let inst = f.inst(id);
         if inst.opcode != Opcode::DeallocActivation {
@@ -199,6 +200,7 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
                 let r = find(b.index());
                 if let Some(prev) = last_dealloc[r].replace(id) {
                     dead[prev.index()] = true;
+                    erased_deallocs.push((r, prev));
                 }
             }
         }
@@ -207,6 +209,19 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
         if let Some(d) = d {
             dead[d.index()] = false;
             f.inst_mut(*d).operands[0].value = Value::Inst(InstId(r as u32));
+            // `%c.dealloc` now frees `%a`: it takes the name of `%a`'s own
+            // (erased) dealloc, so names keep saying what they free and
+            // stay unique in the instruction table.
+            let wanted = format!("{}.dealloc", f.inst(InstId(r as u32)).name);
+            if f.inst(*d).name != wanted {
+                let erased = erased_deallocs
+                    .iter()
+                    .find(|&&(root, e)| root == r && f.inst(e).name == wanted);
+                if let Some(&(_, e)) = erased {
+                    let name = std::mem::take(&mut f.inst_mut(*d).name);
+                    f.inst_mut(*d).name = std::mem::replace(&mut f.inst_mut(e).name, name);
+                }
+            }
         }
     }
     dead.resize(f.insts.len(), false);

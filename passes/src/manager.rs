@@ -43,6 +43,9 @@ pub struct Instrumentation {
     pub mem_report: Option<MemReport>,
     /// Where `--mem-timeline` writes the SVG of the arena after the pipeline.
     pub mem_timeline: Option<std::path::PathBuf>,
+    /// `--ir-dump-dir`: one numbered file per function input and per pass
+    /// execution, with the function after it.
+    pub ir_dump_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Instrumentation {
@@ -64,6 +67,7 @@ impl Default for Instrumentation {
             tool: "glow-opt",
             mem_report: None,
             mem_timeline: None,
+            ir_dump_dir: None,
         }
     }
 }
@@ -88,6 +92,8 @@ pub struct PassManager {
     pub stats: Stats,
     times: Vec<(&'static str, Duration)>,
     executions: usize,
+    /// Files written to `ir_dump_dir` so far (their number prefix).
+    dumps: usize,
 }
 
 impl PassManager {
@@ -99,6 +105,7 @@ impl PassManager {
             stats: Stats::default(),
             times: Vec::new(),
             executions: 0,
+            dumps: 0,
         }
     }
 
@@ -183,6 +190,7 @@ impl PassManager {
             || !glow_ir::verifier::verify(f)
                 .iter()
                 .any(Diagnostic::is_error);
+        self.dump(f, "input")?;
         for step in self.pipeline.steps.clone() {
             let name = step.pass.name;
             self.executions += 1;
@@ -290,18 +298,16 @@ impl PassManager {
                     print_function(f, PrintOptions::default())
                 );
             }
+            self.dump(f, name)?;
             if let Some(before) = text_before {
                 let after = print_function(f, PrintOptions::default());
                 if changed || before != after {
-                    let diff = similar::TextDiff::from_lines(&before, &after);
                     let _ = write!(
                         self.log,
                         "// *** IR Dump After {} on function {} (changed) ***\n{}",
                         name,
                         f.name,
-                        diff.unified_diff()
-                            .context_radius(3)
-                            .header("before", "after")
+                        renumber_blind_diff(&before, &after)
                     );
                 } else {
                     let _ = writeln!(
@@ -313,6 +319,40 @@ impl PassManager {
             }
         }
         Ok(())
+    }
+
+    /// `--ir-dump-dir`: writes `f` as `DIR/NNN-FUNCTION-WHAT.gir`, numbered
+    /// in the order written (MLIR's `--mlir-print-ir-tree-dir`, LLVM's
+    /// `-ir-dump-directory`), so `ls` lists the pipeline in order and any two
+    /// files diff.
+    fn dump(&mut self, f: &Function, what: &str) -> Result<(), RunFailure> {
+        let Some(dir) = &self.inst.ir_dump_dir else {
+            return Ok(());
+        };
+        let stem: String = f
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{:03}-{stem}-{what}.gir", self.dumps));
+        self.dumps += 1;
+        let text = print_function(f, PrintOptions::default());
+        std::fs::create_dir_all(dir)
+            .and_then(|()| glow_ir::output::write_file(&path, text.as_bytes()))
+            .map_err(|e| RunFailure {
+                diagnostics: vec![Diagnostic::error(format!(
+                    "--ir-dump-dir: cannot write {}: {e}",
+                    path.display()
+                ))],
+                reproducer: None,
+                internal: false,
+            })
     }
 
     fn finish(&mut self, before: &[MemoryReport], module: &Module) {
@@ -366,7 +406,8 @@ impl PassManager {
                 .find(|s| s.pass.name == *pass)
                 .and_then(|s| s.pass.stats.iter().find(|(c, _)| c == counter))
                 .map_or(*counter, |(_, d)| *d);
-            let _ = writeln!(s, "{:>8} {} - {}", n, pass, desc);
+            // The counter's name is what the pass pages document.
+            let _ = writeln!(s, "{:>8} {} - {} [{}]", n, pass, desc, counter);
         }
         s.push('\n');
         s
@@ -418,6 +459,66 @@ impl PassManager {
         }
         glow_ir::output::write_file(&path, format!("{header}\n{input}").as_bytes()).ok()?;
         Some(path)
+    }
+}
+
+/// A unified diff of two printed functions that ignores the instruction
+/// index column: erasing one instruction renumbers every later one, and a
+/// diff of those lines would hide the real change. Lines are compared with
+/// their index removed; unchanged lines are shown as they read after.
+pub fn renumber_blind_diff(before: &str, after: &str) -> String {
+    let old: Vec<&str> = before.lines().collect();
+    let new: Vec<&str> = after.lines().collect();
+    let old_keys: Vec<&str> = old.iter().map(|l| without_index(l)).collect();
+    let new_keys: Vec<&str> = new.iter().map(|l| without_index(l)).collect();
+    let diff = similar::TextDiff::configure().diff_slices(&old_keys, &new_keys);
+    let mut out = String::from("--- before\n+++ after\n");
+    for group in diff.grouped_ops(3) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let (o, n) = (first.old_range().start, first.new_range().start);
+        let o_len = last.old_range().end - o;
+        let n_len = last.new_range().end - n;
+        let _ = writeln!(
+            out,
+            "@@ -{} +{} @@",
+            hunk_range(o, o_len),
+            hunk_range(n, n_len)
+        );
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let (sign, line) = match change.tag() {
+                    similar::ChangeTag::Equal => (' ', new[change.new_index().unwrap_or(0)]),
+                    similar::ChangeTag::Delete => ('-', old[change.old_index().unwrap_or(0)]),
+                    similar::ChangeTag::Insert => ('+', new[change.new_index().unwrap_or(0)]),
+                };
+                let _ = writeln!(out, "{sign}{line}");
+            }
+        }
+    }
+    out
+}
+
+/// `start,len` of a hunk header, 1-based as in `diff -u` (an empty range
+/// names the line before it).
+fn hunk_range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
+/// An instruction line without its leading index (`  3 %x = ...` →
+/// `%x = ...`); other lines as they are.
+fn without_index(line: &str) -> &str {
+    let rest = line.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest[digits..].starts_with(' ') {
+        rest[digits..].trim_start()
+    } else {
+        line
     }
 }
 
@@ -497,6 +598,18 @@ mod tests {
         PassManager::new(pipeline, inst)
             .run(&mut module)
             .expect_err("the pass fails")
+    }
+
+    #[test]
+    fn renumbering_alone_is_no_change_in_a_diff() {
+        let before = "code {\n  0 %a = x\n  1 %b = y\n  2 %c = z\n}\n";
+        let after = "code {\n  0 %b = y\n  1 %c = z\n}\n";
+        let d = renumber_blind_diff(before, after);
+        assert_eq!(
+            d,
+            "--- before\n+++ after\n@@ -1,5 +1,4 @@\n code {\n-  0 %a = x\n   0 %b = y\n   1 %c = z\n }\n"
+        );
+        assert_eq!(renumber_blind_diff(after, after), "--- before\n+++ after\n");
     }
 
     #[test]

@@ -100,14 +100,20 @@ impl PassRegistry {
         })
     }
 
-    /// The `--list-passes` text: one line per pass with its summary.
+    /// The `--list-passes` text: one line per pass with its summary, then
+    /// one indented line per option it takes (`name{key=value}`).
     pub fn list_text(&self) -> String {
         let width = self.passes.iter().map(|p| p.name.len()).max().unwrap_or(0);
         let width = width.max(20);
-        self.passes
-            .iter()
-            .map(|p| format!("  {:<width$} {}\n", p.name, p.summary))
-            .collect()
+        let mut out = String::new();
+        for p in &self.passes {
+            out.push_str(&format!("  {:<width$} {}\n", p.name, p.summary));
+            for o in p.options {
+                let key = format!("{{{}=...}}", o.name);
+                out.push_str(&format!("      {:<w$} {}\n", key, o.help, w = width - 4));
+            }
+        }
+        out
     }
 }
 

@@ -1,6 +1,6 @@
 //! `share-buffers`: reuse the buffer of one operand of an in-place pair for
 //! the other where their live intervals allow it (Glow's interval-based
-//! `shareBuffers`, passes.md §3).
+//! `shareBuffers`; docs/passes/share-buffers.md).
 //!
 //! Instructions are visited bottom-up. For an in-place operand pair (dest,
 //! src) with identical operand types and origins of the same byte size and

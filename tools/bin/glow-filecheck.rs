@@ -13,6 +13,7 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(
     name = "glow-filecheck",
+    version,
     about = "LLVM FileCheck-compatible pattern checker"
 )]
 struct Cli {

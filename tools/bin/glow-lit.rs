@@ -77,6 +77,10 @@ fn run(args: Args) -> Result<i32> {
         };
         tools.insert(name.to_string(), std::path::absolute(path)?);
     }
+    // Running old binaries would report results for code that is gone.
+    for stale in glow_lit::stale::stale_tools(&tools) {
+        err_line(&stale.warning());
+    }
     let output_dir = match &args.output_dir {
         Some(d) => std::path::absolute(d)?,
         None => bin_dir.parent().unwrap_or(&bin_dir).join("lit-output"),

@@ -66,6 +66,14 @@ struct Cli {
     /// or a pass list) on the same inputs and compare the outputs.
     #[arg(long, value_name = "PIPELINE")]
     compare_passes: Option<String>,
+    /// Run on the interpreter and write every buffer each instruction writes, right
+    /// after it, as DIR/NNNN-<inst>.<operand>.npy, listed in DIR/index.txt.
+    #[arg(long, value_name = "DIR", conflicts_with = "compare_passes")]
+    dump_tensors: Option<PathBuf>,
+    /// Find the first pass execution of PIPELINE (a mode or a pass list) after which the
+    /// interpreter's outputs differ, and the first instruction whose written buffer it changed.
+    #[arg(long, value_name = "PIPELINE", conflicts_with_all = ["compare_passes", "dump_tensors"])]
+    bisect: Option<String>,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
@@ -97,7 +105,9 @@ impl From<String> for Fail {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(glow_passes::cli::normalize_opt_levels(std::env::args_os()));
+    let args = glow_passes::cli::normalize_opt_levels(std::env::args_os());
+    let args = glow_passes::cli::llvm_single_dash(args, &<Cli as clap::CommandFactory>::command());
+    let cli = Cli::parse_from(args);
     match real_main(&cli) {
         Ok(code) => code,
         Err(Fail::Rendered(text)) => {
@@ -143,6 +153,22 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
         .and_then(|()| glow_backend::MemoryLayout::plan(f).map(drop))
         .map_err(|d| Fail::Rendered(render_all(&[d], &file, &source)))?;
     let weights = run::resolve_weights(f, &given, &opts)?;
+    if let Some(list) = &cli.bisect {
+        let pipeline = pipeline_args(list).pipeline(&glow_passes::PassRegistry::builtin())?;
+        return match glow_opt_driver::bisect::bisect(f, &weights, &pipeline)? {
+            Some(found) => {
+                print!("{}", glow_opt_driver::bisect::report(&found, list));
+                Ok(ExitCode::from(1))
+            }
+            None => {
+                println!("glow-run: no pass of `{list}` changes the outputs (interpreter)");
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
+    if let Some(dir) = &cli.dump_tensors {
+        return dump_tensors(f, &weights, dir, &source, &file);
+    }
     if let Some(list) = &cli.compare_passes {
         return compare_passes(f, &weights, list, &opts, &source, &file);
     }
@@ -159,7 +185,35 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
             println!("{}", tensor_line(&t.name, &t.ty, &t.data));
         }
     }
+    if !cli.print_outputs && cli.output_dir.is_none() {
+        // A silent success looks like nothing happened.
+        eprintln!("{}", run_summary(f, cli.engine, &outputs));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line on stderr after a run that showed no outputs: what ran and
+/// how to see what it computed.
+fn run_summary(f: &Function, engine: EngineArg, outputs: &Outputs) -> String {
+    let engine = match engine {
+        EngineArg::C => "the C engine",
+        EngineArg::Interp => "the interpreter",
+    };
+    let mut names = String::new();
+    for (i, t) in outputs.tensors.iter().enumerate() {
+        names.push_str(if i == 0 { " (" } else { ", " });
+        glow_ir::printer::write_name(&t.name, &mut names);
+    }
+    if !names.is_empty() {
+        names.push(')');
+    }
+    let n = outputs.tensors.len();
+    let weights = if n == 1 { "weight" } else { "weights" };
+    format!(
+        "glow-run: ran function `{}` on {engine}: {n} mutable {weights} written{names}; \
+         show them with --print-outputs or write them with --output-dir=DIR",
+        f.name
+    )
 }
 
 fn parse_and_verify(source: &[u8], file: &str) -> Result<Module, Fail> {
@@ -291,6 +345,67 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
     Ok(())
 }
 
+/// A mode (`none`, `train`, `infer`) or a pass list, as pipeline flags.
+fn pipeline_args(list: &str) -> PipelineArgs {
+    if ["none", "train", "infer"].contains(&list) {
+        PipelineArgs {
+            mode: Some(list.to_string()),
+            ..PipelineArgs::default()
+        }
+    } else {
+        PipelineArgs {
+            passes: vec![list.to_string()],
+            ..PipelineArgs::default()
+        }
+    }
+}
+
+/// `--dump-tensors`: the interpreter's trace as one `.npy` per written
+/// buffer and an index, one line per file in program order:
+/// `POSITION %inst opcode OPERAND %value TYPE FILE`.
+fn dump_tensors(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    dir: &Path,
+    source: &[u8],
+    file: &str,
+) -> Result<ExitCode, Fail> {
+    let written = run::trace(f, weights).map_err(|e| match e {
+        RunError::Diagnostic(d) => Fail::Rendered(render_all(&[d], file, source)),
+        RunError::Message(m) => Fail::Msg(m),
+    })?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    let mut index = String::new();
+    for w in &written {
+        let name = format!(
+            "{:04}-{}.{}.npy",
+            w.position,
+            npy::file_stem(&w.inst),
+            w.operand.to_ascii_lowercase()
+        );
+        let path = dir.join(&name);
+        glow_ir::output::write_file(&path, &npy::write(&w.ty, &w.data))
+            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+        let (mut inst, mut value) = (String::new(), String::new());
+        glow_ir::printer::write_name(&w.inst, &mut inst);
+        glow_ir::printer::write_name(&w.value, &mut value);
+        index.push_str(&format!(
+            "{} {inst} {} {} {value} {} {name}\n",
+            w.position, w.opcode, w.operand, w.ty
+        ));
+    }
+    let path = dir.join("index.txt");
+    glow_ir::output::write_file(&path, index.as_bytes())
+        .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+    eprintln!(
+        "glow-run: wrote {} tensors of function `{}` (interpreter) to {}",
+        written.len(),
+        f.name,
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs `f` as given (after the command-line pipeline) and after `list`,
 /// on the same weight contents, and reports the comparison.
 fn compare_passes(
@@ -301,17 +416,7 @@ fn compare_passes(
     source: &[u8],
     file: &str,
 ) -> Result<ExitCode, Fail> {
-    let args = if ["none", "train", "infer"].contains(&list) {
-        PipelineArgs {
-            mode: Some(list.to_string()),
-            ..PipelineArgs::default()
-        }
-    } else {
-        PipelineArgs {
-            passes: vec![list.to_string()],
-            ..PipelineArgs::default()
-        }
-    };
+    let args = pipeline_args(list);
     let mut after = Module {
         functions: vec![f.clone()],
     };

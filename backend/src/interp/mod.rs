@@ -52,7 +52,19 @@ pub fn run(
     mem: &mut Memory,
     stdout: &mut String,
 ) -> Result<(), BackendError> {
-    for id in f.inst_ids() {
+    run_observed(f, layout, mem, stdout, &mut |_, _| {})
+}
+
+/// [`run`], calling `after(position, memory)` after each instruction
+/// (`glow-run --dump-tensors` reads the buffers it wrote there).
+pub fn run_observed(
+    f: &Function,
+    layout: &MemoryLayout,
+    mem: &mut Memory,
+    stdout: &mut String,
+    after: &mut dyn FnMut(usize, &Memory),
+) -> Result<(), BackendError> {
+    for (pos, id) in f.inst_ids().enumerate() {
         let inst = f.inst(id);
         let mut x = Exec {
             f,
@@ -63,6 +75,7 @@ pub fn run(
             stdout,
         };
         kernels::exec(&mut x)?;
+        after(pos, mem);
     }
     Ok(())
 }

@@ -20,7 +20,7 @@
 //! - float, quantized or index: the binary arithmetic ops (`elementadd` ...
 //!   `elementmin`) and the inputs of `elementcmplte` (whose `Dest` is `bool`).
 //!   All operands share shape and base kind; quantization parameters may mix
-//!   (gir-language.md §8).
+//!   (docs/gir.md §8, "Verifier rules").
 //! - any kind, including `bool`: `copy` (identical types), `transpose`,
 //!   `inserttensor`, `extracttensor` (same element type exactly: they move
 //!   data), `elementselect` (`Cond` is `bool`; `LHS`, `RHS`, `Dest` share a

@@ -1,4 +1,4 @@
-//! The verifier: checks a function against every rule of gir-language.md
+//! The verifier: checks a function against every rule of docs/gir.md
 //! §7–§8 and reports *all* broken rules, in program order (within an
 //! instruction: operands in order, then members, then shapes).
 //!

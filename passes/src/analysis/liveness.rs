@@ -1,4 +1,4 @@
-//! Live intervals per buffer origin (passes.md §3), the analysis behind
+//! Live intervals per buffer origin (docs/passes/share-buffers.md, "Live intervals"), the analysis behind
 //! `share-buffers` (and usable by `dse` and the memory planner).
 //!
 //! Instruction at program position `k` gets slot `4k` for its reads and

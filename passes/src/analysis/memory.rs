@@ -94,16 +94,47 @@ impl MemoryReport {
     /// Human-readable table.
     pub fn to_text(&self) -> String {
         let mut s = format!("memory report for function {}\n", self.function);
+        // Columns as wide as their longest entry: ONNX names run long. An
+        // unplanned function has no offsets, so it gets no offset column.
+        let name_w = self
+            .buffers
+            .iter()
+            .map(|b| b.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(6);
+        let ty_w = self
+            .buffers
+            .iter()
+            .map(|b| b.ty.len())
+            .max()
+            .unwrap_or(0)
+            .max(4);
+        let row = |name: &str, ty: &str, bytes: &str, first: &str, last: &str, offset: &str| {
+            let mut line =
+                format!("  {name:<name_w$}  {ty:<ty_w$}  {bytes:>12}  {first:>6}  {last:>6}");
+            if self.planned {
+                line.push_str(&format!("  {offset:>12}"));
+            }
+            line
+        };
         let _ = writeln!(
             s,
-            "  {:<24} {:<28} {:>12} {:>6} {:>6} {:>12}",
-            "buffer", "type", "bytes", "first", "last", "offset"
+            "{}",
+            row("buffer", "type", "bytes", "first", "last", "offset")
         );
         for b in &self.buffers {
             let _ = writeln!(
                 s,
-                "  {:<24} {:<28} {:>12} {:>6} {:>6} {:>12}",
-                b.name, b.ty, b.bytes, b.first, b.last, b.offset
+                "{}",
+                row(
+                    &b.name,
+                    &b.ty,
+                    &b.bytes.to_string(),
+                    &b.first.to_string(),
+                    &b.last.to_string(),
+                    &b.offset.to_string()
+                )
             );
         }
         let _ = writeln!(s, "  naive bytes: {}", self.naive_bytes);

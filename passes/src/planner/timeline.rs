@@ -1,6 +1,7 @@
 //! The memory timeline as SVG, the plot memory-planning papers use: x is
 //! the instruction index, y the byte offset in the arena, one rectangle per
-//! buffer (its hover `<title>` gives name, type, size, lifetime and offset),
+//! buffer (labelled with its name where it has room; its hover `<title>`
+//! gives name, type, size, lifetime and offset), round ticks on both axes,
 //! a dashed line at the lower bound and a solid one at the arena top. One
 //! panel per function. Deterministic text; names are XML-escaped. Strokes
 //! shrink with the buffer count so 1,000-buffer programs stay readable.
@@ -50,14 +51,14 @@ fn panel(s: &mut String, r: &MemoryReport, y0: f64) {
     let y = |b: f64| bottom - b / ymax * PANEL_H;
     let _ = writeln!(
         s,
-        r#"<text x="{LEFT}" y="{:.1}" font-size="15">{} — arena {} B, lower bound {} B ({:.4}x), naive {} B, {} buffers{}</text>"#,
+        r#"<text x="{LEFT}" y="{:.1}" font-size="15">{} — arena {} B, lower bound {} B ({:.4}x), naive {} B, {}{}</text>"#,
         y0 + 30.0,
         escape(&r.function),
         r.arena_bytes,
         r.lower_bound_bytes,
         r.ratio(),
         r.naive_bytes,
-        r.buffers.len(),
+        plural(r.buffers.len(), "buffer"),
         if r.planned {
             ""
         } else {
@@ -91,6 +92,29 @@ fn panel(s: &mut String, r: &MemoryReport, y0: f64) {
             b.first,
             b.last,
             b.offset
+        );
+    }
+    s.push_str("</g>\n");
+    // Names on the rectangles that have room for a few letters; a
+    // tooltip alone is invisible in a printed or embedded plot.
+    s.push_str("<g font-size=\"10\" fill=\"#111\">\n");
+    for b in &r.buffers {
+        let (x0, x1) = (x(b.first as f64), x((b.last + 1) as f64));
+        let (ya, yb) = (
+            y(b.offset as f64),
+            y(b.offset.saturating_add(b.aligned_bytes) as f64),
+        );
+        let fits = ((x1 - x0 - 4.0) / 6.0).floor();
+        if ya - yb < 12.0 || fits < 3.0 {
+            continue;
+        }
+        let label = shorten(&format!("%{}", b.name), fits as usize);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.2}" y="{:.2}">{}</text>"#,
+            x0 + 2.0,
+            (ya + yb) / 2.0 + 3.5,
+            escape(&label)
         );
     }
     s.push_str("</g>\n");
@@ -128,8 +152,10 @@ fn axes(
     y: &dyn Fn(f64) -> f64,
     bottom: f64,
 ) {
-    for k in 0..=5 {
-        let i = (steps * k as f64 / 5.0).round();
+    // Instruction ticks: whole numbers at a 1-2-5 step, none repeated.
+    let step = nice_step(steps / 5.0).max(1.0);
+    let mut i = 0.0;
+    while i <= steps {
         let _ = writeln!(
             s,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
@@ -137,7 +163,19 @@ fn axes(
             bottom + 18.0,
             i
         );
-        let b = ymax * k as f64 / 5.0;
+        i += step;
+    }
+    // Byte ticks: round values of one binary unit (0, 200 KiB, 400 KiB, ...).
+    let unit = if ymax >= 1048576.0 {
+        1048576.0
+    } else if ymax >= 1024.0 {
+        1024.0
+    } else {
+        1.0
+    };
+    let step = nice_step(ymax / unit / 5.0).max(1.0) * unit;
+    let mut b = 0.0;
+    while b <= ymax {
         let _ = writeln!(
             s,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
@@ -145,6 +183,7 @@ fn axes(
             y(b) + 4.0,
             human(b)
         );
+        b += step;
     }
     let _ = writeln!(
         s,
@@ -160,13 +199,53 @@ fn axes(
     );
 }
 
-/// Bytes with a binary unit.
+/// Bytes with a binary unit, without a fraction when the value is whole.
 fn human(b: f64) -> String {
-    match b {
-        b if b >= 1048576.0 => format!("{:.1} MiB", b / 1048576.0),
-        b if b >= 1024.0 => format!("{:.1} KiB", b / 1024.0),
-        b => format!("{b:.0} B"),
+    let (v, unit) = match b {
+        b if b >= 1048576.0 => (b / 1048576.0, "MiB"),
+        b if b >= 1024.0 => (b / 1024.0, "KiB"),
+        b => (b, "B"),
+    };
+    if v.fract() == 0.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.1} {unit}")
     }
+}
+
+/// The smallest of 1, 2, 5, 10, 20, 50, ... that is at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 1.0 {
+        return 1.0;
+    }
+    let mut p = 1.0;
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if m * p >= raw {
+                return m * p;
+            }
+        }
+        p *= 10.0;
+    }
+}
+
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 /// XML text escaping.
@@ -185,4 +264,20 @@ pub fn escape(t: &str) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(nice_step(0.4), 1.0);
+        assert_eq!(nice_step(1.2), 2.0);
+        assert_eq!(nice_step(168.6), 200.0);
+        assert_eq!(human(204800.0), "200 KiB");
+        assert_eq!(human(215.0), "215 B");
+        assert_eq!(plural(1, "buffer"), "1 buffer");
+        assert_eq!(shorten("%abcdef", 4), "%ab…");
+    }
 }

@@ -72,7 +72,8 @@ pub fn run(
     if opts.reject_misspelled {
         let found =
             crate::spell::find_misspellings(&sources.bufs[check_buf].text, &prefixes, &comments);
-        if let Some(m) = found.first() {
+        // Every typo at once: fixing them one run at a time is tedious.
+        for m in &found {
             let loc = Loc {
                 buf: check_buf,
                 offset: m.offset,
@@ -82,6 +83,8 @@ pub fn run(
                 m.written, m.suggestion
             );
             sources.print(&mut err, loc, Kind::Error, &msg, None);
+        }
+        if !found.is_empty() {
             return Outcome {
                 exit_code: 2,
                 stderr: err,

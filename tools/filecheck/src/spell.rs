@@ -110,6 +110,20 @@ pub fn find_misspellings(text: &str, prefixes: &[String], comments: &[String]) -
     out
 }
 
+/// Whether `a` is `b` with two neighbouring letters swapped (`NXET` for
+/// `NEXT`), the commonest typo, which the edit distance counts as two.
+fn one_swap(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    diff.len() == 2
+        && diff[1] == diff[0] + 1
+        && a[diff[0]] == b[diff[1]]
+        && a[diff[1]] == b[diff[0]]
+}
+
 /// Decides whether `name` (written before a colon) is a typo; returns the suggestion.
 fn judge(
     name: &str,
@@ -162,7 +176,7 @@ fn judge(
             let chained = x.split('-').filter(|s| SUFFIXES.contains(s)).count() >= 2;
             let near_suffix = SUFFIXES
                 .iter()
-                .any(|s| edit_distance(x.as_bytes(), s.as_bytes()) <= 1)
+                .any(|s| edit_distance(x.as_bytes(), s.as_bytes()) <= 1 || one_swap(x, s))
                 || x.starts_with("COUNT");
             if chained {
                 let first = x.split('-').next().unwrap_or("");

@@ -13,6 +13,8 @@ pub mod report;
 pub mod runner;
 pub mod script;
 pub mod shell;
+pub mod stale;
+pub mod update_checks;
 pub mod xunit;
 
 pub use discovery::{discover, find_suite_root, TestFile};
@@ -20,13 +22,15 @@ pub use runner::{run_all, run_test, ResultCode, RunConfig, TestResult};
 pub use shell::Tools;
 
 /// The tools a RUN line may name, besides `FileCheck` (an alias of `glow-filecheck`).
-pub const TOOL_NAMES: [&str; 6] = [
+pub const TOOL_NAMES: [&str; 8] = [
     "glow-opt",
+    "glow-reduce",
     "glow-filecheck",
     "glow-run",
     "glow-import",
     "glow-memplan",
     "glow-lit",
+    "glow-update-checks",
 ];
 
 /// Tools built by other workspace members (the out-of-tree pass example's

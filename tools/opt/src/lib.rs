@@ -8,6 +8,10 @@
 //! ever holds IR. Manual: `docs/glow-opt.md`; tutorial:
 //! `docs/writing-a-pass.md`.
 
+pub mod bisect;
+pub mod dot;
+pub mod reduce;
+
 use clap::{CommandFactory, FromArgMatches, Parser};
 use glow_ir::diag::{render_all, Diagnostic};
 use glow_ir::printer::{print_module, PrintOptions};
@@ -41,9 +45,10 @@ struct Cli {
     /// Write the output here instead of standard output (with --emit=c: the bundle directory).
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
-    /// Output: `gir` (the IR, default) or `c` (a C bundle per function in the -o directory:
-    /// NAME.c, NAME.h, NAME.weights.bin).
-    #[arg(long, value_name = "FORMAT", default_value = "gir", value_parser = ["gir", "c"])]
+    /// Output: `gir` (the IR, default), `c` (a C bundle per function in the -o directory:
+    /// NAME.c, NAME.h, NAME.weights.bin), `dot` (Graphviz dataflow per function) or
+    /// `dot-interference` (Graphviz buffer interference graph per function).
+    #[arg(long, value_name = "FORMAT", default_value = "gir", value_parser = ["gir", "c", "dot", "dot-interference"])]
     emit: String,
     /// With --emit=c: contents of const weights without inline `Data`, by weight name.
     #[arg(long, value_name = "W.safetensors")]
@@ -56,6 +61,9 @@ struct Cli {
     /// no longer bit-identical to the interpreter; see docs/backend.md).
     #[arg(long)]
     fast_math: bool,
+    /// Accepted for `opt -S` habits: the output is always text.
+    #[arg(short = 'S')]
+    text_output: bool,
     /// Add Glow-style `// size:` and `// Users:` comments.
     #[arg(long)]
     annotate: bool,
@@ -88,8 +96,9 @@ pub fn opt_main(
     registry: &PassRegistry,
     args: impl IntoIterator<Item = impl Into<OsString>>,
 ) -> u8 {
-    let args = glow_passes::cli::normalize_opt_levels(args.into_iter().map(Into::into));
     let command = Cli::command().name(name).bin_name(name);
+    let args = glow_passes::cli::normalize_opt_levels(args.into_iter().map(Into::into));
+    let args = glow_passes::cli::llvm_single_dash(args, &command);
     let parsed = command
         .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));
@@ -224,7 +233,19 @@ impl Tool<'_> {
                 }
             };
         }
-        let text = outputs.join("// -----\n");
+        let text = match cli.emit.as_str() {
+            "dot" => modules
+                .iter()
+                .flat_map(|m| &m.functions)
+                .map(dot::dataflow)
+                .collect::<String>(),
+            "dot-interference" => modules
+                .iter()
+                .flat_map(|m| &m.functions)
+                .map(dot::interference)
+                .collect::<String>(),
+            _ => outputs.join("// -----\n"),
+        };
         // The caller is a `main` about to exit: freeing a large module
         // allocation by allocation only costs time (clang's -disable-free).
         std::mem::forget(modules);

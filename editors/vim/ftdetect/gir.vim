@@ -1,0 +1,2 @@
+" .gir files are glow-rs instruction IR.
+autocmd BufRead,BufNewFile *.gir setfiletype gir

@@ -1,0 +1,44 @@
+" Vim syntax file for glow-rs .gir instruction IR (docs/gir.md).
+" Install: copy editors/vim/syntax and editors/vim/ftdetect into ~/.vim/.
+if exists("b:current_syntax")
+  finish
+endif
+
+syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchedreducemax batchedreducemin
+      \ batchedreduceprod batchmatmul batchnormalization clip convolution copy deallocactivation
+      \ debugprint dequantize elementabs elementadd elementand elementceil elementcmpeq
+      \ elementcmplt elementcmplte elementcmpneq elementcos elementdiv elementerf elementexp
+      \ elementfloor elementlog elementmax elementmin elementmul elementneg elementnot elementor
+      \ elementpow elementreciprocal elementround elementrsqrt elementselect elementsign
+      \ elementsin elementsqrt elementsub elementxor extracttensor fullyconnected gather
+      \ inserttensor layernormalization leakyrelu localresponsenormalization matmul maxpool
+      \ quantize relu rescalequantized sigmoid softmax splat tanh tensorview touch transpose
+
+syn keyword girKeyword function declare code WeightVar const mutable
+syn match girOperandKind "@\(inout\|in\|out\)\>"
+syn match girName "%[A-Za-z0-9_.$-]\+"
+syn region girName start=+%"+ skip=+\\.+ end=+"+
+syn match girType "\<\(float\|float16\|bfloat16\|float64\|i8\|ui8\|i16\|i32\|index32\|index64\|bool\)<[^>]*>"
+syn match girMember "\<[A-Z][A-Za-z0-9]*\ze:"
+syn match girNumber "\<-\?[0-9]\+\(\.[0-9]*\)\?\([eE][-+]\?[0-9]\+\)\?\>"
+syn match girIndex "^\s*[0-9]\+\ze\s\+%"
+syn region girString start=+"+ skip=+\\.+ end=+"+ contained
+syn match girDirective "\<\(RUN\|REQUIRES\|UNSUPPORTED\|XFAIL\)\ze:" contained
+syn match girDirective "\<[A-Z][A-Z0-9_]*\(-\(NEXT\|SAME\|NOT\|DAG\|LABEL\|EMPTY\|COUNT-[0-9]\+\)\)\?\ze:" contained
+syn match girComment "//.*$" contains=girDirective,girTodo
+syn keyword girTodo TODO FIXME NOTE WHY contained
+
+hi def link girOpcode Statement
+hi def link girKeyword Keyword
+hi def link girOperandKind StorageClass
+hi def link girName Identifier
+hi def link girType Type
+hi def link girMember Label
+hi def link girNumber Number
+hi def link girIndex LineNr
+hi def link girString String
+hi def link girDirective PreProc
+hi def link girComment Comment
+hi def link girTodo Todo
+
+let b:current_syntax = "gir"

@@ -1,0 +1,78 @@
+//! The editor grammars under `editors/` know every opcode of the table, so
+//! a new opcode that is not highlighted fails here.
+
+use std::path::Path;
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect("readable")
+}
+
+/// The opcode names listed in the grammar's opcode alternation: the text
+/// between `start` and the next `end`, split on `|` or whitespace.
+fn listed(text: &str, start: &str, end: &str) -> Vec<String> {
+    let from = text.find(start).expect("the grammar has an opcode list") + start.len();
+    let to = from + text[from..].find(end).expect("the opcode list ends");
+    text[from..to]
+        .split(|c: char| c == '|' || c.is_whitespace())
+        // Vim continues a long line with a leading `\`.
+        .filter(|w| !w.is_empty() && *w != "\\")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The alternation of the TextMate rule scoped `keyword.operator.opcode.gir`.
+fn textmate_opcodes(text: &str) -> Vec<String> {
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"keyword.operator.opcode.gir\""))
+        .expect("the grammar has an opcode rule");
+    listed(line, "(", ")")
+}
+
+#[test]
+fn both_grammars_list_exactly_the_opcodes_of_the_table() {
+    let mut want: Vec<String> = glow_ir::Opcode::ALL
+        .iter()
+        .map(|o| o.info().name.to_string())
+        .collect();
+    want.sort();
+    let tm = read("editors/vscode-gir/syntaxes/gir.tmLanguage.json");
+    let vim = read("editors/vim/syntax/gir.vim");
+    for (file, mut got) in [
+        ("gir.tmLanguage.json", textmate_opcodes(&tm)),
+        ("gir.vim", listed(&vim, "syn keyword girOpcode", "\n\n")),
+    ] {
+        got.sort();
+        let missing: Vec<&String> = want.iter().filter(|o| !got.contains(o)).collect();
+        let extra: Vec<&String> = got.iter().filter(|o| !want.contains(o)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{file}: missing opcodes {missing:?}, unknown ones {extra:?}\nthe table: {}",
+            want.join(" ")
+        );
+    }
+}
+
+#[test]
+fn the_textmate_grammar_is_json_with_the_scope_vscode_loads() {
+    let pkg = read("editors/vscode-gir/package.json");
+    let tm = read("editors/vscode-gir/syntaxes/gir.tmLanguage.json");
+    assert!(pkg.contains("\"scopeName\": \"source.gir\""));
+    assert!(pkg.contains("\"path\": \"./syntaxes/gir.tmLanguage.json\""));
+    assert!(tm.contains("\"scopeName\": \"source.gir\""));
+    // Balanced braces and brackets outside strings: a cheap JSON sanity check.
+    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+    for c in tm.chars() {
+        match (in_str, esc, c) {
+            (true, true, _) => esc = false,
+            (true, false, '\\') => esc = true,
+            (true, false, '"') => in_str = false,
+            (false, _, '"') => in_str = true,
+            (false, _, '{' | '[') => depth += 1,
+            (false, _, '}' | ']') => depth -= 1,
+            _ => {}
+        }
+        assert!(depth >= 0);
+    }
+    assert_eq!((depth, in_str), (0, false));
+}
