@@ -4,10 +4,13 @@
 use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
-pub const SUPPORTED_OPS: &str = "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, \
-ConstantOfShape, Conv, Div, Dropout, Flatten, Gemm, GlobalAveragePool, GlobalMaxPool, \
-HardSigmoid, HardSwish, LeakyRelu, LRN, MatMul, MaxPool, Mul, Relu, Reshape, Sigmoid, Softmax, Squeeze, \
-Sub, Sum, Tanh, Transpose, Unsqueeze";
+pub const SUPPORTED_OPS: &str =
+    "Abs, Add, AveragePool, BatchNormalization, Clip, Concat, Constant, \
+ConstantOfShape, Conv, Div, \
+Dropout, Flatten, Gemm, GlobalAveragePool, GlobalMaxPool, HardSigmoid, HardSwish, Identity, \
+LRN, LeakyRelu, MatMul, Max, MaxPool, Mean, Min, Mul, Neg, PRelu, Reciprocal, Relu, Reshape, \
+Shrink, Sigmoid, Sign, Softmax, Softsign, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, \
+Transpose, Unsqueeze";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

@@ -200,12 +200,20 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<Vec<u64>> {
             (0, _, Some(b)) => b,
             (_, Some(v), _) => v,
             (0, None, None) => 1,
-            _ => return Err(bad(format!("dimension {i} is symbolic or zero"))),
+            _ if matches!(d.value, Some(onnx::DimValue::DimValue(0))) => {
+                return Err(bad(format!(
+                    "unsupported: dimension {i} is zero (zero-size tensors)"
+                )))
+            }
+            _ => return Err(bad(format!("dimension {i} is symbolic"))),
         };
         dims.push(v);
     }
     if dims.len() > glow_ir::types::MAX_DIMS {
-        return Err(bad(format!("rank {} is above the IR's 6", dims.len())));
+        return Err(bad(format!(
+            "unsupported: rank {} is above the IR's 6",
+            dims.len()
+        )));
     }
     Ok(dims)
 }

@@ -12,6 +12,7 @@
 
 mod elementwise;
 mod linalg;
+mod math;
 mod nn;
 mod shape;
 
@@ -184,6 +185,11 @@ impl<'o> Lowerer<'o> {
         let v = self.b().alloc(nonempty(base), Type::float(&ir_dims(dims)));
         self.allocs.push(v);
         v
+    }
+
+    /// Deallocates `v` (an allocation made directly) at the end.
+    pub fn track_alloc(&mut self, v: Value) {
+        self.allocs.push(v);
     }
 
     /// Appends an instruction named after `base`.
@@ -378,6 +384,10 @@ impl<'o> Lowerer<'o> {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
             | "HardSwish" => elementwise::unary(self, node)?,
             "Add" | "Sub" | "Mul" | "Div" | "Sum" => elementwise::binary(self, node)?,
+            "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink"
+            | "Softsign" | "Swish" | "Identity" => math::unary(self, node)?,
+            "PRelu" => math::prelu(self, node)?,
+            "Max" | "Min" | "Mean" => math::variadic(self, node)?,
             "Conv" => nn::conv(self, node)?,
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
                 nn::pool(self, node)?
@@ -396,6 +406,17 @@ impl<'o> Lowerer<'o> {
                 })
             }
         };
+        // An output the lowering does not produce (a Dropout mask, training
+        // statistics) is refused here rather than missed later.
+        if let Some((i, name)) = node
+            .output
+            .iter()
+            .enumerate()
+            .skip(outs.len())
+            .find(|(_, n)| !n.is_empty())
+        {
+            return Err(self.unsupported(format!("output {i} (`{name}`) of {}", node.op_type)));
+        }
         for (name, v) in node.output.iter().zip(outs) {
             if !name.is_empty() {
                 self.bind(name, v);

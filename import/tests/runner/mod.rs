@@ -99,7 +99,10 @@ impl Suite {
             Err(e @ (ImportError::Unsupported { .. } | ImportError::NeedsConstant { .. })) => {
                 return Ok(Outcome::Unsupported(e.to_string()))
             }
-            Err(e @ ImportError::Model(_)) if e.to_string().contains("not supported") => {
+            Err(e @ ImportError::Model(_))
+                if e.to_string().contains("not supported")
+                    || e.to_string().contains("unsupported:") =>
+            {
                 return Ok(Outcome::Unsupported(e.to_string()))
             }
             Err(e @ ImportError::Node { .. }) if e.to_string().contains("unsupported:") => {
