@@ -5,12 +5,12 @@ use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
 pub const SUPPORTED_OPS: &str =
-    "Abs, Add, AveragePool, BatchNormalization, Clip, Concat, Constant, \
-ConstantOfShape, Conv, Div, \
-Dropout, Flatten, Gemm, GlobalAveragePool, GlobalMaxPool, HardSigmoid, HardSwish, Identity, \
-LRN, LeakyRelu, MatMul, Max, MaxPool, Mean, Min, Mul, Neg, PRelu, Reciprocal, Relu, Reshape, \
-Shrink, Sigmoid, Sign, Softmax, Softsign, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, \
-Transpose, Unsqueeze";
+    "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Clip, Concat, Constant, \
+ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Flatten, Gather, Gemm, GlobalAveragePool, \
+GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, LRN, LeakyRelu, \
+Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Range, \
+Reciprocal, Relu, Reshape, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
+Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Transpose, Unsqueeze, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

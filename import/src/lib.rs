@@ -120,6 +120,22 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         .iter()
         .filter(|i| !inits.contains(i.name.as_str()))
         .collect();
+    // Outputs are float tensors; an integer or bool result would need an
+    // integer IR type at the graph's edge.
+    for o in &graph.output {
+        let elem = o
+            .r#type
+            .as_ref()
+            .and_then(|t| t.tensor_type.as_ref())
+            .map_or(onnx::dtype::FLOAT, |t| t.elem_type);
+        if elem != onnx::dtype::FLOAT {
+            return Err(ImportError::model(format!(
+                "graph output `{}`: element type {} is not supported (only FLOAT outputs)",
+                o.name,
+                onnx::dtype::name(elem)
+            )));
+        }
+    }
     let outputs: Vec<String> = graph.output.iter().map(|o| o.name.clone()).collect();
     let mut reserved: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
     reserved.extend(outputs.iter().cloned());

@@ -11,6 +11,7 @@
 //! ops are permuted at import time instead.
 
 mod elementwise;
+mod fold;
 mod linalg;
 mod math;
 mod nn;
@@ -23,7 +24,7 @@ use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
 use glow_ir::{Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit};
 // The IR's deterministic hasher: SipHash was a tenth of import time.
-use glow_ir::fxhash::FxHashMap as HashMap;
+use glow_ir::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// An activation: an IR buffer plus how its elements map to ONNX order.
 #[derive(Clone, Debug)]
@@ -87,6 +88,9 @@ pub(crate) struct Lowerer<'o> {
     /// Plain weights made from constants, by ONNX name.
     const_weights: HashMap<String, Value>,
     pub weights: Vec<WeightFile>,
+    /// Bool buffers that hold the negation of their ONNX value (a strict
+    /// comparison is `!(b <= a)`); only Where and Not read them.
+    pub negated: HashSet<Value>,
     /// The node being lowered, for error messages.
     node: String,
     op: String,
@@ -106,6 +110,7 @@ impl<'o> Lowerer<'o> {
             allocs: Vec::new(),
             const_weights: HashMap::default(),
             weights: Vec::new(),
+            negated: HashSet::default(),
             node: String::new(),
             op: String::new(),
         }
@@ -380,13 +385,35 @@ impl<'o> Lowerer<'o> {
                 op: format!("{}::{}", node.domain, node.op_type),
             });
         }
+        // Bool activations (run-time comparisons) feed only Where and Not.
+        if !matches!(node.op_type.as_str(), "Where" | "Not" | "Identity") {
+            for i in 0..node.input.len() {
+                if let Some(Val::Act(a)) = self.opt_input(node, i)? {
+                    if self
+                        .f
+                        .value_type(a.v)
+                        .is_some_and(|t| t.elem == glow_ir::ElemKind::Bool)
+                    {
+                        return Err(self.unsupported(format!(
+                            "a run-time bool tensor (`{}`) as an input of {}",
+                            node.input[i], node.op_type
+                        )));
+                    }
+                }
+            }
+        }
         let outs = match node.op_type.as_str() {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
             | "HardSwish" => elementwise::unary(self, node)?,
             "Add" | "Sub" | "Mul" | "Div" | "Sum" => elementwise::binary(self, node)?,
-            "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink"
-            | "Softsign" | "Swish" | "Identity" => math::unary(self, node)?,
+            "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
+            | "Swish" | "Identity" => math::unary(self, node)?,
             "PRelu" => math::prelu(self, node)?,
+            "Shape" | "Size" | "Cast" | "CastLike" | "Range" | "Equal" | "Less" | "Greater"
+            | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" | "Not" | "Mod" | "Where"
+            | "Gather" | "Slice" | "Split" | "DepthToSpace" | "SpaceToDepth" => {
+                fold::lower(self, node)?
+            }
             "Max" | "Min" | "Mean" => math::variadic(self, node)?,
             "Conv" => nn::conv(self, node)?,
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
