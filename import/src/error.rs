@@ -6,11 +6,11 @@ use thiserror::Error;
 /// The ops the importer lowers, for "unsupported op" messages.
 pub const SUPPORTED_OPS: &str =
     "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Clip, Concat, Constant, \
-ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Flatten, Gather, Gemm, GlobalAveragePool, \
+ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Expand, Flatten, Gather, Gemm, GlobalAveragePool, \
 GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, LRN, LeakyRelu, \
 Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Range, \
-Reciprocal, Relu, Reshape, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
-Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Transpose, Unsqueeze, Where, Xor";
+Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
+Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

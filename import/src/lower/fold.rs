@@ -663,3 +663,156 @@ fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
         cl: false,
     }))
 }
+
+/// ReduceSum and ReduceMean over constant axes (attribute, or input 1 from
+/// opset 13/18): one `batchedreduceadd` per axis (last first) on the
+/// ONNX-order buffer, a view for `keepdims`, Mean divided by the count.
+pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let axes = ints_of(l, node, &attrs, 1, "axes")?.unwrap_or_default();
+    if axes.is_empty() && attrs.int("noop_with_empty_axes", 0) != 0 {
+        return Ok(vec![x]);
+    }
+    let mut axes: Vec<usize> = if axes.is_empty() {
+        (0..r).collect()
+    } else {
+        axes.iter()
+            .map(|&a| norm_axis(l, a, r))
+            .collect::<Result<_>>()?
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    let keep = attrs.int("keepdims", 1) != 0;
+    let kept: Vec<u64> = (0..r)
+        .map(|i| if axes.contains(&i) { 1 } else { d[i] })
+        .collect();
+    let dims: Vec<u64> = if keep {
+        kept.clone()
+    } else {
+        (0..r).filter(|i| !axes.contains(i)).map(|i| d[i]).collect()
+    };
+    let count: u64 = axes.iter().map(|&a| d[a]).product();
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let a = l.act(&x);
+    let mut cur = l.to_plain(&a, &out).v;
+    let mut cd = d.clone();
+    for &ax in axes.iter().rev() {
+        if cd.len() == 1 {
+            // The last axis of a 1-D buffer: the result is `<1>`.
+            let dest = l.alloc(&format!("{out}.sum"), &[1]);
+            l.inst(
+                &base,
+                Opcode::BatchedReduceAdd,
+                &[dest, cur],
+                &[("Axis", MemberValue::Int(0))],
+            );
+            cur = dest;
+            break;
+        }
+        cd.remove(ax);
+        let dest = l.alloc(&format!("{out}.sum"), &cd);
+        l.inst(
+            &base,
+            Opcode::BatchedReduceAdd,
+            &[dest, cur],
+            &[("Axis", MemberValue::Int(ax as i64))],
+        );
+        cur = dest;
+    }
+    let v = l.view(&out, cur, &dims);
+    let mut res = Val::Act(Act { v, dims, cl: false });
+    if node.op_type == "ReduceMean" && count > 1 {
+        let n = konst(
+            &format!("{out}.count"),
+            Tensor::f32(vec![], vec![count as f32]),
+        );
+        res = super::elementwise::apply(l, Opcode::ElementDiv, &res, &n, &out, &base)?;
+    }
+    Ok(vec![res])
+}
+
+/// Expand (constant shape) and Tile (constant repeats) on any value:
+/// Expand is a broadcast (`x * 1`, exact), Tile one `inserttensor` with
+/// `Count` per repeated axis. Both fold on constants.
+pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let out = node.output.first().cloned().unwrap_or_default();
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let arg = l.const_input(node, 1)?.to_i64();
+    if arg.iter().any(|&v| v < 0) {
+        return Err(l.err(format!("negative values {arg:?}")));
+    }
+    let arg: Vec<u64> = arg.iter().map(|&v| v as u64).collect();
+    if arg.contains(&0) {
+        return Err(l.unsupported("zero-size tensors"));
+    }
+    if node.op_type == "Expand" {
+        let dims = super::elementwise::broadcast_dims(l, &d, &arg)?;
+        let n: u64 = dims.iter().product();
+        let ones = konst(
+            &format!("{out}.ones"),
+            Tensor::f32(dims, vec![1.0; n as usize]),
+        );
+        return Ok(vec![super::elementwise::apply(
+            l,
+            Opcode::ElementMul,
+            &x,
+            &ones,
+            &out,
+            &base,
+        )?]);
+    }
+    if arg.len() != d.len() {
+        return Err(l.err(format!("{} repeats for rank {}", arg.len(), d.len())));
+    }
+    let dims: Vec<u64> = d.iter().zip(&arg).map(|(a, b)| a * b).collect();
+    if let Val::Const { t, .. } = &x {
+        // Output index i reads source index i mod d on every axis.
+        let st = strides(&t.dims);
+        let ost = strides(&dims);
+        let n: u64 = dims.iter().product();
+        let offs: Vec<usize> = (0..n)
+            .map(|lin| {
+                (0..dims.len())
+                    .map(|k| ((lin / ost[k]) % dims[k] % d[k]) * st[k])
+                    .sum::<u64>() as usize
+            })
+            .collect();
+        return Ok(vec![konst(&out, take(t, &offs, dims))]);
+    }
+    let a = l.act(&x);
+    let mut cur = l.to_plain(&a, &out).v;
+    let mut cd = d.clone();
+    for k in 0..d.len() {
+        if arg[k] == 1 {
+            continue;
+        }
+        cd[k] *= arg[k];
+        let t = l.splat_buffer(&format!("{out}.tile"), &cd, 0.0);
+        let members = [
+            ("Offsets", MemberValue::IntArray(vec![0; cd.len()])),
+            ("Count", MemberValue::Int(arg[k] as i64)),
+            ("Axis", MemberValue::Int(k as i64)),
+        ];
+        l.inst(&base, Opcode::InsertTensor, &[t, cur], &members);
+        cur = t;
+    }
+    Ok(vec![Val::Act(Act {
+        v: cur,
+        dims,
+        cl: false,
+    })])
+}

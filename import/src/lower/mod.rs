@@ -409,6 +409,8 @@ impl<'o> Lowerer<'o> {
             "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
             | "Swish" | "Identity" => math::unary(self, node)?,
             "PRelu" => math::prelu(self, node)?,
+            "ReduceSum" | "ReduceMean" => fold::reduce(self, node)?,
+            "Expand" | "Tile" => fold::expand_tile(self, node)?,
             "Shape" | "Size" | "Cast" | "CastLike" | "Range" | "Equal" | "Less" | "Greater"
             | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" | "Not" | "Mod" | "Where"
             | "Gather" | "Slice" | "Split" | "DepthToSpace" | "SpaceToDepth" => {
