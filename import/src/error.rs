@@ -9,8 +9,8 @@ pub const SUPPORTED_OPS: &str =
 ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Expand, Flatten, Gather, Gemm, GlobalAveragePool, \
 GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, LRN, LeakyRelu, \
 Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Range, \
-Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
-Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Where, Xor";
+Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Resize, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
+Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

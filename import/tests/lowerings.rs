@@ -180,3 +180,24 @@ fn tile_repeats_each_axis() {
     let want: Vec<f32> = [row(1.0, 2.0), row(3.0, 4.0), row(1.0, 2.0), row(3.0, 4.0)].concat();
     assert_eq!(got, want);
 }
+
+#[test]
+fn upsample_nearest_repeats_elements() {
+    let scales = TensorProto {
+        name: "scales".into(),
+        dims: vec![4],
+        data_type: 1,
+        float_data: vec![1.0, 1.0, 2.0, 3.0],
+        ..Default::default()
+    };
+    let got = run_one(
+        "Upsample",
+        (&[1, 1, 2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        vec![scales],
+        vec![],
+        &[1, 1, 4, 6],
+    );
+    let a = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0];
+    let b = [3.0, 3.0, 3.0, 4.0, 4.0, 4.0];
+    assert_eq!(got, [a, a, b, b].concat());
+}

@@ -816,3 +816,117 @@ pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
         cl: false,
     })])
 }
+
+/// Resize (mode `nearest`) and Upsample (`nearest`) by constant integer
+/// scales (or sizes that are integer multiples): each scaled axis is one
+/// `inserttensor` with `Count` into a view with a unit axis after it, so
+/// every element is repeated. Only the coordinate modes for which the
+/// source index is exactly `i / scale` are accepted.
+pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let mode = attrs.string("mode").unwrap_or_else(|| "nearest".into());
+    if mode != "nearest" {
+        return Err(l.unsupported(format!("{} mode `{mode}`", node.op_type)));
+    }
+    let upsample = node.op_type == "Upsample";
+    if !upsample {
+        let ctm = attrs
+            .string("coordinate_transformation_mode")
+            .unwrap_or_else(|| "half_pixel".into());
+        let nm = attrs
+            .string("nearest_mode")
+            .unwrap_or_else(|| "round_prefer_floor".into());
+        let exact = match ctm.as_str() {
+            "half_pixel" | "pytorch_half_pixel" => nm.starts_with("round_prefer"),
+            "asymmetric" => nm == "floor",
+            _ => false,
+        };
+        if !exact || attrs.has("axes") {
+            return Err(l.unsupported(format!(
+                "Resize with coordinate_transformation_mode `{ctm}`, nearest_mode `{nm}`{}",
+                if attrs.has("axes") { " and axes" } else { "" }
+            )));
+        }
+    }
+    // Per-axis integer factors from scales, else sizes.
+    let scales: Option<Vec<f32>> = if upsample {
+        match attrs.floats("scales") {
+            Some(s) => Some(s.to_vec()),
+            None => Some(l.const_input(node, 1)?.to_f32()),
+        }
+    } else {
+        match l.opt_input(node, 2)? {
+            Some(_) => {
+                let s = l.const_input(node, 2)?.to_f32();
+                (!s.is_empty()).then_some(s)
+            }
+            None => None,
+        }
+    };
+    let factors: Vec<u64> = match scales {
+        Some(s) => {
+            if s.len() != r {
+                return Err(l.err(format!("{} scales for rank {r}", s.len())));
+            }
+            s.iter()
+                .map(|&f| {
+                    (f >= 1.0 && f.fract() == 0.0)
+                        .then_some(f as u64)
+                        .ok_or_else(|| l.unsupported(format!("scale {f} (only integer upscaling)")))
+                })
+                .collect::<Result<_>>()?
+        }
+        None => {
+            let sizes = l.const_input(node, 3)?.to_i64();
+            if sizes.len() != r {
+                return Err(l.err(format!("{} sizes for rank {r}", sizes.len())));
+            }
+            sizes
+                .iter()
+                .zip(&d)
+                .map(|(&s, &n)| {
+                    (s > 0 && (s as u64).is_multiple_of(n))
+                        .then_some(s as u64 / n)
+                        .ok_or_else(|| {
+                            l.unsupported(format!("size {s} for {n} (only integer upscaling)"))
+                        })
+                })
+                .collect::<Result<_>>()?
+        }
+    };
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let a = l.act(&x);
+    let mut cur = l.to_plain(&a, &out).v;
+    let mut cd = d.clone();
+    for k in 0..r {
+        let s = factors[k];
+        if s == 1 {
+            continue;
+        }
+        let outer: u64 = cd[..=k].iter().product();
+        let inner: u64 = cd[k + 1..].iter().product();
+        let src = l.view(&format!("{out}.src"), cur, &[outer, 1, inner]);
+        let dest = l.splat_buffer(&format!("{out}.up"), &[outer, s, inner], 0.0);
+        let members = [
+            ("Offsets", MemberValue::IntArray(vec![0, 0, 0])),
+            ("Count", MemberValue::Int(s as i64)),
+            ("Axis", MemberValue::Int(1)),
+        ];
+        l.inst(&base, Opcode::InsertTensor, &[dest, src], &members);
+        cd[k] *= s;
+        cur = l.view(&format!("{out}.up"), dest, &cd);
+    }
+    Ok(vec![Val::Act(Act {
+        v: cur,
+        dims: cd,
+        cl: false,
+    })])
+}
