@@ -8,7 +8,7 @@ pub const SUPPORTED_OPS: &str =
     "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Clip, Concat, Constant, \
 ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Expand, Flatten, Gather, Gemm, GlobalAveragePool, \
 GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, LRN, LeakyRelu, \
-Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Range, \
+Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Pad, Range, \
 Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Resize, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
 Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
 

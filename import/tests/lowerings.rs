@@ -201,3 +201,29 @@ fn upsample_nearest_repeats_elements() {
     let b = [3.0, 3.0, 3.0, 4.0, 4.0, 4.0];
     assert_eq!(got, [a, a, b, b].concat());
 }
+
+#[test]
+fn pad_constant_value() {
+    let got = run_one(
+        "Pad",
+        (&[2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        vec![
+            ints("pads", &[1, 0, 0, 2]),
+            TensorProto {
+                name: "value".into(),
+                dims: vec![],
+                data_type: 1,
+                float_data: vec![9.0],
+                ..Default::default()
+            },
+        ],
+        vec![],
+        &[3, 4],
+    );
+    let want = vec![
+        9.0, 9.0, 9.0, 9.0, //
+        1.0, 2.0, 9.0, 9.0, //
+        3.0, 4.0, 9.0, 9.0,
+    ];
+    assert_eq!(got, want);
+}

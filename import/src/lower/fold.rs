@@ -930,3 +930,95 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         cl: false,
     })])
 }
+
+/// Pad in `constant` mode with constant pads (attribute before opset 11,
+/// input 1 after, with optional `axes`) and value: a `splat` of the value
+/// and one `inserttensor` of the input at the leading pads.
+pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let mode = attrs.string("mode").unwrap_or_else(|| "constant".into());
+    if mode != "constant" {
+        return Err(l.unsupported(format!("Pad mode `{mode}`")));
+    }
+    let (pads, value) = if l.opset < 11 {
+        let p = attrs.ints("pads").ok_or_else(|| l.err("no pads"))?.to_vec();
+        (p, attrs.float("value", 0.0))
+    } else {
+        let p = l.const_input(node, 1)?.to_i64();
+        let v = match l.opt_input(node, 2)? {
+            Some(_) => l
+                .const_input(node, 2)?
+                .to_f32()
+                .first()
+                .copied()
+                .unwrap_or(0.0),
+            None => 0.0,
+        };
+        (p, v)
+    };
+    let axes: Vec<usize> = match l.opt_input(node, 3)? {
+        Some(_) => l
+            .const_input(node, 3)?
+            .to_i64()
+            .iter()
+            .map(|&a| norm_axis(l, a, r))
+            .collect::<Result<_>>()?,
+        None => (0..r).collect(),
+    };
+    let k = axes.len();
+    if pads.len() != 2 * k {
+        return Err(l.err(format!("{} pads for {k} axes", pads.len())));
+    }
+    if pads.iter().any(|&p| p < 0) {
+        return Err(l.unsupported(format!("negative pads {pads:?}")));
+    }
+    let mut begin = vec![0u64; r];
+    let mut dims = d.clone();
+    for (i, &ax) in axes.iter().enumerate() {
+        begin[ax] = pads[i] as u64;
+        dims[ax] += (pads[i] + pads[i + k]) as u64;
+    }
+    if let Val::Const { t, .. } = &x {
+        let n: u64 = dims.iter().product();
+        let src = t.to_f32();
+        let (st, ost) = (strides(&d), strides(&dims));
+        let v = (0..n)
+            .map(|lin| {
+                let mut off = 0u64;
+                for a in 0..r {
+                    let i = (lin / ost[a]) % dims[a];
+                    if i < begin[a] || i >= begin[a] + d[a] {
+                        return value;
+                    }
+                    off += (i - begin[a]) * st[a];
+                }
+                src[off as usize]
+            })
+            .collect();
+        return Ok(vec![konst(&out, Tensor::f32(dims, v))]);
+    }
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let a = l.act(&x);
+    let src = l.to_plain(&a, &out).v;
+    let dest = l.splat_buffer(&out, &dims, value as f64);
+    let off = begin.iter().map(|&b| b as i64).collect();
+    l.inst(
+        &base,
+        Opcode::InsertTensor,
+        &[dest, src],
+        &[("Offsets", MemberValue::IntArray(off))],
+    );
+    Ok(vec![Val::Act(Act {
+        v: dest,
+        dims,
+        cl: false,
+    })])
+}

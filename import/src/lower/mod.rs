@@ -412,6 +412,7 @@ impl<'o> Lowerer<'o> {
             "ReduceSum" | "ReduceMean" => fold::reduce(self, node)?,
             "Expand" | "Tile" => fold::expand_tile(self, node)?,
             "Resize" | "Upsample" => fold::resize(self, node)?,
+            "Pad" => fold::pad(self, node)?,
             "Shape" | "Size" | "Cast" | "CastLike" | "Range" | "Equal" | "Less" | "Greater"
             | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" | "Not" | "Mod" | "Where"
             | "Gather" | "Slice" | "Split" | "DepthToSpace" | "SpaceToDepth" => {
