@@ -4,10 +4,13 @@
 use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
-pub const SUPPORTED_OPS: &str = "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, \
-ConstantOfShape, Conv, Div, Dropout, Flatten, Gemm, GlobalAveragePool, GlobalMaxPool, \
-HardSigmoid, HardSwish, LeakyRelu, LRN, MatMul, MaxPool, Mul, Relu, Reshape, Sigmoid, Softmax, Squeeze, \
-Sub, Sum, Tanh, Transpose, Unsqueeze";
+pub const SUPPORTED_OPS: &str =
+    "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Clip, Concat, Constant, \
+ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Expand, Flatten, Gather, Gemm, GlobalAveragePool, \
+GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, LRN, LeakyRelu, \
+Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Pad, Range, \
+Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Resize, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
+Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

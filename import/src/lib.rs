@@ -120,6 +120,22 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         .iter()
         .filter(|i| !inits.contains(i.name.as_str()))
         .collect();
+    // Outputs are float tensors; an integer or bool result would need an
+    // integer IR type at the graph's edge.
+    for o in &graph.output {
+        let elem = o
+            .r#type
+            .as_ref()
+            .and_then(|t| t.tensor_type.as_ref())
+            .map_or(onnx::dtype::FLOAT, |t| t.elem_type);
+        if elem != onnx::dtype::FLOAT {
+            return Err(ImportError::model(format!(
+                "graph output `{}`: element type {} is not supported (only FLOAT outputs)",
+                o.name,
+                onnx::dtype::name(elem)
+            )));
+        }
+    }
     let outputs: Vec<String> = graph.output.iter().map(|o| o.name.clone()).collect();
     let mut reserved: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
     reserved.extend(outputs.iter().cloned());
@@ -226,12 +242,20 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<Vec<u64>> {
             (0, _, Some(b)) => b,
             (_, Some(v), _) => v,
             (0, None, None) => 1,
-            _ => return Err(bad(format!("dimension {i} is symbolic or zero"))),
+            _ if matches!(d.value, Some(onnx::DimValue::DimValue(0))) => {
+                return Err(bad(format!(
+                    "unsupported: dimension {i} is zero (zero-size tensors)"
+                )))
+            }
+            _ => return Err(bad(format!("dimension {i} is symbolic"))),
         };
         dims.push(v);
     }
     if dims.len() > glow_ir::types::MAX_DIMS {
-        return Err(bad(format!("rank {} is above the IR's 6", dims.len())));
+        return Err(bad(format!(
+            "unsupported: rank {} is above the IR's 6",
+            dims.len()
+        )));
     }
     Ok(dims)
 }

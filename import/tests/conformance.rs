@@ -40,7 +40,7 @@ fn corpus() -> PathBuf {
 /// folder that cannot be read is an error, not an empty suite.
 fn run_suites(root: &Path, names: &[&str]) -> Result<Vec<(String, Outcome)>, String> {
     let filter = std::env::var("GLOW_CONFORMANCE_FILTER").unwrap_or_default();
-    let suite = Suite::new();
+    let suite = Suite::new(false);
     let mut results = Vec::new();
     for name in names {
         let dir = root.join(name);

@@ -19,6 +19,17 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         return Ok(vec![x]);
     }
     let out_name = node.output.first().cloned().unwrap_or_default();
+    if node.op_type == "Clip" && l.opset >= 11 && runtime_bounds(l, node)? {
+        // Bounds known only at run time: max with the lower, min with the upper.
+        let base = l_node_name(node, &out_name);
+        let mut acc = x;
+        for (i, op) in [(1, Opcode::ElementMax), (2, Opcode::ElementMin)] {
+            if let Some(b) = l.opt_input(node, i)? {
+                acc = apply(l, op, &acc, &b, &out_name, &base)?;
+            }
+        }
+        return Ok(vec![acc]);
+    }
     let a = l.act(&x);
     let phys = a.phys();
     let attrs = Attrs(&node.attribute);
@@ -75,6 +86,12 @@ fn clip(l: &mut Lowerer, base: &str, dest: Value, src: Value, lo: f64, hi: f64) 
         ("Max", MemberValue::Float(hi)),
     ];
     l.inst(base, Opcode::Clip, &[dest, src], &members);
+}
+
+/// Whether a Clip bound is an activation rather than a constant.
+fn runtime_bounds(l: &Lowerer, node: &NodeProto) -> Result<bool> {
+    Ok(matches!(l.opt_input(node, 1)?, Some(Val::Act(_)))
+        || matches!(l.opt_input(node, 2)?, Some(Val::Act(_))))
 }
 
 /// Clip bounds: attributes before opset 11, optional constant inputs after.
@@ -281,6 +298,23 @@ fn expand(l: &mut Lowerer, v: Value, phys: &[u64], out: &str) -> Value {
         if let Some(s) = splat_of(l, v) {
             return l.splat_buffer(&format!("{out}.bcast"), phys, s);
         }
+        // One run-time value: N copies into a flat view, one instruction.
+        let n: u64 = phys.iter().product();
+        let b = l.splat_buffer(&format!("{out}.bcast"), phys, 0.0);
+        let flat = l.view(&format!("{out}.bcast.flat"), b, &[n]);
+        let one = l.view(&format!("{out}.one"), v, &[1]);
+        let members = [
+            ("Offsets", MemberValue::IntArray(vec![0])),
+            ("Count", MemberValue::Int(n as i64)),
+            ("Axis", MemberValue::Int(0)),
+        ];
+        l.inst(
+            &format!("{out}.bcast"),
+            Opcode::InsertTensor,
+            &[flat, one],
+            &members,
+        );
+        return b;
     }
     l.tile(out, v, &mut cur, phys, phys.len())
 }
@@ -319,6 +353,8 @@ fn fold(op: Opcode, a: &Tensor, b: &Tensor, dims: &[u64]) -> Tensor {
     match (&a.data, &b.data) {
         (Data::I64(x), Data::I64(y)) => {
             let f = |p: i64, q: i64| match op {
+                Opcode::ElementMax => p.max(q),
+                Opcode::ElementMin => p.min(q),
                 Opcode::ElementSub => p.wrapping_sub(q),
                 Opcode::ElementMul => p.wrapping_mul(q),
                 Opcode::ElementDiv => p.checked_div(q).unwrap_or(0),
@@ -330,6 +366,8 @@ fn fold(op: Opcode, a: &Tensor, b: &Tensor, dims: &[u64]) -> Tensor {
         _ => {
             let (x, y) = (a.to_f32(), b.to_f32());
             let f = |p: f32, q: f32| match op {
+                Opcode::ElementMax => p.max(q),
+                Opcode::ElementMin => p.min(q),
                 Opcode::ElementSub => p - q,
                 Opcode::ElementMul => p * q,
                 Opcode::ElementDiv => p / q,

@@ -11,7 +11,9 @@
 //! ops are permuted at import time instead.
 
 mod elementwise;
+mod fold;
 mod linalg;
+mod math;
 mod nn;
 mod shape;
 
@@ -22,7 +24,7 @@ use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
 use glow_ir::{Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit};
 // The IR's deterministic hasher: SipHash was a tenth of import time.
-use glow_ir::fxhash::FxHashMap as HashMap;
+use glow_ir::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// An activation: an IR buffer plus how its elements map to ONNX order.
 #[derive(Clone, Debug)]
@@ -86,6 +88,9 @@ pub(crate) struct Lowerer<'o> {
     /// Plain weights made from constants, by ONNX name.
     const_weights: HashMap<String, Value>,
     pub weights: Vec<WeightFile>,
+    /// Bool buffers that hold the negation of their ONNX value (a strict
+    /// comparison is `!(b <= a)`); only Where and Not read them.
+    pub negated: HashSet<Value>,
     /// The node being lowered, for error messages.
     node: String,
     op: String,
@@ -110,6 +115,7 @@ impl<'o> Lowerer<'o> {
             allocs: Vec::new(),
             const_weights: HashMap::default(),
             weights: Vec::new(),
+            negated: HashSet::default(),
             node: String::new(),
             op: String::new(),
             limit: None,
@@ -249,6 +255,11 @@ impl<'o> Lowerer<'o> {
         let v = self.b().alloc(nonempty(base), Type::float(&ir_dims(dims)));
         self.allocs.push(v);
         v
+    }
+
+    /// Deallocates `v` (an allocation made directly) at the end.
+    pub fn track_alloc(&mut self, v: Value) {
+        self.allocs.push(v);
     }
 
     /// Appends an instruction named after `base`.
@@ -440,10 +451,40 @@ impl<'o> Lowerer<'o> {
                 op: format!("{}::{}", node.domain, node.op_type),
             });
         }
+        // Bool activations (run-time comparisons) feed only Where and Not.
+        if !matches!(node.op_type.as_str(), "Where" | "Not" | "Identity") {
+            for i in 0..node.input.len() {
+                if let Some(Val::Act(a)) = self.opt_input(node, i)? {
+                    if self
+                        .f
+                        .value_type(a.v)
+                        .is_some_and(|t| t.elem == glow_ir::ElemKind::Bool)
+                    {
+                        return Err(self.unsupported(format!(
+                            "a run-time bool tensor (`{}`) as an input of {}",
+                            node.input[i], node.op_type
+                        )));
+                    }
+                }
+            }
+        }
         let outs = match node.op_type.as_str() {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
             | "HardSwish" => elementwise::unary(self, node)?,
             "Add" | "Sub" | "Mul" | "Div" | "Sum" => elementwise::binary(self, node)?,
+            "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
+            | "Swish" | "Identity" => math::unary(self, node)?,
+            "PRelu" => math::prelu(self, node)?,
+            "ReduceSum" | "ReduceMean" => fold::reduce(self, node)?,
+            "Expand" | "Tile" => fold::expand_tile(self, node)?,
+            "Resize" | "Upsample" => fold::resize(self, node)?,
+            "Pad" => fold::pad(self, node)?,
+            "Shape" | "Size" | "Cast" | "CastLike" | "Range" | "Equal" | "Less" | "Greater"
+            | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" | "Not" | "Mod" | "Where"
+            | "Gather" | "Slice" | "Split" | "DepthToSpace" | "SpaceToDepth" => {
+                fold::lower(self, node)?
+            }
+            "Max" | "Min" | "Mean" => math::variadic(self, node)?,
             "Conv" => nn::conv(self, node)?,
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
                 nn::pool(self, node)?
@@ -463,6 +504,17 @@ impl<'o> Lowerer<'o> {
             }
         };
         self.limit_error()?;
+        // An output the lowering does not produce (a Dropout mask, training
+        // statistics) is refused here rather than missed later.
+        if let Some((i, name)) = node
+            .output
+            .iter()
+            .enumerate()
+            .skip(outs.len())
+            .find(|(_, n)| !n.is_empty())
+        {
+            return Err(self.unsupported(format!("output {i} (`{name}`) of {}", node.op_type)));
+        }
         for (name, v) in node.output.iter().zip(outs) {
             if !name.is_empty() {
                 self.bind(name, v);

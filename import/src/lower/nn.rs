@@ -204,37 +204,63 @@ pub(super) fn conv(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let out = node.output.first().cloned().unwrap_or_default();
     let x = spatial_input(l, node, &out)?;
     let attrs = Attrs(&node.attribute);
-    let wt = l.const_input(node, 1)?;
+    // The filter is a constant (permuted at import time) or an activation
+    // (a graph input or computed: transposed by an instruction).
+    let wval = l.input(node, 1)?;
+    let wdims = match &wval {
+        Val::Const { t, .. } => t.dims.clone(),
+        Val::Act(a) => a.dims.clone(),
+    };
     let wname = node.input[1].clone();
     let group = attrs.int("group", 1);
     let nd = if x.one_d { 1 } else { 2 };
-    if wt.dims.len() != nd + 2 || group < 1 {
-        return Err(l.err(format!(
-            "filter dims {:?} / group {group} do not fit",
-            wt.dims
-        )));
+    if wdims.len() != nd + 2 || group < 1 {
+        return Err(l.err(format!("filter dims {wdims:?} / group {group} do not fit")));
     }
     let group = group as u64;
-    let (oc, icg) = (wt.dims[0], wt.dims[1]);
+    let (oc, icg) = (wdims[0], wdims[1]);
     if icg * group != x.c || oc % group != 0 {
         return Err(l.err(format!(
-            "filter {:?} with group {group} does not fit {} input channels",
-            wt.dims, x.c
+            "filter {wdims:?} with group {group} does not fit {} input channels",
+            x.c
         )));
     }
-    let kernel = wt.dims[2..].to_vec();
+    let kernel = wdims[2..].to_vec();
     let win = window(l, &attrs, &x, &kernel)?;
-    // Filter: OIHW (ONNX) -> OHWI (NHWC) at import time.
-    let w4 = wt.reshaped(vec![oc, icg, win.k[0], win.k[1]]);
-    let w4 = if x.nchw {
-        w4
-    } else {
-        w4.permuted(&[0, 2, 3, 1])
+    let oihw = [oc, icg, win.k[0], win.k[1]];
+    let filter = match &wval {
+        // Filter: OIHW (ONNX) -> OHWI (NHWC) at import time.
+        Val::Const { t, .. } => {
+            let w4 = t.reshaped(oihw.to_vec());
+            let w4 = if x.nchw {
+                w4
+            } else {
+                w4.permuted(&[0, 2, 3, 1])
+            };
+            l.const_weight(&wname, &w4)
+        }
+        Val::Act(a) => {
+            let p = l.to_plain(a, &out);
+            let v = l.view(&format!("{wname}.oihw"), p.v, &oihw);
+            if x.nchw {
+                v
+            } else {
+                let ohwi = [oc, win.k[0], win.k[1], icg];
+                let t = l.alloc(&format!("{wname}.ohwi"), &ohwi);
+                l.transpose(&wname, t, v, vec![0, 2, 3, 1]);
+                t
+            }
+        }
     };
-    let filter = l.const_weight(&wname, &w4);
     let bias = match l.opt_input(node, 2)? {
-        Some(_) => {
-            let b = l.const_input(node, 2)?;
+        Some(Val::Act(b)) => {
+            if b.dims.iter().product::<u64>() != oc {
+                return Err(l.err(format!("bias dims {:?} for {oc} channels", b.dims)));
+            }
+            let p = l.to_plain(&b, &out);
+            l.view(&format!("{}.1d", node.input[2]), p.v, &[oc])
+        }
+        Some(Val::Const { t: b, .. }) => {
             if b.len() as u64 != oc {
                 return Err(l.err(format!("bias has {} values for {oc} channels", b.len())));
             }

@@ -1,6 +1,11 @@
 //! One conformance test: import the folder's `model.onnx`, run it through
 //! the backend (`glow_backend::run`, the interpreter or the C engine) with
 //! `test_data_set_0/input_*.pb`, compare with `output_*.pb`.
+//!
+//! Two ways to feed the graph inputs: the vendored-suite mode binds the
+//! inputs the importer needs as constants (filters, shapes: Glow's loader
+//! does so for weights), the user mode feeds every graph input that is not
+//! an initializer as a run-time input, as `glow-run --input` does.
 
 use glow_backend::run::{resolve_weights, run, Engine, RunError, RunOptions};
 use glow_backend::CcOptions;
@@ -19,15 +24,19 @@ pub enum Outcome {
 
 pub struct Suite {
     engine: Engine,
+    /// Never bind a graph input as a constant.
+    user: bool,
 }
 
 impl Suite {
     /// The reference interpreter by default; `GLOW_CONFORMANCE_ENGINE=c`
-    /// compiles each model with the C backend instead.
-    pub fn new() -> Suite {
+    /// compiles each model with the C backend instead. `user`: feed every
+    /// graph input at run time.
+    pub fn new(user: bool) -> Suite {
         let c = std::env::var("GLOW_CONFORMANCE_ENGINE").is_ok_and(|e| e == "c");
         Suite {
             engine: if c { Engine::C } else { Engine::Interp },
+            user,
         }
     }
 
@@ -62,7 +71,7 @@ impl Suite {
                 .and_then(|t| t.tensor_type.as_ref())
                 .map(|t| t.elem_type)
                 == Some(1);
-            if !float {
+            if !float && !self.user {
                 opts.frozen_inputs.push((
                     vi.name.clone(),
                     read_tensor(&data.join(format!("input_{i}.pb")))?,
@@ -72,7 +81,7 @@ impl Suite {
         let imported = loop {
             match import_model(&bytes, &opts) {
                 Err(ImportError::NeedsConstant { input, .. })
-                    if !opts.frozen_inputs.iter().any(|(n, _)| *n == input) =>
+                    if !self.user && !opts.frozen_inputs.iter().any(|(n, _)| *n == input) =>
                 {
                     let Some(i) = all_inputs.iter().position(|vi| vi.name == input) else {
                         return Ok(Outcome::Unsupported(format!(
@@ -87,7 +96,13 @@ impl Suite {
         };
         let imported = match imported {
             Ok(i) => i,
-            Err(e @ ImportError::Unsupported { .. }) => {
+            Err(e @ (ImportError::Unsupported { .. } | ImportError::NeedsConstant { .. })) => {
+                return Ok(Outcome::Unsupported(e.to_string()))
+            }
+            Err(e @ ImportError::Model(_))
+                if e.to_string().contains("not supported")
+                    || e.to_string().contains("unsupported:") =>
+            {
                 return Ok(Outcome::Unsupported(e.to_string()))
             }
             Err(e @ ImportError::Node { .. }) if e.to_string().contains("unsupported:") => {

@@ -1,0 +1,1024 @@
+//! Shape computations evaluated at import time, so that static shapes flow
+//! through the graph as a static compiler needs: Shape and Size of any value
+//! (dims are known), and Cast, CastLike, Gather, Slice, Split, Range, the
+//! comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual), And, Or,
+//! Xor, Not, Where and Mod on constants. Booleans are `I64` 0/1 constants.
+//! On activations Slice (unit steps) and Split become `extracttensor`s of
+//! the ONNX-order buffer, Gather with constant indices one `extracttensor`
+//! per index, and a float-to-float Cast is the identity; whatever else would
+//! need a run-time integer or bool tensor is an error naming the node.
+
+use super::{norm_axis, Act, Attrs, Lowerer, Val};
+use crate::error::Result;
+use crate::onnx::{dtype, NodeProto};
+use crate::tensor::{strides, Data, Tensor};
+use glow_ir::{ElemKind, MemberValue, Opcode, Type};
+
+fn dims_of(v: &Val) -> Vec<u64> {
+    match v {
+        Val::Const { t, .. } => t.dims.clone(),
+        Val::Act(a) => a.dims.clone(),
+    }
+}
+
+fn konst(name: &str, t: Tensor) -> Val {
+    Val::Const {
+        name: name.to_string(),
+        t,
+    }
+}
+
+/// Elements of `t` at source offsets `idx`, with dims `dims`.
+fn take(t: &Tensor, idx: &[usize], dims: Vec<u64>) -> Tensor {
+    match &t.data {
+        Data::F32(v) => Tensor::f32(dims, idx.iter().map(|&i| v[i]).collect()),
+        Data::I64(v) => Tensor::i64(dims, idx.iter().map(|&i| v[i]).collect()),
+    }
+}
+
+/// Source offsets of a strided box: per axis a start and a step (possibly
+/// negative) and the output extent.
+fn box_offsets(src: &[u64], start: &[i64], step: &[i64], out: &[u64]) -> Vec<usize> {
+    let st = strides(src);
+    let n: u64 = out.iter().product();
+    let ost = strides(out);
+    (0..n)
+        .map(|lin| {
+            let mut off = 0i64;
+            for k in 0..out.len() {
+                let i = ((lin / ost[k]) % out[k]) as i64;
+                off += (start[k] + i * step[k]) * st[k] as i64;
+            }
+            off as usize
+        })
+        .collect()
+}
+
+pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let out = node.output.first().cloned().unwrap_or_default();
+    let attrs = Attrs(&node.attribute);
+    let op = node.op_type.as_str();
+    Ok(vec![match op {
+        "Shape" => {
+            let d = dims_of(&l.input(node, 0)?);
+            let r = d.len() as i64;
+            let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+            let s = clamp(attrs.int("start", 0));
+            let e = clamp(attrs.int("end", r)).max(s);
+            let v: Vec<i64> = d[s..e].iter().map(|&x| x as i64).collect();
+            konst(&out, Tensor::i64(vec![v.len() as u64], v))
+        }
+        "Size" => {
+            let n: u64 = dims_of(&l.input(node, 0)?).iter().product();
+            konst(&out, Tensor::i64(vec![], vec![n as i64]))
+        }
+        "Cast" | "CastLike" => {
+            let x = l.input(node, 0)?;
+            let to = if op == "Cast" {
+                attrs.int("to", dtype::FLOAT as i64) as i32
+            } else {
+                match l.input(node, 1)? {
+                    Val::Const {
+                        t:
+                            Tensor {
+                                data: Data::I64(_), ..
+                            },
+                        ..
+                    } => dtype::INT64,
+                    _ => dtype::FLOAT,
+                }
+            };
+            let float = matches!(to, dtype::FLOAT | dtype::DOUBLE);
+            match x {
+                Val::Const { t, .. } => {
+                    let t = if float {
+                        Tensor::f32(t.dims.clone(), t.to_f32())
+                    } else if to == dtype::BOOL {
+                        let v = t.to_f32().iter().map(|&x| (x != 0.0) as i64).collect();
+                        Tensor::i64(t.dims.clone(), v)
+                    } else {
+                        Tensor::i64(t.dims.clone(), t.to_i64())
+                    };
+                    konst(&out, t)
+                }
+                a @ Val::Act(_) if float => a,
+                Val::Act(_) => {
+                    return Err(l.unsupported(format!(
+                    "{op} of a run-time tensor to {} (integer activations need an integer IR type)",
+                    dtype::name(to)
+                )))
+                }
+            }
+        }
+        "Range" => {
+            let g = |i| -> Result<Tensor> { l.const_input(node, i) };
+            let (s, lim, d) = (g(0)?, g(1)?, g(2)?);
+            let int = [&s, &lim, &d]
+                .iter()
+                .all(|t| matches!(t.data, Data::I64(_)));
+            let f = |t: &Tensor| t.to_f32().first().copied().unwrap_or(0.0) as f64;
+            let (s0, l0, d0) = (f(&s), f(&lim), f(&d));
+            if d0 == 0.0 {
+                return Err(l.err("delta is zero"));
+            }
+            let n = ((l0 - s0) / d0).ceil().max(0.0) as u64;
+            if n > 1 << 24 {
+                return Err(l.err(format!("{n} elements")));
+            }
+            if int {
+                let (s, d) = (s.to_i64()[0], d.to_i64()[0]);
+                konst(
+                    &out,
+                    Tensor::i64(vec![n], (0..n as i64).map(|i| s + i * d).collect()),
+                )
+            } else {
+                let (s, d) = (s.to_f32()[0], d.to_f32()[0]);
+                let v = (0..n).map(|i| s + i as f32 * d).collect();
+                konst(&out, Tensor::f32(vec![n], v))
+            }
+        }
+        "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual"
+            if [0, 1]
+                .iter()
+                .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
+        {
+            compare(l, node, &out)?
+        }
+        "Where"
+            if [1, 2]
+                .iter()
+                .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
+        {
+            select(l, node, &out)?
+        }
+        "Not" if matches!(l.opt_input(node, 0)?, Some(Val::Act(_))) => {
+            let Val::Act(a) = l.input(node, 0)? else {
+                unreachable!("matched an activation")
+            };
+            // A new view of the same buffer, with the negation flag flipped.
+            let dims = a.phys();
+            let rank = dims.len();
+            let ty = Type::new(ElemKind::Bool, &dims);
+            let v = l.b().tensorview(&out, a.v, ty, vec![0; rank]);
+            if !l.negated.contains(&a.v) {
+                l.negated.insert(v);
+            }
+            Val::Act(Act { v, ..a })
+        }
+        "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor"
+        | "Mod" => {
+            let (a, b) = (const_or_err(l, node, 0)?, const_or_err(l, node, 1)?);
+            let dims = super::elementwise::broadcast_dims(l, &a.dims, &b.dims)?;
+            let (ia, ib) = (bcast_index(&a.dims, &dims), bcast_index(&b.dims, &dims));
+            let fmod = attrs.int("fmod", 0) != 0;
+            let int = matches!((&a.data, &b.data), (Data::I64(_), Data::I64(_)));
+            let (x, y) = (a.to_f32(), b.to_f32());
+            let (xi, yi) = (a.to_i64(), b.to_i64());
+            let v: Vec<i64> = ia
+                .iter()
+                .zip(&ib)
+                .map(|(&i, &j)| {
+                    let (p, q) = (x[i], y[j]);
+                    (match op {
+                        "Equal" if int => xi[i] == yi[j],
+                        "Equal" => p == q,
+                        "Less" => p < q,
+                        "Greater" => p > q,
+                        "LessOrEqual" => p <= q,
+                        "GreaterOrEqual" => p >= q,
+                        "And" => p != 0.0 && q != 0.0,
+                        "Or" => p != 0.0 || q != 0.0,
+                        _ => (p != 0.0) != (q != 0.0),
+                    }) as i64
+                })
+                .collect();
+            if op == "Mod" {
+                if int {
+                    let v = ia
+                        .iter()
+                        .zip(&ib)
+                        .map(|(&i, &j)| {
+                            let (p, q) = (xi[i], yi[j]);
+                            if q == 0 {
+                                0
+                            } else if fmod {
+                                p % q
+                            } else {
+                                p.rem_euclid(q) + if q < 0 && p.rem_euclid(q) != 0 { q } else { 0 }
+                            }
+                        })
+                        .collect();
+                    konst(&out, Tensor::i64(dims, v))
+                } else {
+                    let v = ia.iter().zip(&ib).map(|(&i, &j)| x[i] % y[j]).collect();
+                    konst(&out, Tensor::f32(dims, v))
+                }
+            } else {
+                konst(&out, Tensor::i64(dims, v))
+            }
+        }
+        "Not" => {
+            let t = const_or_err(l, node, 0)?;
+            let v = t.to_f32().iter().map(|&x| (x == 0.0) as i64).collect();
+            konst(&out, Tensor::i64(t.dims.clone(), v))
+        }
+        "Where" => {
+            let c = const_or_err(l, node, 0)?;
+            let (a, b) = (const_or_err(l, node, 1)?, const_or_err(l, node, 2)?);
+            let d = super::elementwise::broadcast_dims(l, &c.dims, &a.dims)?;
+            let dims = super::elementwise::broadcast_dims(l, &d, &b.dims)?;
+            let (ic, ia, ib) = (
+                bcast_index(&c.dims, &dims),
+                bcast_index(&a.dims, &dims),
+                bcast_index(&b.dims, &dims),
+            );
+            let cv = c.to_f32();
+            let pick: Vec<(bool, usize)> = ic
+                .iter()
+                .zip(ia.iter().zip(&ib))
+                .map(|(&k, (&i, &j))| if cv[k] != 0.0 { (true, i) } else { (false, j) })
+                .collect();
+            match (&a.data, &b.data) {
+                (Data::I64(x), Data::I64(y)) => {
+                    let v = pick
+                        .iter()
+                        .map(|&(s, i)| if s { x[i] } else { y[i] })
+                        .collect();
+                    konst(&out, Tensor::i64(dims, v))
+                }
+                _ => {
+                    let (x, y) = (a.to_f32(), b.to_f32());
+                    let v = pick
+                        .iter()
+                        .map(|&(s, i)| if s { x[i] } else { y[i] })
+                        .collect();
+                    konst(&out, Tensor::f32(dims, v))
+                }
+            }
+        }
+        "Gather" => gather(l, node, &attrs, &out)?,
+        "Slice" => slice(l, node, &attrs, &out)?,
+        "DepthToSpace" | "SpaceToDepth" => space(l, node, &attrs, &out)?,
+        _ => return split(l, node, &attrs),
+    }])
+}
+
+/// Input `i`, which must be known at import time for this op to be lowered.
+fn const_or_err(l: &Lowerer, node: &NodeProto, i: usize) -> Result<Tensor> {
+    match l.input(node, i)? {
+        Val::Const { t, .. } => Ok(t),
+        Val::Act(_) => Err(l.unsupported(format!(
+            "{} of run-time tensors (input `{}`); it needs bool/integer activations",
+            node.op_type,
+            node.input.get(i).cloned().unwrap_or_default()
+        ))),
+    }
+}
+
+/// For each element of `dims`, the offset in a tensor of `src` broadcast to it.
+fn bcast_index(src: &[u64], dims: &[u64]) -> Vec<usize> {
+    let pad = dims.len() - src.len();
+    let st = strides(src);
+    let ost = strides(dims);
+    let n: u64 = dims.iter().product();
+    (0..n)
+        .map(|lin| {
+            let mut off = 0u64;
+            for (k, &d) in src.iter().enumerate() {
+                if d != 1 {
+                    off += ((lin / ost[k + pad]) % dims[k + pad]) * st[k];
+                }
+            }
+            off as usize
+        })
+        .collect()
+}
+
+/// `extracttensor` of a box of `a` (ONNX order) with unit steps.
+fn extract(l: &mut Lowerer, a: &Act, offsets: &[u64], dims: Vec<u64>, out: &str) -> Act {
+    let src = l.to_plain(a, out).v;
+    let dest = l.alloc(out, &dims);
+    let off = offsets.iter().map(|&o| o as i64).collect();
+    l.inst(
+        &format!("{out}.extract"),
+        Opcode::ExtractTensor,
+        &[dest, src],
+        &[("Offsets", MemberValue::IntArray(off))],
+    );
+    Act {
+        v: dest,
+        dims,
+        cl: false,
+    }
+}
+
+fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<Val> {
+    let x = l.input(node, 0)?;
+    let idx = l.const_input(node, 1)?;
+    let d = dims_of(&x);
+    if d.is_empty() {
+        return Err(l.err("Gather of a scalar"));
+    }
+    let axis = norm_axis(l, attrs.int("axis", 0), d.len())?;
+    let n = d[axis] as i64;
+    let ids: Vec<u64> = idx
+        .to_i64()
+        .iter()
+        .map(|&i| {
+            let j = if i < 0 { i + n } else { i };
+            (0..n)
+                .contains(&j)
+                .then_some(j as u64)
+                .ok_or_else(|| l.err(format!("index {i} is out of range for {n}")))
+        })
+        .collect::<Result<_>>()?;
+    // Output dims: data[:axis] + indices dims + data[axis+1:].
+    let mut dims = d[..axis].to_vec();
+    dims.extend(&idx.dims);
+    dims.extend(&d[axis + 1..]);
+    let outer: u64 = d[..axis].iter().product();
+    let inner: u64 = d[axis + 1..].iter().product();
+    match x {
+        Val::Const { t, .. } => {
+            let mut offs = Vec::new();
+            for o in 0..outer {
+                for &i in &ids {
+                    for k in 0..inner {
+                        offs.push(((o * d[axis] + i) * inner + k) as usize);
+                    }
+                }
+            }
+            Ok(konst(out, take(&t, &offs, dims)))
+        }
+        Val::Act(a) => {
+            // One extracttensor per index into a [outer, count, inner] view.
+            if dims.len() > glow_ir::types::MAX_DIMS {
+                return Err(l.unsupported(format!("a result of rank {}", dims.len())));
+            }
+            let p = l.to_plain(&a, out);
+            let src3 = l.view(&format!("{out}.src"), p.v, &[outer, d[axis], inner]);
+            let dest = l.splat_buffer(out, &[outer, ids.len() as u64, inner], 0.0);
+            for (k, &i) in ids.iter().enumerate() {
+                let piece = l.alloc(&format!("{out}.piece"), &[outer, 1, inner]);
+                l.inst(
+                    &format!("{out}.extract"),
+                    Opcode::ExtractTensor,
+                    &[piece, src3],
+                    &[("Offsets", MemberValue::IntArray(vec![0, i as i64, 0]))],
+                );
+                l.inst(
+                    &format!("{out}.insert"),
+                    Opcode::InsertTensor,
+                    &[dest, piece],
+                    &[("Offsets", MemberValue::IntArray(vec![0, k as i64, 0]))],
+                );
+            }
+            let v = l.view(&format!("{out}.dims"), dest, &dims);
+            Ok(Val::Act(Act { v, dims, cl: false }))
+        }
+    }
+}
+
+/// Ints from input `i` (opset >= 10 style) or attribute `name`.
+fn ints_of(
+    l: &Lowerer,
+    node: &NodeProto,
+    attrs: &Attrs,
+    i: usize,
+    name: &str,
+) -> Result<Option<Vec<i64>>> {
+    if let Some(v) = attrs.ints(name) {
+        return Ok(Some(v.to_vec()));
+    }
+    match l.opt_input(node, i)? {
+        None => Ok(None),
+        Some(_) => Ok(Some(l.const_input(node, i)?.to_i64())),
+    }
+}
+
+fn slice(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<Val> {
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let starts = ints_of(l, node, attrs, 1, "starts")?.ok_or_else(|| l.err("no starts"))?;
+    let ends = ints_of(l, node, attrs, 2, "ends")?.ok_or_else(|| l.err("no ends"))?;
+    let axes =
+        ints_of(l, node, attrs, 3, "axes")?.unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = match l.opt_input(node, 4)? {
+        Some(_) => l.const_input(node, 4)?.to_i64(),
+        None => vec![1; starts.len()],
+    };
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err(l.err("starts, ends, axes and steps differ in length"));
+    }
+    let mut start: Vec<i64> = vec![0; r];
+    let mut step: Vec<i64> = vec![1; r];
+    let mut dims = d.clone();
+    for k in 0..starts.len() {
+        let ax = norm_axis(l, axes[k], r)?;
+        let n = d[ax] as i64;
+        let s = steps[k];
+        if s == 0 {
+            return Err(l.err("a step of 0"));
+        }
+        let fix = |v: i64| if v < 0 { v + n } else { v };
+        let (b, e) = if s > 0 {
+            (fix(starts[k]).clamp(0, n), fix(ends[k]).clamp(0, n))
+        } else {
+            (
+                fix(starts[k]).clamp(-1, n - 1),
+                fix(ends[k]).clamp(-1, n - 1),
+            )
+        };
+        let len = if s > 0 {
+            (e - b + s - 1).div_euclid(s).max(0)
+        } else {
+            (b - e + (-s) - 1).div_euclid(-s).max(0)
+        };
+        if len == 0 {
+            return Err(l.unsupported("a zero-size slice"));
+        }
+        start[ax] = b;
+        step[ax] = s;
+        dims[ax] = len as u64;
+    }
+    match x {
+        Val::Const { t, .. } => {
+            let offs = box_offsets(&t.dims, &start, &step, &dims);
+            Ok(konst(out, take(&t, &offs, dims)))
+        }
+        Val::Act(a) => {
+            if step.iter().any(|&s| s != 1) {
+                return Err(l.unsupported("Slice of an activation with steps other than 1"));
+            }
+            let off: Vec<u64> = start.iter().map(|&s| s as u64).collect();
+            Ok(Val::Act(extract(l, &a, &off, dims, out)))
+        }
+    }
+}
+
+fn split(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs) -> Result<Vec<Val>> {
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    if d.is_empty() {
+        return Err(l.err("Split of a scalar"));
+    }
+    let axis = norm_axis(l, attrs.int("axis", 0), d.len())?;
+    let n = node.output.len() as u64;
+    let total = d[axis];
+    let sizes: Vec<u64> = match ints_of(l, node, attrs, 1, "split")? {
+        Some(s) => s.iter().map(|&v| v.max(0) as u64).collect(),
+        None => {
+            let parts = attrs.int("num_outputs", n as i64).max(1) as u64;
+            let each = total.div_ceil(parts);
+            (0..parts)
+                .map(|i| each.min(total.saturating_sub(i * each)))
+                .collect()
+        }
+    };
+    if sizes.iter().sum::<u64>() != total || sizes.len() as u64 != n {
+        return Err(l.err(format!(
+            "split sizes {sizes:?} do not cover {total} in {n} outputs"
+        )));
+    }
+    if sizes.contains(&0) {
+        return Err(l.unsupported("a zero-size split"));
+    }
+    let mut outs = Vec::new();
+    let mut at = 0u64;
+    for (k, &s) in sizes.iter().enumerate() {
+        let name = node.output[k].clone();
+        let mut dims = d.clone();
+        dims[axis] = s;
+        let v = match &x {
+            Val::Const { t, .. } => {
+                let mut start = vec![0i64; d.len()];
+                start[axis] = at as i64;
+                let offs = box_offsets(&t.dims, &start, &vec![1; d.len()], &dims);
+                konst(&name, take(t, &offs, dims))
+            }
+            Val::Act(a) => {
+                let mut off = vec![0u64; d.len()];
+                off[axis] = at;
+                Val::Act(extract(l, a, &off, dims, &name))
+            }
+        };
+        outs.push(v);
+        at += s;
+    }
+    Ok(outs)
+}
+
+/// DepthToSpace (DCR, CRD) and SpaceToDepth: a 6-D view, one transpose, a
+/// 4-D view (folded on constants).
+fn space(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<Val> {
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let b = attrs.int("blocksize", 0);
+    if d.len() != 4 || b < 1 {
+        return Err(l.err(format!("input {d:?} with blocksize {b}")));
+    }
+    let b = b as u64;
+    let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
+    let (six, perm, dims): (Vec<u64>, Vec<usize>, Vec<u64>) = if node.op_type == "SpaceToDepth" {
+        if h % b != 0 || w % b != 0 {
+            return Err(l.err(format!("spatial dims {h}x{w} are not multiples of {b}")));
+        }
+        let crd = attrs.string("mode").is_some_and(|m| m == "CRD");
+        (
+            vec![n, c, h / b, b, w / b, b],
+            if crd {
+                vec![0, 1, 3, 5, 2, 4]
+            } else {
+                vec![0, 3, 5, 1, 2, 4]
+            },
+            vec![n, c * b * b, h / b, w / b],
+        )
+    } else {
+        if c % (b * b) != 0 {
+            return Err(l.err(format!("{c} channels are not a multiple of {}", b * b)));
+        }
+        let crd = attrs.string("mode").is_some_and(|m| m == "CRD");
+        let cb = c / (b * b);
+        if crd {
+            (
+                vec![n, cb, b, b, h, w],
+                vec![0, 1, 4, 2, 5, 3],
+                vec![n, cb, h * b, w * b],
+            )
+        } else {
+            (
+                vec![n, b, b, cb, h, w],
+                vec![0, 3, 4, 1, 5, 2],
+                vec![n, cb, h * b, w * b],
+            )
+        }
+    };
+    match x {
+        Val::Const { t, .. } => {
+            let t = t.reshaped(six).permuted(&perm).reshaped(dims);
+            Ok(konst(out, t))
+        }
+        Val::Act(a) => {
+            let p = l.to_plain(&a, out);
+            let v6 = l.view(&format!("{out}.6d"), p.v, &six);
+            let moved: Vec<u64> = perm.iter().map(|&k| six[k]).collect();
+            let t = l.alloc(&format!("{out}.moved"), &moved);
+            l.transpose(out, t, v6, perm.iter().map(|&k| k as i64).collect());
+            let v = l.view(out, t, &dims);
+            Ok(Val::Act(Act { v, dims, cl: false }))
+        }
+    }
+}
+
+/// `x` broadcast to `dims` in ONNX order, exactly (`x * 1`).
+fn full(l: &mut Lowerer, x: &Val, dims: &[u64], out: &str, base: &str) -> Result<Act> {
+    let ones = konst(
+        &format!("{out}.ones"),
+        Tensor::f32(
+            dims.to_vec(),
+            vec![1.0; dims.iter().product::<u64>() as usize],
+        ),
+    );
+    let v = if dims_of(x) == dims {
+        x.clone()
+    } else {
+        super::elementwise::apply(l, Opcode::ElementMul, x, &ones, out, base)?
+    };
+    let a = l.act(&v);
+    Ok(l.to_plain(&a, out))
+}
+
+/// Less, Greater, LessOrEqual, GreaterOrEqual on activations: one
+/// `elementcmplte` into a bool buffer; the strict ones are stored negated.
+fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
+    let (a, b) = (l.input(node, 0)?, l.input(node, 1)?);
+    let dims = super::elementwise::broadcast_dims(l, &dims_of(&a), &dims_of(&b))?;
+    let base = if node.name.is_empty() {
+        out.to_string()
+    } else {
+        node.name.clone()
+    };
+    let (fa, fb) = (
+        full(l, &a, &dims, out, &base)?,
+        full(l, &b, &dims, out, &base)?,
+    );
+    // a < b is !(b <= a); a > b is !(a <= b); a >= b is b <= a.
+    let (lhs, rhs, neg) = match node.op_type.as_str() {
+        "Less" => (fb.v, fa.v, true),
+        "Greater" => (fa.v, fb.v, true),
+        "LessOrEqual" => (fa.v, fb.v, false),
+        _ => (fb.v, fa.v, false),
+    };
+    let c = l
+        .b()
+        .alloc(out, Type::new(ElemKind::Bool, &super::ir_dims(&dims)));
+    l.track_alloc(c);
+    l.inst(&base, Opcode::ElementCmpLTE, &[c, lhs, rhs], &[]);
+    if neg {
+        l.negated.insert(c);
+    }
+    Ok(Val::Act(Act {
+        v: c,
+        dims,
+        cl: false,
+    }))
+}
+
+/// Where with run-time operands: `elementselect` (arms swapped when the
+/// condition is stored negated).
+fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
+    let c = l.input(node, 0)?;
+    let (x, y) = (l.input(node, 1)?, l.input(node, 2)?);
+    let Val::Act(ca) = c else {
+        return Err(l.unsupported("Where with a constant condition and run-time values"));
+    };
+    let d = super::elementwise::broadcast_dims(l, &dims_of(&x), &dims_of(&y))?;
+    let dims = super::elementwise::broadcast_dims(l, &d, &ca.dims)?;
+    if ca.dims != dims {
+        return Err(l.unsupported(format!(
+            "a Where condition {:?} broadcast to {dims:?}",
+            ca.dims
+        )));
+    }
+    let base = if node.name.is_empty() {
+        out.to_string()
+    } else {
+        node.name.clone()
+    };
+    let (fx, fy) = (
+        full(l, &x, &dims, out, &base)?,
+        full(l, &y, &dims, out, &base)?,
+    );
+    let (lhs, rhs) = if l.negated.contains(&ca.v) {
+        (fy.v, fx.v)
+    } else {
+        (fx.v, fy.v)
+    };
+    let dest = l.alloc(out, &dims);
+    l.inst(&base, Opcode::ElementSelect, &[dest, ca.v, lhs, rhs], &[]);
+    Ok(Val::Act(Act {
+        v: dest,
+        dims,
+        cl: false,
+    }))
+}
+
+/// ReduceSum and ReduceMean over constant axes (attribute, or input 1 from
+/// opset 13/18): one `batchedreduceadd` per axis (last first) on the
+/// ONNX-order buffer, a view for `keepdims`, Mean divided by the count.
+pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let axes = ints_of(l, node, &attrs, 1, "axes")?.unwrap_or_default();
+    if axes.is_empty() && attrs.int("noop_with_empty_axes", 0) != 0 {
+        return Ok(vec![x]);
+    }
+    let mut axes: Vec<usize> = if axes.is_empty() {
+        (0..r).collect()
+    } else {
+        axes.iter()
+            .map(|&a| norm_axis(l, a, r))
+            .collect::<Result<_>>()?
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    let keep = attrs.int("keepdims", 1) != 0;
+    let kept: Vec<u64> = (0..r)
+        .map(|i| if axes.contains(&i) { 1 } else { d[i] })
+        .collect();
+    let dims: Vec<u64> = if keep {
+        kept.clone()
+    } else {
+        (0..r).filter(|i| !axes.contains(i)).map(|i| d[i]).collect()
+    };
+    let count: u64 = axes.iter().map(|&a| d[a]).product();
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let a = l.act(&x);
+    let mut cur = l.to_plain(&a, &out).v;
+    let mut cd = d.clone();
+    for &ax in axes.iter().rev() {
+        if cd.len() == 1 {
+            // The last axis of a 1-D buffer: the result is `<1>`.
+            let dest = l.alloc(&format!("{out}.sum"), &[1]);
+            l.inst(
+                &base,
+                Opcode::BatchedReduceAdd,
+                &[dest, cur],
+                &[("Axis", MemberValue::Int(0))],
+            );
+            cur = dest;
+            break;
+        }
+        cd.remove(ax);
+        let dest = l.alloc(&format!("{out}.sum"), &cd);
+        l.inst(
+            &base,
+            Opcode::BatchedReduceAdd,
+            &[dest, cur],
+            &[("Axis", MemberValue::Int(ax as i64))],
+        );
+        cur = dest;
+    }
+    let v = l.view(&out, cur, &dims);
+    let mut res = Val::Act(Act { v, dims, cl: false });
+    if node.op_type == "ReduceMean" && count > 1 {
+        let n = konst(
+            &format!("{out}.count"),
+            Tensor::f32(vec![], vec![count as f32]),
+        );
+        res = super::elementwise::apply(l, Opcode::ElementDiv, &res, &n, &out, &base)?;
+    }
+    Ok(vec![res])
+}
+
+/// Expand (constant shape) and Tile (constant repeats) on any value:
+/// Expand is a broadcast (`x * 1`, exact), Tile one `inserttensor` with
+/// `Count` per repeated axis. Both fold on constants.
+pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let out = node.output.first().cloned().unwrap_or_default();
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let arg = l.const_input(node, 1)?.to_i64();
+    if arg.iter().any(|&v| v < 0) {
+        return Err(l.err(format!("negative values {arg:?}")));
+    }
+    let arg: Vec<u64> = arg.iter().map(|&v| v as u64).collect();
+    if arg.contains(&0) {
+        return Err(l.unsupported("zero-size tensors"));
+    }
+    if node.op_type == "Expand" {
+        let dims = super::elementwise::broadcast_dims(l, &d, &arg)?;
+        let n: u64 = dims.iter().product();
+        let ones = konst(
+            &format!("{out}.ones"),
+            Tensor::f32(dims, vec![1.0; n as usize]),
+        );
+        return Ok(vec![super::elementwise::apply(
+            l,
+            Opcode::ElementMul,
+            &x,
+            &ones,
+            &out,
+            &base,
+        )?]);
+    }
+    if arg.len() != d.len() {
+        return Err(l.err(format!("{} repeats for rank {}", arg.len(), d.len())));
+    }
+    let dims: Vec<u64> = d.iter().zip(&arg).map(|(a, b)| a * b).collect();
+    if let Val::Const { t, .. } = &x {
+        // Output index i reads source index i mod d on every axis.
+        let st = strides(&t.dims);
+        let ost = strides(&dims);
+        let n: u64 = dims.iter().product();
+        let offs: Vec<usize> = (0..n)
+            .map(|lin| {
+                (0..dims.len())
+                    .map(|k| ((lin / ost[k]) % dims[k] % d[k]) * st[k])
+                    .sum::<u64>() as usize
+            })
+            .collect();
+        return Ok(vec![konst(&out, take(t, &offs, dims))]);
+    }
+    let a = l.act(&x);
+    let mut cur = l.to_plain(&a, &out).v;
+    let mut cd = d.clone();
+    for k in 0..d.len() {
+        if arg[k] == 1 {
+            continue;
+        }
+        cd[k] *= arg[k];
+        let t = l.splat_buffer(&format!("{out}.tile"), &cd, 0.0);
+        let members = [
+            ("Offsets", MemberValue::IntArray(vec![0; cd.len()])),
+            ("Count", MemberValue::Int(arg[k] as i64)),
+            ("Axis", MemberValue::Int(k as i64)),
+        ];
+        l.inst(&base, Opcode::InsertTensor, &[t, cur], &members);
+        cur = t;
+    }
+    Ok(vec![Val::Act(Act {
+        v: cur,
+        dims,
+        cl: false,
+    })])
+}
+
+/// Resize (mode `nearest`) and Upsample (`nearest`) by constant integer
+/// scales (or sizes that are integer multiples): each scaled axis is one
+/// `inserttensor` with `Count` into a view with a unit axis after it, so
+/// every element is repeated. Only the coordinate modes for which the
+/// source index is exactly `i / scale` are accepted.
+pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let mode = attrs.string("mode").unwrap_or_else(|| "nearest".into());
+    if mode != "nearest" {
+        return Err(l.unsupported(format!("{} mode `{mode}`", node.op_type)));
+    }
+    let upsample = node.op_type == "Upsample";
+    if !upsample {
+        let ctm = attrs
+            .string("coordinate_transformation_mode")
+            .unwrap_or_else(|| "half_pixel".into());
+        let nm = attrs
+            .string("nearest_mode")
+            .unwrap_or_else(|| "round_prefer_floor".into());
+        let exact = match ctm.as_str() {
+            "half_pixel" | "pytorch_half_pixel" => nm.starts_with("round_prefer"),
+            "asymmetric" => nm == "floor",
+            _ => false,
+        };
+        if !exact || attrs.has("axes") {
+            return Err(l.unsupported(format!(
+                "Resize with coordinate_transformation_mode `{ctm}`, nearest_mode `{nm}`{}",
+                if attrs.has("axes") { " and axes" } else { "" }
+            )));
+        }
+    }
+    // Per-axis integer factors from scales, else sizes.
+    let scales: Option<Vec<f32>> = if upsample {
+        match attrs.floats("scales") {
+            Some(s) => Some(s.to_vec()),
+            None => Some(l.const_input(node, 1)?.to_f32()),
+        }
+    } else {
+        match l.opt_input(node, 2)? {
+            Some(_) => {
+                let s = l.const_input(node, 2)?.to_f32();
+                (!s.is_empty()).then_some(s)
+            }
+            None => None,
+        }
+    };
+    let factors: Vec<u64> = match scales {
+        Some(s) => {
+            if s.len() != r {
+                return Err(l.err(format!("{} scales for rank {r}", s.len())));
+            }
+            s.iter()
+                .map(|&f| {
+                    (f >= 1.0 && f.fract() == 0.0)
+                        .then_some(f as u64)
+                        .ok_or_else(|| l.unsupported(format!("scale {f} (only integer upscaling)")))
+                })
+                .collect::<Result<_>>()?
+        }
+        None => {
+            let sizes = l.const_input(node, 3)?.to_i64();
+            if sizes.len() != r {
+                return Err(l.err(format!("{} sizes for rank {r}", sizes.len())));
+            }
+            sizes
+                .iter()
+                .zip(&d)
+                .map(|(&s, &n)| {
+                    (s > 0 && (s as u64).is_multiple_of(n))
+                        .then_some(s as u64 / n)
+                        .ok_or_else(|| {
+                            l.unsupported(format!("size {s} for {n} (only integer upscaling)"))
+                        })
+                })
+                .collect::<Result<_>>()?
+        }
+    };
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let a = l.act(&x);
+    let mut cur = l.to_plain(&a, &out).v;
+    let mut cd = d.clone();
+    for k in 0..r {
+        let s = factors[k];
+        if s == 1 {
+            continue;
+        }
+        let outer: u64 = cd[..=k].iter().product();
+        let inner: u64 = cd[k + 1..].iter().product();
+        let src = l.view(&format!("{out}.src"), cur, &[outer, 1, inner]);
+        let dest = l.splat_buffer(&format!("{out}.up"), &[outer, s, inner], 0.0);
+        let members = [
+            ("Offsets", MemberValue::IntArray(vec![0, 0, 0])),
+            ("Count", MemberValue::Int(s as i64)),
+            ("Axis", MemberValue::Int(1)),
+        ];
+        l.inst(&base, Opcode::InsertTensor, &[dest, src], &members);
+        cd[k] *= s;
+        cur = l.view(&format!("{out}.up"), dest, &cd);
+    }
+    Ok(vec![Val::Act(Act {
+        v: cur,
+        dims: cd,
+        cl: false,
+    })])
+}
+
+/// Pad in `constant` mode with constant pads (attribute before opset 11,
+/// input 1 after, with optional `axes`) and value: a `splat` of the value
+/// and one `inserttensor` of the input at the leading pads.
+pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    let r = d.len();
+    let mode = attrs.string("mode").unwrap_or_else(|| "constant".into());
+    if mode != "constant" {
+        return Err(l.unsupported(format!("Pad mode `{mode}`")));
+    }
+    let (pads, value) = if l.opset < 11 {
+        let p = attrs.ints("pads").ok_or_else(|| l.err("no pads"))?.to_vec();
+        (p, attrs.float("value", 0.0))
+    } else {
+        let p = l.const_input(node, 1)?.to_i64();
+        let v = match l.opt_input(node, 2)? {
+            Some(_) => l
+                .const_input(node, 2)?
+                .to_f32()
+                .first()
+                .copied()
+                .unwrap_or(0.0),
+            None => 0.0,
+        };
+        (p, v)
+    };
+    let axes: Vec<usize> = match l.opt_input(node, 3)? {
+        Some(_) => l
+            .const_input(node, 3)?
+            .to_i64()
+            .iter()
+            .map(|&a| norm_axis(l, a, r))
+            .collect::<Result<_>>()?,
+        None => (0..r).collect(),
+    };
+    let k = axes.len();
+    if pads.len() != 2 * k {
+        return Err(l.err(format!("{} pads for {k} axes", pads.len())));
+    }
+    if pads.iter().any(|&p| p < 0) {
+        return Err(l.unsupported(format!("negative pads {pads:?}")));
+    }
+    let mut begin = vec![0u64; r];
+    let mut dims = d.clone();
+    for (i, &ax) in axes.iter().enumerate() {
+        begin[ax] = pads[i] as u64;
+        dims[ax] += (pads[i] + pads[i + k]) as u64;
+    }
+    if let Val::Const { t, .. } = &x {
+        let n: u64 = dims.iter().product();
+        let src = t.to_f32();
+        let (st, ost) = (strides(&d), strides(&dims));
+        let v = (0..n)
+            .map(|lin| {
+                let mut off = 0u64;
+                for a in 0..r {
+                    let i = (lin / ost[a]) % dims[a];
+                    if i < begin[a] || i >= begin[a] + d[a] {
+                        return value;
+                    }
+                    off += (i - begin[a]) * st[a];
+                }
+                src[off as usize]
+            })
+            .collect();
+        return Ok(vec![konst(&out, Tensor::f32(dims, v))]);
+    }
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let a = l.act(&x);
+    let src = l.to_plain(&a, &out).v;
+    let dest = l.splat_buffer(&out, &dims, value as f64);
+    let off = begin.iter().map(|&b| b as i64).collect();
+    l.inst(
+        &base,
+        Opcode::InsertTensor,
+        &[dest, src],
+        &[("Offsets", MemberValue::IntArray(off))],
+    );
+    Ok(vec![Val::Act(Act {
+        v: dest,
+        dims,
+        cl: false,
+    })])
+}

@@ -1,0 +1,245 @@
+//! Element-wise ops built from the existing instructions: Neg, Abs,
+//! Reciprocal, Sign, ThresholdedRelu, Shrink, Softsign, Swish,
+//! PRelu, Identity, and the variadic Max, Min, Mean. Comparisons use
+//! `elementcmplte` (a strict `a < b` is `!(b <= a)`, so the select arms are
+//! swapped) and `elementselect`; every lowering is exact. Constant inputs
+//! are folded at import time.
+
+use super::elementwise::apply;
+use super::{Act, Attrs, Lowerer, Val};
+use crate::error::Result;
+use crate::onnx::NodeProto;
+use crate::tensor::Tensor;
+use glow_ir::{ElemKind, Opcode, Type, Value};
+
+/// The scalar function of a unary op, for folding constants.
+fn scalar(op: &str, attrs: &Attrs) -> Option<Box<dyn Fn(f32) -> f32>> {
+    let alpha = |d: f32| attrs.float("alpha", d);
+    Some(match op {
+        "Neg" => Box::new(|x: f32| -x),
+        "Abs" => Box::new(|x: f32| x.abs()),
+        "Reciprocal" => Box::new(|x: f32| 1.0 / x),
+        "Sign" => Box::new(|x: f32| {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else {
+                0.0
+            }
+        }),
+        "ThresholdedRelu" => {
+            let a = alpha(1.0);
+            Box::new(move |x: f32| if x > a { x } else { 0.0 })
+        }
+        "Shrink" => {
+            let (b, t) = (attrs.float("bias", 0.0), attrs.float("lambd", 0.5));
+            Box::new(move |x: f32| {
+                if x < -t {
+                    x + b
+                } else if x > t {
+                    x - b
+                } else {
+                    0.0
+                }
+            })
+        }
+        "Softsign" => Box::new(|x: f32| x / (1.0 + x.abs())),
+        "Swish" => {
+            let a = alpha(1.0);
+            Box::new(move |x: f32| x / (1.0 + (-a * x).exp()))
+        }
+        _ => return None,
+    })
+}
+
+/// Builds instructions over buffers of one physical shape.
+struct Ew<'a, 'o> {
+    l: &'a mut Lowerer<'o>,
+    phys: Vec<u64>,
+    base: String,
+    out: String,
+}
+
+impl Ew<'_, '_> {
+    fn buf(&mut self, suffix: &str) -> Value {
+        self.l.alloc(&format!("{}.{suffix}", self.out), &self.phys)
+    }
+    fn splat(&mut self, v: f64) -> Value {
+        let phys = self.phys.clone();
+        self.l.splat_buffer(&format!("{}.c", self.out), &phys, v)
+    }
+    fn bin(&mut self, op: Opcode, a: Value, b: Value) -> Value {
+        let d = self.buf("t");
+        self.l.inst(&self.base, op, &[d, a, b], &[]);
+        d
+    }
+    /// A bool buffer with `a <= b`.
+    fn le(&mut self, a: Value, b: Value) -> Value {
+        let ty = Type::new(ElemKind::Bool, &self.phys);
+        let c = self.l.b().alloc(&format!("{}.cond", self.out), ty);
+        self.l.track_alloc(c);
+        self.l
+            .inst(&self.base, Opcode::ElementCmpLTE, &[c, a, b], &[]);
+        c
+    }
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let d = self.buf("t");
+        self.l
+            .inst(&self.base, Opcode::ElementSelect, &[d, c, a, b], &[]);
+        d
+    }
+}
+
+fn node_base(node: &NodeProto, out: &str) -> String {
+    if node.name.is_empty() {
+        out.to_string()
+    } else {
+        node.name.clone()
+    }
+}
+
+/// The unary ops of this module.
+pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let x = l.input(node, 0)?;
+    let op = node.op_type.as_str();
+    if op == "Identity" {
+        return Ok(vec![x]);
+    }
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    if let (Val::Const { t, .. }, Some(f)) = (&x, scalar(op, &attrs)) {
+        let v = t.to_f32().into_iter().map(f).collect();
+        return Ok(vec![Val::Const {
+            name: out,
+            t: Tensor::f32(t.dims.clone(), v),
+        }]);
+    }
+    let a = l.act(&x);
+    let base = node_base(node, &out);
+    let mut e = Ew {
+        l,
+        phys: a.phys(),
+        base,
+        out,
+    };
+    let xv = a.v;
+    let alpha = |d: f32| attrs.float("alpha", d) as f64;
+    let v = match op {
+        "Neg" => {
+            let m = e.splat(-1.0);
+            e.bin(Opcode::ElementMul, xv, m)
+        }
+        "Abs" => {
+            let m = e.splat(-1.0);
+            let n = e.bin(Opcode::ElementMul, xv, m);
+            e.bin(Opcode::ElementMax, xv, n)
+        }
+        "Reciprocal" => {
+            let one = e.splat(1.0);
+            e.bin(Opcode::ElementDiv, one, xv)
+        }
+        "Sign" => {
+            let (zero, one, m) = (e.splat(0.0), e.splat(1.0), e.splat(-1.0));
+            // x <= 0: 0 when also 0 <= x, else -1; otherwise 1.
+            let nonpos = e.le(xv, zero);
+            let nonneg = e.le(zero, xv);
+            let t = e.select(nonneg, zero, m);
+            e.select(nonpos, t, one)
+        }
+        "ThresholdedRelu" => {
+            let (zero, t) = (e.splat(0.0), e.splat(alpha(1.0)));
+            let c = e.le(xv, t);
+            e.select(c, zero, xv)
+        }
+        "Shrink" => {
+            let bias = attrs.float("bias", 0.0) as f64;
+            let lambd = attrs.float("lambd", 0.5) as f64;
+            let (zero, b, lo, hi) = (e.splat(0.0), e.splat(bias), e.splat(-lambd), e.splat(lambd));
+            let xp = e.bin(Opcode::ElementAdd, xv, b);
+            let xm = e.bin(Opcode::ElementSub, xv, b);
+            // x < -lambd is !(-lambd <= x); x > lambd is !(x <= lambd).
+            let c1 = e.le(lo, xv);
+            let y1 = e.select(c1, zero, xp);
+            let c2 = e.le(xv, hi);
+            e.select(c2, y1, xm)
+        }
+        "Softsign" => {
+            let (m, one) = (e.splat(-1.0), e.splat(1.0));
+            let n = e.bin(Opcode::ElementMul, xv, m);
+            let ab = e.bin(Opcode::ElementMax, xv, n);
+            let d = e.bin(Opcode::ElementAdd, ab, one);
+            e.bin(Opcode::ElementDiv, xv, d)
+        }
+        _ => {
+            // Swish: x * sigmoid(alpha * x).
+            let s = e.splat(alpha(1.0));
+            let ax = e.bin(Opcode::ElementMul, xv, s);
+            let sg = e.buf("sigmoid");
+            e.l.inst(&e.base, Opcode::Sigmoid, &[sg, ax], &[]);
+            e.bin(Opcode::ElementMul, xv, sg)
+        }
+    };
+    Ok(vec![Val::Act(Act {
+        v,
+        dims: a.dims,
+        cl: a.cl,
+    })])
+}
+
+/// PRelu: `x < 0 ? slope * x : x`, the slope broadcast to x.
+pub(super) fn prelu(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let x = l.input(node, 0)?;
+    let slope = l.input(node, 1)?;
+    let out = node.output.first().cloned().unwrap_or_default();
+    let base = node_base(node, &out);
+    let Val::Act(prod) = apply(l, Opcode::ElementMul, &x, &slope, &out, &base)? else {
+        return Err(l.unsupported("PRelu of constants"));
+    };
+    let xa = l.act(&x);
+    if xa.dims != prod.dims {
+        return Err(l.err(format!(
+            "slope broadcasts input {:?} to {:?}",
+            xa.dims, prod.dims
+        )));
+    }
+    let xa = if prod.cl {
+        l.to_cl(&xa, &out)
+    } else {
+        l.to_plain(&xa, &out)
+    };
+    let mut e = Ew {
+        l,
+        phys: prod.phys(),
+        base,
+        out,
+    };
+    let zero = e.splat(0.0);
+    let c = e.le(xa.v, zero);
+    let v = e.select(c, prod.v, xa.v);
+    Ok(vec![Val::Act(Act { v, ..prod })])
+}
+
+/// Max, Min (variadic, broadcasting) and Mean (their sum divided by the count).
+pub(super) fn variadic(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let out = node.output.first().cloned().unwrap_or_default();
+    let base = node_base(node, &out);
+    let op = match node.op_type.as_str() {
+        "Max" => Opcode::ElementMax,
+        "Min" => Opcode::ElementMin,
+        _ => Opcode::ElementAdd,
+    };
+    let mut acc = l.input(node, 0)?;
+    for i in 1..node.input.len() {
+        let v = l.input(node, i)?;
+        acc = apply(l, op, &acc, &v, &out, &base)?;
+    }
+    if node.op_type == "Mean" && node.input.len() > 1 {
+        let n = Val::Const {
+            name: format!("{out}.count"),
+            t: Tensor::f32(vec![], vec![node.input.len() as f32]),
+        };
+        acc = apply(l, Opcode::ElementDiv, &acc, &n, &out, &base)?;
+    }
+    Ok(vec![acc])
+}

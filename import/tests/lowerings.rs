@@ -1,0 +1,229 @@
+//! Lowerings that the ONNX suites cannot reach as a user runs them (their
+//! axes, shapes and repeats are run-time int64 inputs there): one-node
+//! models built here with constant operands, imported, run on the
+//! interpreter and compared exactly with values computed by hand.
+
+use glow_backend::run::{resolve_weights, run, Engine, RunOptions};
+use glow_backend::CcOptions;
+use glow_import::onnx::{
+    AttributeProto, DimValue, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+    TensorProto, TensorShapeProto, TypeProto, TypeTensor, ValueInfoProto,
+};
+use glow_import::{import_model, Options};
+use prost::Message;
+use std::collections::BTreeMap;
+
+fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeTensor {
+                elem_type: 1,
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(DimValue::DimValue(d)),
+                        })
+                        .collect(),
+                }),
+            }),
+        }),
+    }
+}
+
+fn ints(name: &str, v: &[i64]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: vec![v.len() as i64],
+        data_type: 7,
+        int64_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn attr_int(name: &str, i: i64) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: 2,
+        i,
+        ..Default::default()
+    }
+}
+
+/// Imports a one-node model `op(x, inits...)` and runs it on `x`.
+fn run_one(
+    op: &str,
+    x: (&[i64], Vec<f32>),
+    inits: Vec<TensorProto>,
+    attrs: Vec<AttributeProto>,
+    out_dims: &[i64],
+) -> Vec<f32> {
+    let mut inputs = vec!["x".to_string()];
+    inputs.extend(inits.iter().map(|t| t.name.clone()));
+    let model = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 18,
+        }],
+        graph: Some(GraphProto {
+            name: "g".into(),
+            node: vec![NodeProto {
+                input: inputs,
+                output: vec!["y".into()],
+                name: "n".into(),
+                op_type: op.into(),
+                attribute: attrs,
+                ..Default::default()
+            }],
+            initializer: inits,
+            input: vec![value("x", x.0)],
+            output: vec![value("y", out_dims)],
+        }),
+        ..Default::default()
+    };
+    let imported = import_model(&model.encode_to_vec(), &Options::default()).expect("import");
+    let f = &imported.function;
+    let mut given = BTreeMap::new();
+    given.insert(
+        "x".to_string(),
+        x.1.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    for w in &imported.weights {
+        given.insert(
+            w.name.clone(),
+            w.data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        );
+    }
+    let opts = RunOptions {
+        engine: Engine::Interp,
+        cc: CcOptions::new(None, "-O1"),
+        seed: 1,
+        strict_constants: true,
+        repeat: None,
+        build_dir: None,
+        codegen: Default::default(),
+    };
+    let weights = resolve_weights(f, &given, &opts).expect("weights");
+    let outs = run(f, &weights, &opts).expect("run");
+    let t = outs.tensors.iter().find(|t| t.name == "y").expect("y");
+    t.data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn iota(n: usize) -> Vec<f32> {
+    (0..n).map(|i| i as f32).collect()
+}
+
+#[test]
+fn reduce_sum_keepdims_over_two_axes() {
+    // x[2][3][2] = 0..12; sum over axes 0 and 2.
+    let got = run_one(
+        "ReduceSum",
+        (&[2, 3, 2], iota(12)),
+        vec![ints("axes", &[0, -1])],
+        vec![],
+        &[1, 3, 1],
+    );
+    // Column j: x[0][j][0] + x[0][j][1] + x[1][j][0] + x[1][j][1].
+    assert_eq!(got, vec![14.0, 22.0, 30.0]);
+}
+
+#[test]
+fn reduce_mean_without_keepdims() {
+    let got = run_one(
+        "ReduceMean",
+        (&[2, 3], iota(6)),
+        vec![ints("axes", &[1])],
+        vec![attr_int("keepdims", 0)],
+        &[2],
+    );
+    assert_eq!(got, vec![1.0, 4.0]);
+}
+
+#[test]
+fn reduce_sum_over_every_axis() {
+    let got = run_one("ReduceSum", (&[2, 2], iota(4)), vec![], vec![], &[1, 1]);
+    assert_eq!(got, vec![6.0]);
+}
+
+#[test]
+fn expand_broadcasts() {
+    let got = run_one(
+        "Expand",
+        (&[3, 1], vec![1.0, 2.0, 3.0]),
+        vec![ints("shape", &[2, 1, 2])],
+        vec![],
+        &[2, 3, 2],
+    );
+    assert_eq!(
+        got,
+        vec![1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    );
+}
+
+#[test]
+fn tile_repeats_each_axis() {
+    let got = run_one(
+        "Tile",
+        (&[2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        vec![ints("repeats", &[2, 2])],
+        vec![],
+        &[4, 4],
+    );
+    let row = |a: f32, b: f32| [a, b, a, b];
+    let want: Vec<f32> = [row(1.0, 2.0), row(3.0, 4.0), row(1.0, 2.0), row(3.0, 4.0)].concat();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn upsample_nearest_repeats_elements() {
+    let scales = TensorProto {
+        name: "scales".into(),
+        dims: vec![4],
+        data_type: 1,
+        float_data: vec![1.0, 1.0, 2.0, 3.0],
+        ..Default::default()
+    };
+    let got = run_one(
+        "Upsample",
+        (&[1, 1, 2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        vec![scales],
+        vec![],
+        &[1, 1, 4, 6],
+    );
+    let a = [1.0, 1.0, 1.0, 2.0, 2.0, 2.0];
+    let b = [3.0, 3.0, 3.0, 4.0, 4.0, 4.0];
+    assert_eq!(got, [a, a, b, b].concat());
+}
+
+#[test]
+fn pad_constant_value() {
+    let got = run_one(
+        "Pad",
+        (&[2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        vec![
+            ints("pads", &[1, 0, 0, 2]),
+            TensorProto {
+                name: "value".into(),
+                dims: vec![],
+                data_type: 1,
+                float_data: vec![9.0],
+                ..Default::default()
+            },
+        ],
+        vec![],
+        &[3, 4],
+    );
+    let want = vec![
+        9.0, 9.0, 9.0, 9.0, //
+        1.0, 2.0, 9.0, 9.0, //
+        3.0, 4.0, 9.0, 9.0,
+    ];
+    assert_eq!(got, want);
+}
