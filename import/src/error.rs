@@ -4,13 +4,14 @@
 use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
-pub const SUPPORTED_OPS: &str =
-    "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Clip, Concat, Constant, \
-ConstantOfShape, Conv, DepthToSpace, Div, Dropout, Equal, Expand, Flatten, Gather, Gemm, GlobalAveragePool, \
-GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, LRN, LeakyRelu, \
-Less, LessOrEqual, MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Pad, Range, \
-Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Resize, Shape, Shrink, Sigmoid, Sign, Size, Slice, Softmax, Softsign, SpaceToDepth, \
-Split, Squeeze, Sub, Sum, Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
+pub const SUPPORTED_OPS: &str = "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Ceil, Clip, Concat, \
+Constant, ConstantOfShape, Conv, Cos, DepthToSpace, Div, Dropout, Equal, Erf, Exp, \
+Expand, Flatten, Floor, Gather, Gemm, GlobalAveragePool, GlobalMaxPool, Greater, \
+GreaterOrEqual, HardSigmoid, HardSwish, Identity, LeakyRelu, Less, LessOrEqual, Log, LRN, \
+MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, \
+Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Resize, Round, Shape, Shrink, Sigmoid, \
+Sign, Sin, Size, Slice, Softmax, Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, \
+Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

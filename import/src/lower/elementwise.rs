@@ -37,6 +37,20 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let base = l_node_name(node, &out_name);
     match node.op_type.as_str() {
         "Relu" => drop(l.inst(&base, Opcode::Relu, &[dest, a.v], &[])),
+        "Sqrt" | "Exp" | "Log" | "Erf" | "Sin" | "Cos" | "Floor" | "Ceil" | "Round" => {
+            let op = match node.op_type.as_str() {
+                "Sqrt" => Opcode::ElementSqrt,
+                "Exp" => Opcode::ElementExp,
+                "Log" => Opcode::ElementLog,
+                "Erf" => Opcode::ElementErf,
+                "Sin" => Opcode::ElementSin,
+                "Cos" => Opcode::ElementCos,
+                "Floor" => Opcode::ElementFloor,
+                "Ceil" => Opcode::ElementCeil,
+                _ => Opcode::ElementRound,
+            };
+            l.inst(&base, op, &[dest, a.v], &[]);
+        }
         "Sigmoid" => drop(l.inst(&base, Opcode::Sigmoid, &[dest, a.v], &[])),
         "Tanh" => drop(l.inst(&base, Opcode::Tanh, &[dest, a.v], &[])),
         "LeakyRelu" => {
@@ -146,6 +160,7 @@ pub(super) fn binary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         "Sub" => Opcode::ElementSub,
         "Mul" => Opcode::ElementMul,
         "Div" => Opcode::ElementDiv,
+        "Pow" => Opcode::ElementPow,
         _ => Opcode::ElementAdd,
     };
     for i in 1..n {
@@ -371,6 +386,7 @@ fn fold(op: Opcode, a: &Tensor, b: &Tensor, dims: &[u64]) -> Tensor {
                 Opcode::ElementSub => p - q,
                 Opcode::ElementMul => p * q,
                 Opcode::ElementDiv => p / q,
+                Opcode::ElementPow => p.powf(q),
                 _ => p + q,
             };
             let v = ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect();

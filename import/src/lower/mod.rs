@@ -188,21 +188,21 @@ impl<'o> Lowerer<'o> {
         if self.limit.is_some() {
             return;
         }
-        let msg = if dims.len() > glow_ir::types::MAX_DIMS {
-            format!(
+        // Shapes the IR has no form for are unsupported; sizes past the limit are errors.
+        self.limit = Some(if dims.len() > glow_ir::types::MAX_DIMS {
+            self.unsupported(format!(
                 "tensor `{name}` has rank {}, above the IR's {}",
                 dims.len(),
                 glow_ir::types::MAX_DIMS
-            )
+            ))
         } else if dims.contains(&0) {
-            format!("tensor `{name}` has a zero dimension")
+            self.unsupported(format!("tensor `{name}` has a zero dimension"))
         } else {
             match glow_ir::limits::check_tensor(&format!("tensor `{name}`"), &Type::float(dims)) {
                 Ok(_) => return,
-                Err(msg) => msg,
+                Err(msg) => self.err(msg),
             }
-        };
-        self.limit = Some(self.err(msg));
+        });
     }
 
     /// The error `check_dims` recorded, if any.
@@ -470,8 +470,9 @@ impl<'o> Lowerer<'o> {
         }
         let outs = match node.op_type.as_str() {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
-            | "HardSwish" => elementwise::unary(self, node)?,
-            "Add" | "Sub" | "Mul" | "Div" | "Sum" => elementwise::binary(self, node)?,
+            | "HardSwish" | "Sqrt" | "Exp" | "Log" | "Erf" | "Sin" | "Cos" | "Floor" | "Ceil"
+            | "Round" => elementwise::unary(self, node)?,
+            "Add" | "Sub" | "Mul" | "Div" | "Sum" | "Pow" => elementwise::binary(self, node)?,
             "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
             | "Swish" | "Identity" => math::unary(self, node)?,
             "PRelu" => math::prelu(self, node)?,
