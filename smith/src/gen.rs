@@ -87,6 +87,9 @@ struct Gen<'r> {
     opcodes: BTreeSet<&'static str>,
 }
 
+/// Kernels, strides, pads, dilation and input height/width of a window.
+type Window = ([u64; 2], [u64; 2], [u64; 4], [u64; 2], [u64; 2]);
+
 /// Operand text: (kind word, buffer index).
 type Ops = Vec<(&'static str, usize)>;
 
@@ -459,7 +462,7 @@ impl Gen<'_> {
         ins: &[usize],
         inplace: &[usize],
         members: &str,
-    ) {
+    ) -> usize {
         let mut dest = None;
         if !inplace.is_empty() && self.rng.chance(20) {
             let k = *self.rng.pick(inplace);
@@ -485,6 +488,7 @@ impl Gen<'_> {
         let name = self.fresh("i");
         self.emit(&name, opcode, &ops, members);
         self.wrote(&[dest]);
+        dest
     }
 
     // ---- the opcodes ----
@@ -699,7 +703,7 @@ impl Gen<'_> {
 
     /// Kernel, stride, pads, dilation and input extent of one spatial axis
     /// pair, so that the output has at least one element.
-    fn window(&mut self, dilate: bool) -> ([u64; 2], [u64; 2], [u64; 4], [u64; 2], [u64; 2]) {
+    fn window(&mut self, dilate: bool) -> Window {
         let k = [self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64];
         let st = [self.rng.range(1, 2) as u64, self.rng.range(1, 2) as u64];
         let pads = if self.rng.chance(50) {
@@ -781,13 +785,39 @@ impl Gen<'_> {
             Self::list(&dil),
             if nchw { "NCHW" } else { "NHWC" }
         );
-        self.simple(
-            "convolution",
-            &Type::float(&dest_d),
-            &[src, filter, bias],
-            &[],
-            &members,
-        );
+        let dest_ty = Type::float(&dest_d);
+        if act == "NONE" && self.rng.chance(10) {
+            // fold-batchnorm's pattern: constant inline filter, bias and
+            // batchnorm parameters.
+            let filter = self.new_weight(&filt_ty, false, true);
+            let bias = self.new_weight(&Type::float(&[oc]), false, true);
+            let x = self.alloc(&dest_ty);
+            let name = self.fresh("i");
+            let ops = vec![("@out", x), ("@in", src), ("@in", filter), ("@in", bias)];
+            self.emit(&name, "convolution", &ops, &members);
+            self.wrote(&[x]);
+            let cty = Type::float(&[oc]);
+            let p: Vec<usize> = (0..4).map(|_| self.new_weight(&cty, false, true)).collect();
+            let ch = if nchw { 1 } else { 3 };
+            let bn = format!("ChannelIdx: {ch}, Epsilon: 0.001, Momentum: 0.9");
+            let ins = [x, p[0], p[1], p[2], p[3]];
+            self.simple("batchnormalization", &dest_ty, &ins, &[], &bn);
+            self.dealloc(x);
+            return;
+        }
+        let d = self.simple("convolution", &dest_ty, &[src, filter, bias], &[], &members);
+        // fuse-activations' pattern: an activation of the result.
+        if act == "NONE" && self.bufs[d].role == Role::Alloc && self.rng.chance(40) {
+            match self.rng.below(4) {
+                0 => self.simple("relu", &dest_ty, &[d], &[], ""),
+                1 => self.simple("sigmoid", &dest_ty, &[d], &[], ""),
+                2 => self.simple("tanh", &dest_ty, &[d], &[], ""),
+                _ => self.simple("clip", &dest_ty, &[d], &[], "Min: -0.25, Max: 0.5"),
+            };
+            if self.rng.chance(70) {
+                self.dealloc(d);
+            }
+        }
     }
 
     fn pool(&mut self) {

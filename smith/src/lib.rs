@@ -3,6 +3,7 @@
 //! ([`oracle`]), and the entry points of the fuzz targets ([`targets`]).
 
 pub mod gen;
+pub mod oracle;
 pub mod rng;
 
 pub use gen::{generate, generate_from, Program};
