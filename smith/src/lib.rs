@@ -5,6 +5,7 @@
 pub mod gen;
 pub mod oracle;
 pub mod rng;
+pub mod targets;
 
 pub use gen::{generate, generate_from, Program};
 pub use rng::Rng;

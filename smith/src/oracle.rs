@@ -392,6 +392,11 @@ fn check_interp(
     Ok(())
 }
 
+/// The interpreter-side checks of one program (the fuzz target's oracle).
+pub fn check_one(text: &str, cfg: &Config) -> Result<(), String> {
+    check_interp(0, text, cfg, false, &mut Report::default(), &mut Vec::new())
+}
+
 /// The driver of a batch: `PROGRAM INDEX WEIGHTS MUTABLE_IN MUTABLE_OUT`.
 fn batch_driver(names: &[String]) -> String {
     let mut s = String::from(
