@@ -8,8 +8,9 @@
 //! alloc deallocated.
 
 use crate::rng::Rng;
+use glow_ir::opcode::Family;
 use glow_ir::types::{format_f32, format_float};
-use glow_ir::{ElemKind, Type};
+use glow_ir::{ElemKind, Opcode, Type};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -499,7 +500,7 @@ impl Gen<'_> {
             2 => self.compare(),
             3 => self.select(),
             4 => self.unary(),
-            5 => self.clip(),
+            5 => self.unary(),
             6 => self.softmax(),
             7 => self.transpose(),
             8 | 9 => self.insert(),
@@ -525,15 +526,18 @@ impl Gen<'_> {
         }
     }
 
+    /// The opcodes of a kernel family, from the table: a new opcode of the
+    /// family is generated without an edit here.
+    fn of_family(family: Family) -> Vec<Opcode> {
+        Opcode::ALL
+            .iter()
+            .copied()
+            .filter(|o| o.info().family == family)
+            .collect()
+    }
+
     fn binary(&mut self) {
-        let op = *self.rng.pick(&[
-            "elementadd",
-            "elementsub",
-            "elementmul",
-            "elementdiv",
-            "elementmax",
-            "elementmin",
-        ]);
+        let op = *self.rng.pick(&Self::of_family(Family::Binary));
         let rank = self.rng.range(1, 4) as usize;
         let ty = Type::new(self.arith_kind(), &self.dims(rank));
         let a = self.input(&ty);
@@ -542,7 +546,7 @@ impl Gen<'_> {
         } else {
             self.input(&ty)
         };
-        self.simple(op, &ty, &[a, b], &[0, 1], "");
+        self.simple(op.name(), &ty, &[a, b], &[0, 1], "");
     }
 
     fn compare(&mut self) {
@@ -584,22 +588,34 @@ impl Gen<'_> {
         Type::float(&self.dims(rank))
     }
 
-    fn unary(&mut self) {
-        let op = *self.rng.pick(&["relu", "sigmoid", "tanh"]);
-        let ty = self.float_ty(1, 4);
-        let a = self.input(&ty);
-        self.simple(op, &ty, &[a], &[0], "");
-    }
-
-    fn clip(&mut self) {
-        let ty = self.float_ty(1, 4);
-        let a = self.input(&ty);
+    /// A float member value: `Min`/`Max` of `clip` in order, others small.
+    fn float_members(&mut self, op: Opcode) -> String {
+        let mut out = Vec::new();
         let lo = self.rng.unit();
         let hi = lo + self.rng.unit().abs();
-        let (mut l, mut h) = (String::new(), String::new());
-        format_f32(lo, &mut l);
-        format_f32(hi, &mut h);
-        self.simple("clip", &ty, &[a], &[0], &format!("Min: {l}, Max: {h}"));
+        for m in op.info().members {
+            let v = match m.name {
+                "Min" => lo,
+                "Max" => hi,
+                // Optional members are now and then left to their default.
+                _ if m.default != glow_ir::opcode::Default::Required && self.rng.chance(30) => {
+                    continue
+                }
+                _ => self.rng.unit().abs() * 0.5,
+            };
+            let mut t = String::new();
+            format_f32(v, &mut t);
+            out.push(format!("{}: {t}", m.name));
+        }
+        out.join(", ")
+    }
+
+    fn unary(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Unary));
+        let ty = self.float_ty(1, 4);
+        let a = self.input(&ty);
+        let members = self.float_members(op);
+        self.simple(op.name(), &ty, &[a], &[0], &members);
     }
 
     fn softmax(&mut self) {
@@ -805,7 +821,27 @@ impl Gen<'_> {
             self.dealloc(x);
             return;
         }
-        let d = self.simple("convolution", &dest_ty, &[src, filter, bias], &[], &members);
+        // The optional Residual operand, as fuse-residual writes it.
+        let mut ins = vec![src, filter, bias];
+        if self.rng.chance(15) {
+            ins.push(self.input(&dest_ty));
+        }
+        let d = self.simple("convolution", &dest_ty, &ins, &[], &members);
+        // fuse-residual's pattern: the result plus another tensor.
+        if ins.len() == 3
+            && act == "NONE"
+            && self.bufs[d].role == Role::Alloc
+            && self.rng.chance(30)
+        {
+            let r = self.input(&dest_ty);
+            let (a, b) = if self.rng.chance(50) { (d, r) } else { (r, d) };
+            let sum = self.simple("elementadd", &dest_ty, &[a, b], &[], "");
+            self.dealloc(d);
+            if self.bufs[sum].role == Role::Alloc && self.rng.chance(50) {
+                self.simple("relu", &dest_ty, &[sum], &[], "");
+            }
+            return;
+        }
         // fuse-activations' pattern: an activation of the result.
         if act == "NONE" && self.bufs[d].role == Role::Alloc && self.rng.chance(40) {
             match self.rng.below(4) {

@@ -4,9 +4,8 @@
 use glow_ir::diag::render_all;
 use glow_ir::{parser, verifier, Diagnostic};
 
-#[test]
-fn ten_thousand_seeds_verify() {
-    for seed in 0..10_000u64 {
+fn check(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
         let p = glow_smith::generate(seed);
         let m = parser::parse(p.text.as_bytes()).unwrap_or_else(|d| {
             panic!(
@@ -23,6 +22,16 @@ fn ten_thousand_seeds_verify() {
             p.text
         );
     }
+}
+
+#[test]
+fn ten_thousand_seeds_verify() {
+    // Two threads: the seeds are independent.
+    std::thread::scope(|s| {
+        let a = s.spawn(|| check(0..5_000));
+        check(5_000..10_000);
+        a.join().unwrap();
+    });
 }
 
 #[test]

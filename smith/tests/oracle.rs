@@ -17,12 +17,25 @@ fn a_bounded_differential_run_passes() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
         c_engine: c,
-        c_limit: 16,
-        batch: 16,
         failure_dir: dir.path().to_path_buf(),
         ..Config::default()
     };
-    let report = run_seeds(0..150, &cfg, |_| {});
+    // Two threads over independent seeds; each runs its first 8 programs
+    // through the C engine.
+    let cfg = Config {
+        c_limit: 8,
+        batch: 8,
+        ..cfg
+    };
+    let (mut report, other) = std::thread::scope(|s| {
+        let a = s.spawn(|| run_seeds(75..150, &cfg, |_| {}));
+        let r = run_seeds(0..75, &cfg, |_| {});
+        (r, a.join().unwrap())
+    });
+    report.passed += other.passed;
+    report.failures.extend(other.failures);
+    report.opcodes.extend(other.opcodes);
+    report.c_runs += other.c_runs;
     let failures: Vec<String> = report
         .failures
         .iter()
