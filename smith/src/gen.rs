@@ -495,7 +495,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(31) {
+        match self.rng.below(33) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -522,6 +522,9 @@ impl Gen<'_> {
             26 => self.copy(),
             27 => self.debugprint(),
             28 => self.free_view(),
+            29 => self.layernorm(),
+            30 => self.logical(),
+            31 => self.gather(),
             _ => self.binary(),
         }
     }
@@ -539,7 +542,14 @@ impl Gen<'_> {
     fn binary(&mut self) {
         let op = *self.rng.pick(&Self::of_family(Family::Binary));
         let rank = self.rng.range(1, 4) as usize;
-        let ty = Type::new(self.arith_kind(), &self.dims(rank));
+        // The backend's operator table says which have an integer form.
+        let int = glow_backend::ops::binary(op).is_some_and(|b| !b.c_int.is_empty());
+        let kind = if int {
+            self.arith_kind()
+        } else {
+            ElemKind::Float
+        };
+        let ty = Type::new(kind, &self.dims(rank));
         let a = self.input(&ty);
         let b = if self.rng.chance(10) {
             a
@@ -564,8 +574,9 @@ impl Gen<'_> {
         };
         let a = self.input(&Type::new(ka, &dims));
         let b = self.input(&Type::new(kb, &dims));
+        let op = *self.rng.pick(&Self::of_family(Family::Compare));
         self.simple(
-            "elementcmplte",
+            op.name(),
             &Type::new(ElemKind::Bool, &dims),
             &[a, b],
             &[],
@@ -924,6 +935,7 @@ impl Gen<'_> {
     }
 
     fn reduce_add(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Reduce));
         let ty = self.float_ty(1, 4);
         let axis = self.rng.below(ty.rank() as u64) as usize;
         let mut d = ty.dims.clone();
@@ -933,7 +945,7 @@ impl Gen<'_> {
         }
         let src = self.input(&ty);
         self.simple(
-            "batchedreduceadd",
+            op.name(),
             &Type::float(&d),
             &[src],
             &[],
@@ -959,6 +971,57 @@ impl Gen<'_> {
             &[],
             &members,
         );
+    }
+
+    fn logical(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Logical));
+        let rank = self.rng.range(1, 4) as usize;
+        let ty = Type::new(ElemKind::Bool, &self.dims(rank));
+        let ins: Vec<usize> = (1..op.info().operands.len())
+            .map(|_| self.input(&ty))
+            .collect();
+        let inplace: Vec<usize> = (0..ins.len()).collect();
+        self.simple(op.name(), &ty, &ins, &inplace, "");
+    }
+
+    fn gather(&mut self) {
+        let rank = self.rng.range(1, 3) as usize;
+        let data_ty = Type::new(self.any_kind(), &self.dims(rank));
+        let axis = self.rng.below(rank as u64) as usize;
+        let irank = self.rng.range(1, 2) as usize;
+        let kind = if self.rng.chance(50) {
+            ElemKind::Index32
+        } else {
+            ElemKind::Index64
+        };
+        let idx_ty = Type::new(kind, &self.dims(irank));
+        let mut d = data_ty.dims[..axis].to_vec();
+        d.extend(&idx_ty.dims);
+        d.extend(&data_ty.dims[axis + 1..]);
+        let data = self.input(&data_ty);
+        let idx = self.input(&idx_ty);
+        let members = format!("Axis: {axis}");
+        self.simple(
+            "gather",
+            &Type::new(data_ty.elem, &d),
+            &[data, idx],
+            &[],
+            &members,
+        );
+    }
+
+    fn layernorm(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let last = Type::float(&[*ty.dims.last().unwrap_or(&1)]);
+        let src = self.input(&ty);
+        let scale = self.input(&last);
+        let bias = self.input(&last);
+        let members = if self.rng.chance(50) {
+            "Epsilon: 0.001"
+        } else {
+            ""
+        };
+        self.simple("layernormalization", &ty, &[src, scale, bias], &[], members);
     }
 
     fn lrn(&mut self) {
