@@ -20,7 +20,7 @@ use crate::edit::{self, dense, dense_len, Origins};
 use crate::optimize_inserts::is_slice_contiguous;
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::builder::Builder;
-use glow_ir::{Diagnostic, Function, Opcode, OperandKind, Value};
+use glow_ir::{Diagnostic, Function, InstId, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "optimize-extracts",
@@ -61,6 +61,9 @@ impl Pass for OptimizeExtracts {
                 }
             }
         }
+        // The views this pass adds, with their origins: a later extract may
+        // read one (an extract of an extract), and the tables above predate it.
+        let mut new_origins: Vec<(InstId, Value)> = Vec::new();
         let mut dead = vec![false; f.insts.len()];
         let mut done = 0u64;
         let order = f.layout.to_vec();
@@ -95,7 +98,11 @@ impl Pass for OptimizeExtracts {
                 cx.debug(|| why_not("the destination has other writers"));
                 continue;
             }
-            let ks = dense(f, origins.origin(s));
+            let s_origin = match new_origins.iter().find(|n| Value::Inst(n.0) == s) {
+                Some(&(_, o)) => o,
+                None => origins.origin(s),
+            };
+            let ks = dense(f, s_origin);
             if writers[ks] > 1 || (writers[ks] == 1 && first_writer[ks] >= p) {
                 cx.debug(|| why_not("the source is written more than once or after the extract"));
                 continue;
@@ -129,6 +136,7 @@ impl Pass for OptimizeExtracts {
             let Value::Inst(v) = view else {
                 unreachable!("a tensorview is an instruction")
             };
+            new_origins.push((v, s_origin));
             for u in uses.users(f, d) {
                 if u.inst != id && f.inst(u.inst).opcode != Opcode::DeallocActivation {
                     f.inst_mut(u.inst).operands[u.operand].value = Value::Inst(v);

@@ -172,6 +172,12 @@ fn debugprint(x: &mut Exec) -> R {
             .iter()
             .map(|v| crate::text::g9(*v as f64))
             .collect(),
+        // The C code prints float64 with the same `%.9g`.
+        ElemKind::Float64 => x
+            .bits("Src")?
+            .iter()
+            .map(|&b| crate::text::g9(f64::from_bits(b)))
+            .collect(),
         k if crate::elem::is_integer(k) => x.ints("Src")?.iter().map(|v| v.to_string()).collect(),
         _ => return Err(x.unsupported(&s)),
     };

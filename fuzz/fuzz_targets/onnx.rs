@@ -1,0 +1,3 @@
+#![no_main]
+// The `onnx` target of glow_smith::targets (docs/fuzzing.md).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| glow_smith::targets::onnx(data));

@@ -1,0 +1,1209 @@
+//! The program generator: random `.gir` functions that verify by
+//! construction. It keeps a model of every buffer (type, role, origin,
+//! whether its origin is live and fully defined) and only emits an
+//! instruction whose operands the model says are valid: shapes from the
+//! opcode's shape rule, inputs fully written before they are read (so a
+//! pass that reorders or shares memory can never change what a read sees),
+//! outputs that never overlap an input except an in-place pair, and every
+//! alloc deallocated.
+
+use crate::rng::Rng;
+use glow_ir::opcode::Family;
+use glow_ir::types::{format_f32, format_float};
+use glow_ir::{ElemKind, Opcode, Type};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// How the generator's program came to be, for the oracle's figures.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub text: String,
+    /// Opcodes the program uses.
+    pub opcodes: BTreeSet<&'static str>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Const,
+    Mutable,
+    Alloc,
+    View,
+}
+
+#[derive(Clone, Debug)]
+struct Buf {
+    name: String,
+    ty: Type,
+    role: Role,
+    /// Index of the weight or alloc at the end of the view chain (itself
+    /// for those).
+    origin: usize,
+    /// First byte inside the origin.
+    start: u64,
+    /// Origins only: still allocated (weights always are).
+    live: bool,
+    /// Origins only: every byte written since the alloc (weights: always).
+    defined: bool,
+    /// Weights: the inline `Data` text.
+    data: Option<String>,
+}
+
+/// The function name every generated program uses.
+pub const FUNCTION_NAME: &str = "smith";
+
+/// Generates the program of `seed`.
+pub fn generate(seed: u64) -> Program {
+    generate_from(&mut Rng::new(seed))
+}
+
+/// Generates a program from a stream (the fuzz target feeds bytes).
+pub fn generate_from(rng: &mut Rng) -> Program {
+    let mut g = Gen {
+        rng,
+        bufs: Vec::new(),
+        code: Vec::new(),
+        counter: 0,
+        opcodes: BTreeSet::new(),
+    };
+    let steps = g.rng.range(2, 24);
+    for _ in 0..steps {
+        g.step();
+        if g.rng.chance(25) {
+            g.dealloc_some();
+        }
+    }
+    g.finish();
+    let text = g.text();
+    Program {
+        text,
+        opcodes: g.opcodes,
+    }
+}
+
+struct Gen<'r> {
+    rng: &'r mut Rng,
+    bufs: Vec<Buf>,
+    code: Vec<String>,
+    counter: u32,
+    opcodes: BTreeSet<&'static str>,
+}
+
+/// Kernels, strides, pads, dilation and input height/width of a window.
+type Window = ([u64; 2], [u64; 2], [u64; 4], [u64; 2], [u64; 2]);
+
+/// Operand text: (kind word, buffer index).
+type Ops = Vec<(&'static str, usize)>;
+
+const QUANT_BASES: [u8; 4] = [0, 1, 2, 3];
+
+impl Gen<'_> {
+    // ---- names and types ----
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.counter += 1;
+        // Now and then a name that needs quoting, for the printer and the
+        // C namer.
+        if self.rng.chance(4) {
+            format!("\"{prefix}/{}:0\"", self.counter)
+        } else {
+            format!("{prefix}{}", self.counter)
+        }
+    }
+
+    fn dims(&mut self, rank: usize) -> Vec<u64> {
+        (0..rank)
+            .map(|_| {
+                if self.rng.chance(10) {
+                    self.rng.range(5, 7) as u64
+                } else {
+                    self.rng.range(1, 4) as u64
+                }
+            })
+            .collect()
+    }
+
+    fn quant_kind(&mut self, base: u8) -> ElemKind {
+        let scale = *self
+            .rng
+            .pick(&[0.5f32, 0.25, 0.125, 0.0625, 0.1, 0.03125, 0.01, 1.0]);
+        match base {
+            0 => ElemKind::Int8Q {
+                scale,
+                offset: self.rng.range(-10, 10) as i32,
+            },
+            1 => ElemKind::UInt8Q {
+                scale,
+                offset: self.rng.range(0, 20) as i32,
+            },
+            2 => ElemKind::Int16Q {
+                scale,
+                offset: self.rng.range(-100, 100) as i32,
+            },
+            _ => ElemKind::Int32Q {
+                scale,
+                offset: self.rng.range(-100, 100) as i32,
+            },
+        }
+    }
+
+    /// Any element kind (what the data-movement opcodes take).
+    fn any_kind(&mut self) -> ElemKind {
+        match self.rng.below(12) {
+            0..=3 => ElemKind::Float,
+            4 => ElemKind::Float16,
+            5 => ElemKind::BFloat16,
+            6 => ElemKind::Float64,
+            7 => ElemKind::Index32,
+            8 => ElemKind::Index64,
+            9 => ElemKind::Bool,
+            _ => {
+                let b = *self.rng.pick(&QUANT_BASES);
+                self.quant_kind(b)
+            }
+        }
+    }
+
+    /// Kinds the backend computes element-wise arithmetic on.
+    fn arith_kind(&mut self) -> ElemKind {
+        match self.rng.below(6) {
+            0 => ElemKind::Index32,
+            1 => ElemKind::Index64,
+            _ => ElemKind::Float,
+        }
+    }
+
+    // ---- the buffer model ----
+
+    fn alive(&self, b: usize) -> bool {
+        self.bufs[self.bufs[b].origin].live
+    }
+
+    fn readable(&self, b: usize) -> bool {
+        let o = &self.bufs[self.bufs[b].origin];
+        o.live && o.defined
+    }
+
+    fn writable(&self, b: usize) -> bool {
+        self.alive(b) && self.bufs[self.bufs[b].origin].role != Role::Const
+    }
+
+    /// Whether writing `b` writes every byte of its origin.
+    fn whole(&self, b: usize) -> bool {
+        let buf = &self.bufs[b];
+        buf.start == 0 && buf.ty.bytes() == self.bufs[buf.origin].ty.bytes()
+    }
+
+    fn push(&mut self, name: String, ty: Type, role: Role, origin: Option<(usize, u64)>) -> usize {
+        let i = self.bufs.len();
+        let (origin, start) = origin.unwrap_or((i, 0));
+        self.bufs.push(Buf {
+            name,
+            ty,
+            role,
+            origin,
+            start,
+            live: true,
+            defined: matches!(role, Role::Const | Role::Mutable),
+            data: None,
+        });
+        i
+    }
+
+    fn emit(&mut self, name: &str, opcode: &'static str, ops: &Ops, members: &str) {
+        self.opcodes.insert(opcode);
+        let mut line = format!("%{name} = {opcode}");
+        for (k, (kind, b)) in ops.iter().enumerate() {
+            let sep = if k == 0 { " " } else { ", " };
+            let _ = write!(line, "{sep}{kind} %{}", self.bufs[*b].name);
+        }
+        if !members.is_empty() {
+            let _ = write!(line, " {{ {members} }}");
+        }
+        self.code.push(line);
+    }
+
+    // ---- weights and their data ----
+
+    fn data(&mut self, ty: &Type, positive: bool) -> Option<String> {
+        let n = ty.size();
+        if matches!(ty.elem, ElemKind::Float16 | ElemKind::BFloat16) {
+            return None;
+        }
+        let splat = self.rng.chance(15);
+        let count = if splat { 1 } else { n };
+        let mut items = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let mut s = String::new();
+            match ty.elem {
+                ElemKind::Float => {
+                    let v = self.rng.unit() * 2.0;
+                    format_f32(if positive { v.abs() + 0.125 } else { v }, &mut s);
+                }
+                ElemKind::Float64 => format_float(self.rng.unit() as f64 * 3.0, &mut s),
+                ElemKind::Index32 | ElemKind::Index64 => {
+                    let _ = write!(s, "{}", self.rng.range(-3, 8));
+                }
+                ElemKind::Bool => s.push_str(if self.rng.chance(50) { "true" } else { "false" }),
+                k => {
+                    let (lo, hi) = k.quant_range().unwrap_or((0, 0));
+                    let _ = write!(s, "{}", self.rng.range(lo.max(-128), hi.min(255)));
+                }
+            }
+            items.push(s);
+        }
+        Some(if splat {
+            // `splat(...)` takes a number, also for bool.
+            let v = match items[0].as_str() {
+                "true" => "1",
+                "false" => "0",
+                v => v,
+            };
+            format!("splat({v})")
+        } else {
+            format!("[{}]", items.join(", "))
+        })
+    }
+
+    /// A new weight: a mutable input, or a constant with inline data or
+    /// without (the oracle fills it from its seed).
+    fn new_weight(&mut self, ty: &Type, mutable: bool, positive: bool) -> usize {
+        let role = if mutable { Role::Mutable } else { Role::Const };
+        let name = self.fresh(if mutable { "in" } else { "w" });
+        let b = self.push(name, ty.clone(), role, None);
+        let with_data = !mutable && (positive || self.rng.chance(50));
+        self.bufs[b].data = if with_data {
+            self.data(ty, positive)
+        } else {
+            None
+        };
+        b
+    }
+
+    fn text(&self) -> String {
+        let mut out = format!("function {FUNCTION_NAME}\ndeclare {{\n");
+        for w in self
+            .bufs
+            .iter()
+            .filter(|b| matches!(b.role, Role::Const | Role::Mutable))
+        {
+            let m = if w.role == Role::Const {
+                "const"
+            } else {
+                "mutable"
+            };
+            let _ = write!(out, "  %{} = WeightVar {} {m}", w.name, w.ty);
+            if let Some(d) = &w.data {
+                let _ = write!(out, " {{ Data: {d} }}");
+            }
+            out.push('\n');
+        }
+        out.push_str("}\n\ncode {\n");
+        for line in &self.code {
+            let _ = writeln!(out, "  {line}");
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    // ---- operands ----
+
+    /// A view of `src` with type `ty` at a random element offset where it
+    /// fits (`None` when it does not fit at all).
+    fn view_of(&mut self, src: usize, ty: &Type) -> Option<usize> {
+        let s = self.bufs[src].clone();
+        let eb = s.ty.elem.bytes();
+        let (src_bytes, view_bytes) = (s.ty.bytes(), ty.bytes());
+        if view_bytes > src_bytes {
+            return None;
+        }
+        let last = (src_bytes - view_bytes) / eb;
+        let lin = if self.rng.chance(40) {
+            0
+        } else {
+            self.rng.below(last + 1)
+        };
+        // Offsets are the row-major coordinates of the linear start.
+        let strides = s.ty.strides();
+        let mut rest = lin;
+        let offsets: Vec<String> = strides
+            .iter()
+            .map(|&st| {
+                let o = rest / st;
+                rest %= st;
+                o.to_string()
+            })
+            .collect();
+        let name = self.fresh("v");
+        let o = self.push(
+            name.clone(),
+            ty.clone(),
+            Role::View,
+            Some((s.origin, s.start + lin * eb)),
+        );
+        let members = format!("Ty: {ty}, Offsets: [{}]", offsets.join(", "));
+        self.emit(&name, "tensorview", &vec![("@in", src)], &members);
+        Some(o)
+    }
+
+    /// A buffer of type `ty` whose contents are defined: an existing one,
+    /// a view of one, or a new weight.
+    fn input(&mut self, ty: &Type) -> usize {
+        let same: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| self.readable(b) && self.bufs[b].ty == *ty)
+            .collect();
+        if !same.is_empty() && self.rng.chance(65) {
+            return *self.rng.pick(&same);
+        }
+        if self.rng.chance(12) {
+            let bigger: Vec<usize> = (0..self.bufs.len())
+                .filter(|&b| {
+                    self.readable(b)
+                        && self.bufs[b].ty.elem == ty.elem
+                        && self.bufs[b].ty.bytes() >= ty.bytes()
+                })
+                .collect();
+            if !bigger.is_empty() {
+                let src = *self.rng.pick(&bigger);
+                if let Some(v) = self.view_of(src, ty) {
+                    return v;
+                }
+            }
+        }
+        let mutable = self.rng.chance(35);
+        self.new_weight(ty, mutable, false)
+    }
+
+    fn overlaps_any(&self, b: usize, others: &[usize]) -> bool {
+        let o = self.bufs[b].origin;
+        others.iter().any(|&x| self.bufs[x].origin == o)
+    }
+
+    /// A buffer of type `ty` to write, whose origin is none of `inputs`'.
+    fn output(&mut self, ty: &Type, inputs: &[usize]) -> usize {
+        let roll = self.rng.below(100);
+        if roll < 30 {
+            let reuse: Vec<usize> = (0..self.bufs.len())
+                .filter(|&b| {
+                    self.bufs[b].role == Role::Alloc
+                        && self.bufs[b].live
+                        && self.bufs[b].ty == *ty
+                        && !self.overlaps_any(b, inputs)
+                })
+                .collect();
+            if !reuse.is_empty() {
+                return *self.rng.pick(&reuse);
+            }
+        } else if roll < 40 {
+            let hosts: Vec<usize> = (0..self.bufs.len())
+                .filter(|&b| {
+                    self.bufs[b].origin == b
+                        && self.writable(b)
+                        && self.bufs[b].ty.elem == ty.elem
+                        && self.bufs[b].ty.bytes() >= ty.bytes()
+                        && !self.overlaps_any(b, inputs)
+                })
+                .collect();
+            if !hosts.is_empty() {
+                let host = *self.rng.pick(&hosts);
+                if let Some(v) = self.view_of(host, ty) {
+                    return v;
+                }
+            }
+        } else if roll < 55 {
+            let outs: Vec<usize> = (0..self.bufs.len())
+                .filter(|&b| {
+                    self.bufs[b].role == Role::Mutable
+                        && self.bufs[b].ty == *ty
+                        && !self.overlaps_any(b, inputs)
+                })
+                .collect();
+            if !outs.is_empty() && self.rng.chance(50) {
+                return *self.rng.pick(&outs);
+            }
+            let name = self.fresh("out");
+            return self.push(name, ty.clone(), Role::Mutable, None);
+        }
+        self.alloc(ty)
+    }
+
+    /// A new alloc, placed at a random earlier point now and then (a longer
+    /// lifetime for the sinking passes to shorten).
+    fn alloc(&mut self, ty: &Type) -> usize {
+        let name = self.fresh("a");
+        let b = self.push(name.clone(), ty.clone(), Role::Alloc, None);
+        self.bufs[b].defined = false;
+        let line = format!("%{name} = allocactivation {{ Ty: {ty} }}");
+        self.opcodes.insert("allocactivation");
+        let at = if self.rng.chance(25) {
+            self.rng.below(self.code.len() as u64 + 1) as usize
+        } else {
+            self.code.len()
+        };
+        self.code.insert(at, line);
+        b
+    }
+
+    /// Records the writes of an instruction's outputs.
+    fn wrote(&mut self, outs: &[usize]) {
+        for &b in outs {
+            if self.whole(b) {
+                let o = self.bufs[b].origin;
+                self.bufs[o].defined = true;
+            }
+        }
+    }
+
+    /// Emits `opcode` with `ins` read and a fresh or reused output of
+    /// `dest_ty` written first (operand 0), optionally in place of one of
+    /// `inplace` (input positions counted from 0).
+    fn simple(
+        &mut self,
+        opcode: &'static str,
+        dest_ty: &Type,
+        ins: &[usize],
+        inplace: &[usize],
+        members: &str,
+    ) -> usize {
+        let mut dest = None;
+        if !inplace.is_empty() && self.rng.chance(20) {
+            let k = *self.rng.pick(inplace);
+            let cand = ins[k];
+            let shares = ins.iter().enumerate().any(|(j, &x)| {
+                x != cand && self.bufs[x].origin == self.bufs[cand].origin && j != k
+            });
+            // The same value in another slot is fine only for in-place slots.
+            let same_elsewhere = ins
+                .iter()
+                .enumerate()
+                .any(|(j, &x)| j != k && x == cand && !inplace.contains(&j));
+            if self.writable(cand) && self.bufs[cand].ty == *dest_ty && !shares && !same_elsewhere {
+                dest = Some(cand);
+            }
+        }
+        let dest = match dest {
+            Some(d) => d,
+            None => self.output(dest_ty, ins),
+        };
+        let mut ops: Ops = vec![("@out", dest)];
+        ops.extend(ins.iter().map(|&b| ("@in", b)));
+        let name = self.fresh("i");
+        self.emit(&name, opcode, &ops, members);
+        self.wrote(&[dest]);
+        dest
+    }
+
+    // ---- the opcodes ----
+
+    fn step(&mut self) {
+        match self.rng.below(33) {
+            0..=1 => self.binary(),
+            2 => self.compare(),
+            3 => self.select(),
+            4 => self.unary(),
+            5 => self.unary(),
+            6 => self.softmax(),
+            7 => self.transpose(),
+            8 | 9 => self.insert(),
+            10 => self.extract(),
+            11 | 12 => self.convolution(),
+            13 => self.pool(),
+            14 => self.fully_connected(),
+            15 => self.matmul(),
+            16 => self.batch_matmul(),
+            17 => self.batched_add(),
+            18 => self.reduce_add(),
+            19 => self.batchnorm(),
+            20 => self.lrn(),
+            21 => self.quantize(),
+            22 => self.dequantize(),
+            23 => self.rescale(),
+            24 => self.splat(),
+            25 => self.touch(),
+            26 => self.copy(),
+            27 => self.debugprint(),
+            28 => self.free_view(),
+            29 => self.layernorm(),
+            30 => self.logical(),
+            31 => self.gather(),
+            _ => self.binary(),
+        }
+    }
+
+    /// The opcodes of a kernel family, from the table: a new opcode of the
+    /// family is generated without an edit here.
+    fn of_family(family: Family) -> Vec<Opcode> {
+        Opcode::ALL
+            .iter()
+            .copied()
+            .filter(|o| o.info().family == family)
+            .collect()
+    }
+
+    fn binary(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Binary));
+        let rank = self.rng.range(1, 4) as usize;
+        // The backend's operator table says which have an integer form.
+        let int = glow_backend::ops::binary(op).is_some_and(|b| !b.c_int.is_empty());
+        let kind = if int {
+            self.arith_kind()
+        } else {
+            ElemKind::Float
+        };
+        let ty = Type::new(kind, &self.dims(rank));
+        let a = self.input(&ty);
+        let b = if self.rng.chance(10) {
+            a
+        } else {
+            self.input(&ty)
+        };
+        self.simple(op.name(), &ty, &[a, b], &[0, 1], "");
+    }
+
+    fn compare(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let dims = self.dims(rank);
+        let (ka, kb) = match self.rng.below(4) {
+            0 => {
+                let base = *self.rng.pick(&QUANT_BASES);
+                (self.quant_kind(base), self.quant_kind(base))
+            }
+            _ => {
+                let k = self.arith_kind();
+                (k, k)
+            }
+        };
+        let a = self.input(&Type::new(ka, &dims));
+        let b = self.input(&Type::new(kb, &dims));
+        let op = *self.rng.pick(&Self::of_family(Family::Compare));
+        self.simple(
+            op.name(),
+            &Type::new(ElemKind::Bool, &dims),
+            &[a, b],
+            &[],
+            "",
+        );
+    }
+
+    fn select(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let dims = self.dims(rank);
+        let ty = Type::new(self.any_kind(), &dims);
+        let c = self.input(&Type::new(ElemKind::Bool, &dims));
+        let a = self.input(&ty);
+        let b = self.input(&ty);
+        self.simple("elementselect", &ty, &[c, a, b], &[1, 2], "");
+    }
+
+    fn float_ty(&mut self, lo: usize, hi: usize) -> Type {
+        let rank = self.rng.range(lo as i64, hi as i64) as usize;
+        Type::float(&self.dims(rank))
+    }
+
+    /// A float member value: `Min`/`Max` of `clip` in order, others small.
+    fn float_members(&mut self, op: Opcode) -> String {
+        let mut out = Vec::new();
+        let lo = self.rng.unit();
+        let hi = lo + self.rng.unit().abs();
+        for m in op.info().members {
+            let v = match m.name {
+                "Min" => lo,
+                "Max" => hi,
+                // Optional members are now and then left to their default.
+                _ if m.default != glow_ir::opcode::Default::Required && self.rng.chance(30) => {
+                    continue
+                }
+                _ => self.rng.unit().abs() * 0.5,
+            };
+            let mut t = String::new();
+            format_f32(v, &mut t);
+            out.push(format!("{}: {t}", m.name));
+        }
+        out.join(", ")
+    }
+
+    fn unary(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Unary));
+        let ty = self.float_ty(1, 4);
+        let a = self.input(&ty);
+        let members = self.float_members(op);
+        self.simple(op.name(), &ty, &[a], &[0], &members);
+    }
+
+    fn softmax(&mut self) {
+        let ty = self.float_ty(2, 2);
+        let a = self.input(&ty);
+        self.simple("softmax", &ty, &[a], &[], "");
+    }
+
+    fn transpose(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let src_ty = Type::new(self.any_kind(), &self.dims(rank));
+        let mut perm: Vec<usize> = (0..rank).collect();
+        self.rng.shuffle(&mut perm);
+        let dest_dims: Vec<u64> = perm.iter().map(|&p| src_ty.dims[p]).collect();
+        let a = self.input(&src_ty);
+        let shuffle: Vec<String> = perm.iter().map(|p| p.to_string()).collect();
+        self.simple(
+            "transpose",
+            &Type::new(src_ty.elem, &dest_dims),
+            &[a],
+            &[],
+            &format!("Shuffle: [{}]", shuffle.join(", ")),
+        );
+    }
+
+    /// A defined, writable buffer of type `ty` for an `@inout` operand.
+    fn inout(&mut self, ty: &Type) -> usize {
+        let cands: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| self.readable(b) && self.writable(b) && self.bufs[b].ty == *ty)
+            .collect();
+        if !cands.is_empty() && self.rng.chance(60) {
+            return *self.rng.pick(&cands);
+        }
+        if self.rng.chance(40) || matches!(ty.elem, ElemKind::Float16 | ElemKind::BFloat16) {
+            return self.new_weight(ty, true, false);
+        }
+        // A fresh alloc, fully defined by a splat first.
+        let a = self.alloc(ty);
+        let name = self.fresh("i");
+        let v = self.splat_value(ty.elem);
+        self.emit(&name, "splat", &vec![("@out", a)], &format!("Value: {v}"));
+        self.wrote(&[a]);
+        a
+    }
+
+    fn insert(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let kind = self.any_kind();
+        let d = self.dims(rank);
+        let axis = self.rng.below(rank as u64) as usize;
+        let s: Vec<u64> = d
+            .iter()
+            .map(|&x| self.rng.range(1, x as i64) as u64)
+            .collect();
+        let count = self.rng.range(1, (d[axis] / s[axis]) as i64) as u64;
+        let offs: Vec<String> = (0..rank)
+            .map(|i| {
+                let used = if i == axis { count * s[i] } else { s[i] };
+                self.rng.range(0, (d[i] - used) as i64).to_string()
+            })
+            .collect();
+        let dest_ty = Type::new(kind, &d);
+        let src = self.input(&Type::new(kind, &s));
+        let mut dest = self.inout(&dest_ty);
+        if self.bufs[dest].origin == self.bufs[src].origin {
+            dest = self.new_weight(&dest_ty, true, false);
+        }
+        let name = self.fresh("i");
+        let members = format!(
+            "Offsets: [{}], Count: {count}, Axis: {axis}",
+            offs.join(", ")
+        );
+        self.emit(
+            &name,
+            "inserttensor",
+            &vec![("@inout", dest), ("@in", src)],
+            &members,
+        );
+    }
+
+    fn extract(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let kind = self.any_kind();
+        let d = self.dims(rank);
+        let s: Vec<u64> = d
+            .iter()
+            .map(|&x| self.rng.range(1, x as i64) as u64)
+            .collect();
+        let offs: Vec<String> = (0..rank)
+            .map(|i| self.rng.range(0, (d[i] - s[i]) as i64).to_string())
+            .collect();
+        let src = self.input(&Type::new(kind, &d));
+        self.simple(
+            "extracttensor",
+            &Type::new(kind, &s),
+            &[src],
+            &[],
+            &format!("Offsets: [{}]", offs.join(", ")),
+        );
+    }
+
+    /// Kernel, stride, pads, dilation and input extent of one spatial axis
+    /// pair, so that the output has at least one element.
+    fn window(&mut self, dilate: bool) -> Window {
+        let k = [self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64];
+        let st = [self.rng.range(1, 2) as u64, self.rng.range(1, 2) as u64];
+        let pads = if self.rng.chance(50) {
+            [0; 4]
+        } else {
+            [0, 0, 0, 0].map(|_: u64| self.rng.range(0, 2) as u64)
+        };
+        let dil = if dilate && self.rng.chance(25) {
+            [self.rng.range(1, 2) as u64, self.rng.range(1, 2) as u64]
+        } else {
+            [1, 1]
+        };
+        let mut input = [self.rng.range(1, 6) as u64, self.rng.range(1, 6) as u64];
+        for a in 0..2 {
+            let eff = (k[a] - 1) * dil[a] + 1;
+            let padded = input[a] + pads[a] + pads[a + 2];
+            if padded < eff {
+                input[a] += eff - padded;
+            }
+        }
+        (k, st, pads, dil, input)
+    }
+
+    fn out_extent(k: u64, s: u64, p0: u64, p1: u64, d: u64, input: u64) -> u64 {
+        (input + p0 + p1 - ((k - 1) * d + 1)) / s + 1
+    }
+
+    fn list(v: &[u64]) -> String {
+        let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        format!("[{}]", s.join(", "))
+    }
+
+    fn convolution(&mut self) {
+        let nchw = self.rng.chance(30);
+        let group = *self.rng.pick(&[1u64, 1, 1, 2, 3]);
+        let depthwise = self.rng.chance(20);
+        let cpg = if depthwise {
+            1
+        } else {
+            self.rng.range(1, 3) as u64
+        };
+        let opg = if depthwise {
+            self.rng.range(1, 2) as u64
+        } else {
+            self.rng.range(1, 4) as u64
+        };
+        let (c, oc) = (group * cpg, group * opg);
+        let n = self.rng.range(1, 2) as u64;
+        let (k, st, pads, dil, [h, w]) = self.window(true);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], dil[0], h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], dil[1], w);
+        let (src_d, filt_d, dest_d) = if nchw {
+            ([n, c, h, w], [oc, cpg, k[0], k[1]], [n, oc, oh, ow])
+        } else {
+            ([n, h, w, c], [oc, k[0], k[1], cpg], [n, oh, ow, oc])
+        };
+        let src = self.input(&Type::float(&src_d));
+        let filt_ty = Type::float(&filt_d);
+        // Constant filters take the packed kernels, computed ones the reference.
+        let filter = if self.rng.chance(75) {
+            self.new_weight(&filt_ty, false, false)
+        } else {
+            self.input(&filt_ty)
+        };
+        let bias = self.input(&Type::float(&[oc]));
+        let (act, args) = match self.rng.below(10) {
+            0 => ("RELU", "[]".to_string()),
+            1 => ("CLIP", "[-0.5, 0.75]".to_string()),
+            2 => ("TANH", "[]".to_string()),
+            3 => ("SIGMOID", "[]".to_string()),
+            4 => ("LEAKY_RELU", "[0.125]".to_string()),
+            _ => ("NONE", "[]".to_string()),
+        };
+        let members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, Layout: {}, FusedActivation: {act}, FusedActivationArgs: {args}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            Self::list(&dil),
+            if nchw { "NCHW" } else { "NHWC" }
+        );
+        let dest_ty = Type::float(&dest_d);
+        if act == "NONE" && self.rng.chance(10) {
+            // fold-batchnorm's pattern: constant inline filter, bias and
+            // batchnorm parameters.
+            let filter = self.new_weight(&filt_ty, false, true);
+            let bias = self.new_weight(&Type::float(&[oc]), false, true);
+            let x = self.alloc(&dest_ty);
+            let name = self.fresh("i");
+            let ops = vec![("@out", x), ("@in", src), ("@in", filter), ("@in", bias)];
+            self.emit(&name, "convolution", &ops, &members);
+            self.wrote(&[x]);
+            let cty = Type::float(&[oc]);
+            let p: Vec<usize> = (0..4).map(|_| self.new_weight(&cty, false, true)).collect();
+            let ch = if nchw { 1 } else { 3 };
+            let bn = format!("ChannelIdx: {ch}, Epsilon: 0.001, Momentum: 0.9");
+            let ins = [x, p[0], p[1], p[2], p[3]];
+            self.simple("batchnormalization", &dest_ty, &ins, &[], &bn);
+            self.dealloc(x);
+            return;
+        }
+        // The optional Residual operand, as fuse-residual writes it.
+        let mut ins = vec![src, filter, bias];
+        if self.rng.chance(15) {
+            ins.push(self.input(&dest_ty));
+        }
+        let d = self.simple("convolution", &dest_ty, &ins, &[], &members);
+        // fuse-residual's pattern: the result plus another tensor.
+        if ins.len() == 3
+            && act == "NONE"
+            && self.bufs[d].role == Role::Alloc
+            && self.rng.chance(30)
+        {
+            let r = self.input(&dest_ty);
+            let (a, b) = if self.rng.chance(50) { (d, r) } else { (r, d) };
+            let sum = self.simple("elementadd", &dest_ty, &[a, b], &[], "");
+            self.dealloc(d);
+            if self.bufs[sum].role == Role::Alloc && self.rng.chance(50) {
+                self.simple("relu", &dest_ty, &[sum], &[], "");
+            }
+            return;
+        }
+        // fuse-activations' pattern: an activation of the result.
+        if act == "NONE" && self.bufs[d].role == Role::Alloc && self.rng.chance(40) {
+            match self.rng.below(4) {
+                0 => self.simple("relu", &dest_ty, &[d], &[], ""),
+                1 => self.simple("sigmoid", &dest_ty, &[d], &[], ""),
+                2 => self.simple("tanh", &dest_ty, &[d], &[], ""),
+                _ => self.simple("clip", &dest_ty, &[d], &[], "Min: -0.25, Max: 0.5"),
+            };
+            if self.rng.chance(70) {
+                self.dealloc(d);
+            }
+        }
+    }
+
+    fn pool(&mut self) {
+        let nchw = self.rng.chance(30);
+        let avg = self.rng.chance(50);
+        let (n, c) = (self.rng.range(1, 2) as u64, self.rng.range(1, 4) as u64);
+        let (k, st, pads, _, [h, w]) = self.window(false);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], 1, h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], 1, w);
+        let (src_d, dest_d) = if nchw {
+            ([n, c, h, w], [n, c, oh, ow])
+        } else {
+            ([n, h, w, c], [n, oh, ow, c])
+        };
+        let src = self.input(&Type::float(&src_d));
+        let mut members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Layout: {}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            if nchw { "NCHW" } else { "NHWC" }
+        );
+        if avg {
+            let _ = write!(members, ", CountIncludePads: {}", self.rng.chance(50));
+        }
+        let op = if avg { "avgpool" } else { "maxpool" };
+        self.simple(op, &Type::float(&dest_d), &[src], &[], &members);
+    }
+
+    fn fully_connected(&mut self) {
+        let [n, k, m] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
+        let src = self.input(&Type::float(&[n, k]));
+        let wt = Type::float(&[k, m]);
+        let weights = if self.rng.chance(70) {
+            self.new_weight(&wt, false, false)
+        } else {
+            self.input(&wt)
+        };
+        let bias = self.input(&Type::float(&[m]));
+        self.simple(
+            "fullyconnected",
+            &Type::float(&[n, m]),
+            &[src, weights, bias],
+            &[],
+            "",
+        );
+    }
+
+    fn matmul(&mut self) {
+        let [a, z, b] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
+        let l = self.input(&Type::float(&[a, z]));
+        let r = self.input(&Type::float(&[z, b]));
+        self.simple("matmul", &Type::float(&[a, b]), &[l, r], &[], "");
+    }
+
+    fn batch_matmul(&mut self) {
+        let [n, a, z, b] = [0; 4].map(|_: u64| self.rng.range(1, 4) as u64);
+        let l = self.input(&Type::float(&[n, a, z]));
+        let r = self.input(&Type::float(&[n, z, b]));
+        self.simple("batchmatmul", &Type::float(&[n, a, b]), &[l, r], &[], "");
+    }
+
+    fn batched_add(&mut self) {
+        let ty = self.float_ty(2, 4);
+        let batch = self.input(&ty);
+        let slice = self.input(&Type::float(&ty.dims[1..]));
+        self.simple("batchedadd", &ty, &[batch, slice], &[0], "");
+    }
+
+    fn reduce_add(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Reduce));
+        let ty = self.float_ty(1, 4);
+        let axis = self.rng.below(ty.rank() as u64) as usize;
+        let mut d = ty.dims.clone();
+        d.remove(axis);
+        if d.is_empty() {
+            d.push(1);
+        }
+        let src = self.input(&ty);
+        self.simple(
+            op.name(),
+            &Type::float(&d),
+            &[src],
+            &[],
+            &format!("Axis: {axis}"),
+        );
+    }
+
+    fn batchnorm(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let ch = self.rng.below(ty.rank() as u64) as usize;
+        let cty = Type::float(&[ty.dims[ch]]);
+        let src = self.input(&ty);
+        let scale = self.input(&cty);
+        let bias = self.input(&cty);
+        let mean = self.input(&cty);
+        // A positive variance keeps the results finite.
+        let var = self.new_weight(&cty, false, true);
+        let members = format!("ChannelIdx: {ch}, Epsilon: 0.001, Momentum: 0.9");
+        self.simple(
+            "batchnormalization",
+            &ty,
+            &[src, scale, bias, mean, var],
+            &[],
+            &members,
+        );
+    }
+
+    fn logical(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Logical));
+        let rank = self.rng.range(1, 4) as usize;
+        let ty = Type::new(ElemKind::Bool, &self.dims(rank));
+        let ins: Vec<usize> = (1..op.info().operands.len())
+            .map(|_| self.input(&ty))
+            .collect();
+        let inplace: Vec<usize> = (0..ins.len()).collect();
+        self.simple(op.name(), &ty, &ins, &inplace, "");
+    }
+
+    fn gather(&mut self) {
+        let rank = self.rng.range(1, 3) as usize;
+        let data_ty = Type::new(self.any_kind(), &self.dims(rank));
+        let axis = self.rng.below(rank as u64) as usize;
+        let irank = self.rng.range(1, 2) as usize;
+        let kind = if self.rng.chance(50) {
+            ElemKind::Index32
+        } else {
+            ElemKind::Index64
+        };
+        let idx_ty = Type::new(kind, &self.dims(irank));
+        let mut d = data_ty.dims[..axis].to_vec();
+        d.extend(&idx_ty.dims);
+        d.extend(&data_ty.dims[axis + 1..]);
+        let data = self.input(&data_ty);
+        let idx = self.input(&idx_ty);
+        let members = format!("Axis: {axis}");
+        self.simple(
+            "gather",
+            &Type::new(data_ty.elem, &d),
+            &[data, idx],
+            &[],
+            &members,
+        );
+    }
+
+    fn layernorm(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let last = Type::float(&[*ty.dims.last().unwrap_or(&1)]);
+        let src = self.input(&ty);
+        let scale = self.input(&last);
+        let bias = self.input(&last);
+        let members = if self.rng.chance(50) {
+            "Epsilon: 0.001"
+        } else {
+            ""
+        };
+        self.simple("layernormalization", &ty, &[src, scale, bias], &[], members);
+    }
+
+    fn lrn(&mut self) {
+        let ty = self.float_ty(2, 4);
+        let src = self.input(&ty);
+        let dest = self.output(&ty, &[src]);
+        let scale = self.output(&ty, &[src, dest]);
+        let hw = self.rng.range(0, 2);
+        let name = self.fresh("i");
+        let members = format!("HalfWindowSize: {hw}, Alpha: 0.0001, Beta: 0.75, K: 2.0");
+        self.emit(
+            &name,
+            "localresponsenormalization",
+            &vec![("@out", dest), ("@in", src), ("@out", scale)],
+            &members,
+        );
+        self.wrote(&[dest, scale]);
+    }
+
+    fn quantize(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let d = self.dims(rank);
+        let base = *self.rng.pick(&QUANT_BASES);
+        let q = self.quant_kind(base);
+        let src = self.input(&Type::float(&d));
+        self.simple("quantize", &Type::new(q, &d), &[src], &[], "");
+    }
+
+    fn dequantize(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let d = self.dims(rank);
+        let base = *self.rng.pick(&QUANT_BASES);
+        let q = self.quant_kind(base);
+        let src = self.input(&Type::new(q, &d));
+        self.simple("dequantize", &Type::float(&d), &[src], &[], "");
+    }
+
+    fn rescale(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let d = self.dims(rank);
+        let base = *self.rng.pick(&QUANT_BASES);
+        let (a, b) = (self.quant_kind(base), self.quant_kind(base));
+        let src = self.input(&Type::new(a, &d));
+        self.simple("rescalequantized", &Type::new(b, &d), &[src], &[], "");
+    }
+
+    fn splat_value(&mut self, kind: ElemKind) -> String {
+        let mut s = String::new();
+        match kind {
+            ElemKind::Bool => s.push_str(if self.rng.chance(50) { "1" } else { "0" }),
+            ElemKind::Index32 | ElemKind::Index64 => {
+                format_f32(self.rng.range(-3, 8) as f32 + self.rng.unit() * 0.5, &mut s)
+            }
+            _ => format_f32(self.rng.unit() * 4.0, &mut s),
+        }
+        s
+    }
+
+    fn splat(&mut self) {
+        let mut kind = self.any_kind();
+        if matches!(kind, ElemKind::Float16 | ElemKind::BFloat16) {
+            kind = ElemKind::Float;
+        }
+        let rank = self.rng.range(1, 4) as usize;
+        let ty = Type::new(kind, &self.dims(rank));
+        let v = self.splat_value(kind);
+        self.simple("splat", &ty, &[], &[], &format!("Value: {v}"));
+    }
+
+    /// `touch` on a fresh or reused alloc: its contents are undefined after.
+    fn touch(&mut self) {
+        let rank = self.rng.range(1, 3) as usize;
+        let ty = Type::new(self.any_kind(), &self.dims(rank));
+        let live: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| self.bufs[b].role == Role::Alloc && self.bufs[b].live)
+            .collect();
+        let a = if !live.is_empty() && self.rng.chance(40) {
+            *self.rng.pick(&live)
+        } else {
+            self.alloc(&ty)
+        };
+        let name = self.fresh("i");
+        self.emit(&name, "touch", &vec![("@out", a)], "");
+        self.bufs[a].defined = false;
+    }
+
+    fn copy(&mut self) {
+        let rank = self.rng.range(1, 4) as usize;
+        let ty = Type::new(self.any_kind(), &self.dims(rank));
+        let src = self.input(&ty);
+        self.simple("copy", &ty, &[src], &[0], "");
+    }
+
+    fn debugprint(&mut self) {
+        let printable: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| {
+                self.readable(b)
+                    && !matches!(self.bufs[b].ty.elem, ElemKind::Float16 | ElemKind::BFloat16)
+            })
+            .collect();
+        let src = if printable.is_empty() {
+            self.input(&Type::float(&[3]))
+        } else {
+            *self.rng.pick(&printable)
+        };
+        let name = self.fresh("i");
+        let members = if self.rng.chance(50) {
+            String::new()
+        } else {
+            "Format: \"console\", FileName: \"\"".to_string()
+        };
+        self.emit(&name, "debugprint", &vec![("@in", src)], &members);
+    }
+
+    /// A view that nothing may use (dead-alloc removes it), or a reshape
+    /// of a live buffer that later steps pick up as an input.
+    fn free_view(&mut self) {
+        let live: Vec<usize> = (0..self.bufs.len()).filter(|&b| self.alive(b)).collect();
+        if live.is_empty() {
+            return self.binary();
+        }
+        let src = *self.rng.pick(&live);
+        let s = self.bufs[src].ty.clone();
+        let total = s.size();
+        let n = if self.rng.chance(50) {
+            total
+        } else {
+            self.rng.range(1, total as i64) as u64
+        };
+        // Split n into up to three factors.
+        let mut dims = Vec::new();
+        let mut rest = n;
+        for _ in 0..self.rng.range(0, 2) {
+            let divs: Vec<u64> = (1..=rest).filter(|d| rest % d == 0).collect();
+            let d = *self.rng.pick(&divs);
+            dims.push(d);
+            rest /= d;
+        }
+        dims.push(rest);
+        self.view_of(src, &Type::new(s.elem, &dims));
+    }
+
+    // ---- lifetimes ----
+
+    fn dealloc(&mut self, b: usize) {
+        let name = self.fresh("d");
+        self.emit(&name, "deallocactivation", &vec![("@out", b)], "");
+        self.bufs[b].live = false;
+    }
+
+    fn dealloc_some(&mut self) {
+        let live: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| self.bufs[b].role == Role::Alloc && self.bufs[b].live)
+            .collect();
+        if !live.is_empty() {
+            let b = *self.rng.pick(&live);
+            self.dealloc(b);
+        }
+    }
+
+    /// Copies a few results into outputs, then ends every lifetime.
+    fn finish(&mut self) {
+        let results: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| self.bufs[b].role == Role::Alloc && self.readable(b))
+            .collect();
+        for _ in 0..2 {
+            if results.is_empty() {
+                break;
+            }
+            let b = *self.rng.pick(&results);
+            let ty = self.bufs[b].ty.clone();
+            let name = self.fresh("out");
+            let out = self.push(name, ty, Role::Mutable, None);
+            let iname = self.fresh("i");
+            self.emit(&iname, "copy", &vec![("@out", out), ("@in", b)], "");
+        }
+        let mut live: Vec<usize> = (0..self.bufs.len())
+            .filter(|&b| self.bufs[b].role == Role::Alloc && self.bufs[b].live)
+            .collect();
+        self.rng.shuffle(&mut live);
+        for b in live {
+            self.dealloc(b);
+        }
+    }
+}

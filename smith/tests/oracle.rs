@@ -1,0 +1,77 @@
+//! The CI slice of the differential oracle: 150 programs through every
+//! pass, both pipelines and random sequences on the interpreter, the first
+//! 16 of them (before and after -O) also through the C engine in one build.
+//! `glow-smith --count N` runs more (docs/fuzzing.md).
+
+use glow_smith::oracle::{run_seeds, Config};
+
+#[test]
+fn a_bounded_differential_run_passes() {
+    let c = std::process::Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !c {
+        eprintln!("skipped the C engine: no `cc`");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        c_engine: c,
+        failure_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    // Two threads over independent seeds; each runs its first 8 programs
+    // through the C engine.
+    let cfg = Config {
+        c_limit: 8,
+        batch: 8,
+        ..cfg
+    };
+    let (mut report, other) = std::thread::scope(|s| {
+        let a = s.spawn(|| run_seeds(75..150, &cfg, |_| {}));
+        let r = run_seeds(0..75, &cfg, |_| {});
+        (r, a.join().unwrap())
+    });
+    report.passed += other.passed;
+    report.failures.extend(other.failures);
+    report.opcodes.extend(other.opcodes);
+    report.c_runs += other.c_runs;
+    let failures: Vec<String> = report
+        .failures
+        .iter()
+        .map(|f| format!("seed {}: {}", f.seed, f.message))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_eq!(report.passed, 150);
+    if c {
+        assert_eq!(report.c_runs, 32);
+    }
+    // Every opcode of the table appears in these programs.
+    assert_eq!(
+        report.opcodes.len(),
+        glow_ir::Opcode::ALL.len(),
+        "{:?}",
+        report.opcodes
+    );
+}
+
+#[test]
+fn a_difference_is_reported() {
+    // The comparison must see one flipped bit, and treat NaNs as equal.
+    use glow_backend::run::{Outputs, Tensor};
+    let t = |bytes: [u8; 4]| Outputs {
+        mutable: vec![Tensor {
+            name: "y".into(),
+            ty: glow_ir::Type::float(&[1]),
+            data: bytes.to_vec(),
+        }],
+        ..Outputs::default()
+    };
+    let one = 1f32.to_le_bytes();
+    let mut flipped = one;
+    flipped[0] ^= 1;
+    assert!(glow_smith::oracle::differ(&t(one), &t(flipped)).is_some());
+    assert!(glow_smith::oracle::differ(&t(one), &t(one)).is_none());
+    let (n1, n2) = (f32::NAN.to_le_bytes(), (-f32::NAN).to_le_bytes());
+    assert!(glow_smith::oracle::differ(&t(n1), &t(n2)).is_none());
+}
