@@ -618,6 +618,22 @@ fn convolutions(p: &mut Prog) {
             [1, 1],
             "LEAKY_RELU",
         ),
+        // A filter past 256 KiB: swept panel by panel (and split by panels
+        // across threads).
+        (
+            "NHWC",
+            1,
+            128,
+            3,
+            4,
+            264,
+            1,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+            "RELU",
+        ),
         // Depthwise: one input and one output channel per group.
         (
             "NHWC",

@@ -4,7 +4,8 @@
 use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
-pub const SUPPORTED_OPS: &str = "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Ceil, Clip, Concat, \
+pub const SUPPORTED_OPS: &str =
+    "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Ceil, Clip, Concat, \
 Constant, ConstantOfShape, Conv, Cos, DepthToSpace, Div, Dropout, Equal, Erf, Exp, \
 Expand, Flatten, Floor, Gather, Gemm, GlobalAveragePool, GlobalMaxPool, Greater, \
 GreaterOrEqual, HardSigmoid, HardSwish, Identity, LeakyRelu, Less, LessOrEqual, Log, LRN, \

@@ -530,10 +530,14 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
           }
         }
       } else {
-        for (size_t pb = 0; pb < panels; pb += step) {
+        /* A filter too large for the cache is split by panels instead, so
+         * each thread streams its own share of it over every pixel. */
+        size_t q0, q1;
+        glow_range((panels + step - 1) / step, part, parts, &q0, &q1);
+        for (size_t pb = q0 * step; pb < q1 * step && pb < panels; pb += step) {
           const size_t np2 = glow_min(step, panels - pb);
-          size_t oh0 = first / p->ow, ow0 = first % p->ow;
-          for (size_t pix = first; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
+          size_t oh0 = 0, ow0 = 0;
+          for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
             glow_conv_tile(q->dst, sbase, gpk + pb * kk * 16, q->bias, q->res, p, q->finite, n,
                            np2, g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16),
                            glow_min(GLOW_TP, npix - pix), oh0, ow0);
