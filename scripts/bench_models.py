@@ -9,7 +9,8 @@ the stripped weights (seeded, their recorded mean/std), imports it with glow-imp
 bundle with `glow-opt -O --emit=c` and `cc -O3 -march=native`, and times onnxruntime and the bundle
 on the same input, alternating, ROUNDS times each. One thread: the median CPU time of the calling
 thread. T threads (`--threads T`: the bundle emitted with --threads T, ORT with T intra-op threads):
-the median wall time. Prints the ratio glow/ORT and how much of the tolerance 1e-5 + 1e-3|ref| the
+the median wall time (ORT's pool told not to spin, so it does not hold a core while the
+bundle runs). Prints the ratio glow/ORT and how much of the tolerance 1e-5 + 1e-3|ref| the
 worst output element uses (<= 1 passes). `--convs` adds GFLOP/s of single ResNet-50 convolutions.
 
 Needs numpy, onnx and onnxruntime for the comparison (python3 -m venv v && v/bin/pip install numpy
@@ -133,6 +134,10 @@ def bench_model(name, a, bins, corpus):
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if a.threads > 1:
+            # ORT's pool threads spin after each run by default; interleaved
+            # with the bundle, a spinning thread would take the bundle's core.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
         iname = sess.get_inputs()[0].name
 
