@@ -182,6 +182,12 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         );
     }
     l.limit_error()?;
+    l.needed = graph
+        .node
+        .iter()
+        .flat_map(|n| n.input.iter().cloned())
+        .chain(graph.output.iter().map(|o| o.name.clone()))
+        .collect();
     for node in &graph.node {
         l.lower_node(node)?;
     }

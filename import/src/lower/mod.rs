@@ -99,6 +99,9 @@ pub(crate) struct Lowerer<'o> {
     limit: Option<ImportError>,
     /// Bytes of the constants bound so far (as f32), held to `MAX_TOTAL_BYTES`.
     pub const_bytes: u64,
+    /// Every name some node reads or the graph outputs: an output the
+    /// lowering does not produce is refused only when one of these needs it.
+    pub needed: HashSet<String>,
 }
 
 impl<'o> Lowerer<'o> {
@@ -116,6 +119,7 @@ impl<'o> Lowerer<'o> {
             const_weights: HashMap::default(),
             weights: Vec::new(),
             negated: HashSet::default(),
+            needed: HashSet::default(),
             node: String::new(),
             op: String::new(),
             limit: None,
@@ -512,7 +516,7 @@ impl<'o> Lowerer<'o> {
             .iter()
             .enumerate()
             .skip(outs.len())
-            .find(|(_, n)| !n.is_empty())
+            .find(|(_, n)| !n.is_empty() && self.needed.contains(*n))
         {
             return Err(self.unsupported(format!("output {i} (`{name}`) of {}", node.op_type)));
         }
