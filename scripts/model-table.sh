@@ -32,7 +32,7 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[s
 mb() { python3 -c "import sys; print(f'{int(sys.argv[1])/1e6:,.1f}')" "$1"; }
 
 echo "| model | naive (MB) | Glow pipeline, no planner (MB) | full pipeline + planner (MB) | lower bound (MB) | import (ms) | optimize + plan (ms) | emit C bundle (ms) | cc -O2 (CPU s) |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "|---|---|---|---|---|---|---|---|---|"
 for m in "${models[@]}"; do
   name="${m#"$corpus"/models/}"
   t0=$(date +%s.%N)
