@@ -10,7 +10,7 @@ Constant, ConstantOfShape, Conv, Cos, DepthToSpace, Div, Dropout, Equal, Erf, Ex
 Expand, Flatten, Floor, Gather, Gemm, GlobalAveragePool, GlobalMaxPool, Greater, \
 GreaterOrEqual, HardSigmoid, HardSwish, Identity, LeakyRelu, Less, LessOrEqual, Log, LRN, \
 MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, \
-Reciprocal, ReduceMean, ReduceSum, Relu, Reshape, Resize, Round, Shape, Shrink, Sigmoid, \
+Reciprocal, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, Round, Shape, Shrink, Sigmoid, \
 Sign, Sin, Size, Slice, Softmax, Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, \
 Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
 

@@ -664,8 +664,8 @@ fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
     }))
 }
 
-/// ReduceSum and ReduceMean over constant axes (attribute, or input 1 from
-/// opset 13/18): one `batchedreduceadd` per axis (last first) on the
+/// ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd over constant
+/// axes (attribute, or input 1 from opset 13/18): one `batchedreduce*` per axis (last first) on the
 /// ONNX-order buffer, a view for `keepdims`, Mean divided by the count.
 pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let attrs = Attrs(&node.attribute);
@@ -701,6 +701,12 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     } else {
         node.name.clone()
     };
+    let op = match node.op_type.as_str() {
+        "ReduceMax" => Opcode::BatchedReduceMax,
+        "ReduceMin" => Opcode::BatchedReduceMin,
+        "ReduceProd" => Opcode::BatchedReduceProd,
+        _ => Opcode::BatchedReduceAdd,
+    };
     let a = l.act(&x);
     let mut cur = l.to_plain(&a, &out).v;
     let mut cd = d.clone();
@@ -708,12 +714,7 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         if cd.len() == 1 {
             // The last axis of a 1-D buffer: the result is `<1>`.
             let dest = l.alloc(&format!("{out}.sum"), &[1]);
-            l.inst(
-                &base,
-                Opcode::BatchedReduceAdd,
-                &[dest, cur],
-                &[("Axis", MemberValue::Int(0))],
-            );
+            l.inst(&base, op, &[dest, cur], &[("Axis", MemberValue::Int(0))]);
             cur = dest;
             break;
         }
@@ -721,7 +722,7 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         let dest = l.alloc(&format!("{out}.sum"), &cd);
         l.inst(
             &base,
-            Opcode::BatchedReduceAdd,
+            op,
             &[dest, cur],
             &[("Axis", MemberValue::Int(ax as i64))],
         );

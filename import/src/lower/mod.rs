@@ -480,7 +480,9 @@ impl<'o> Lowerer<'o> {
             "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
             | "Swish" | "Identity" => math::unary(self, node)?,
             "PRelu" => math::prelu(self, node)?,
-            "ReduceSum" | "ReduceMean" => fold::reduce(self, node)?,
+            "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
+                fold::reduce(self, node)?
+            }
             "Expand" | "Tile" => fold::expand_tile(self, node)?,
             "Resize" | "Upsample" => fold::resize(self, node)?,
             "Pad" => fold::pad(self, node)?,
