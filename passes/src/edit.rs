@@ -168,3 +168,15 @@ impl Uses {
 pub fn show(f: &Function, v: Value) -> String {
     format!("%{}", f.value_name(v))
 }
+
+/// The program order as a vector, and each instruction's position in it
+/// (`usize::MAX` for instructions not in the order), for passes that match
+/// patterns across positions.
+pub fn order_and_positions(f: &Function) -> (Vec<InstId>, Vec<usize>) {
+    let order = f.layout.to_vec();
+    let mut pos = vec![usize::MAX; f.insts.len()];
+    for (i, &id) in order.iter().enumerate() {
+        pos[id.index()] = i;
+    }
+    (order, pos)
+}

@@ -52,11 +52,7 @@ impl Pass for FuseActivations {
         let uses = Uses::compute(f);
         let origins = Origins::compute(f);
         let n = f.insts.len();
-        let mut pos = vec![usize::MAX; n];
-        let order = f.layout.to_vec();
-        for (i, &id) in order.iter().enumerate() {
-            pos[id.index()] = i;
-        }
+        let (order, pos) = crate::edit::order_and_positions(f);
         let mut dead = vec![false; n];
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
         // (convolution, new dest, activation form)
