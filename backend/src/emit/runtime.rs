@@ -99,37 +99,38 @@ impl Kernel {
     }
 }
 
-/// `glow_unary_f32(dst, src, n, op, m)`: one case per operator of
-/// `ops::UNARY` (op = its index there), `m` its parameters.
-fn unary_source() -> String {
-    let mut s = String::from(
-        "/* Float element-wise unary operators; op indexes ops::UNARY, m holds the opcode's float members. */\nstatic void glow_unary_f32(float *dst, const float *src, size_t n, int op, const float *m) {\n  (void)m;\n  switch (op) {\n",
-    );
-    for (k, op) in crate::ops::UNARY.iter().enumerate() {
+/// A generated element-wise kernel: `head` opens the function, each case
+/// `k` loops over `n` elements with `load` then `dst[i] = exprs[k]`.
+fn switch_source(head: &str, load: &str, exprs: impl Iterator<Item = &'static str>) -> String {
+    let mut s = String::from(head);
+    for (k, e) in exprs.enumerate() {
         s.push_str(&format!(
-            "  case {k}:\n    for (size_t i = 0; i < n; i++) {{\n      const float x = src[i];\n      dst[i] = {};\n    }}\n    break;\n",
-            op.c
+            "  case {k}:\n    for (size_t i = 0; i < n; i++) {{\n      {load}\n      dst[i] = {e};\n    }}\n    break;\n"
         ));
     }
     s.push_str("  default:\n    break;\n  }\n}\n");
     s
 }
 
+/// `glow_unary_f32(dst, src, n, op, m)`: one case per operator of
+/// `ops::UNARY` (op = its index there), `m` its parameters.
+fn unary_source() -> String {
+    switch_source(
+        "/* Float element-wise unary operators; op indexes ops::UNARY, m holds the opcode's float members. */\nstatic void glow_unary_f32(float *dst, const float *src, size_t n, int op, const float *m) {\n  (void)m;\n  switch (op) {\n",
+        "const float x = src[i];",
+        crate::ops::UNARY.iter().map(|o| o.c),
+    )
+}
+
 /// `glow_binary_f32(dst, a, b, n, op)`: one case per float operator of
 /// `ops::BINARY` (op = its index there), the same C expression the
 /// interpreter's operator mirrors.
 fn binary_source() -> String {
-    let mut s = String::from(
+    switch_source(
         "/* Float element-wise binary operators; op indexes ops::BINARY. */\nstatic void glow_binary_f32(float *dst, const float *x, const float *y, size_t n, int op) {\n  switch (op) {\n",
-    );
-    for (k, op) in crate::ops::BINARY.iter().enumerate() {
-        s.push_str(&format!(
-            "  case {k}:\n    for (size_t i = 0; i < n; i++) {{\n      const float a = x[i], b = y[i];\n      dst[i] = {};\n    }}\n    break;\n",
-            op.c_float
-        ));
-    }
-    s.push_str("  default:\n    break;\n  }\n}\n");
-    s
+        "const float a = x[i], b = y[i];",
+        crate::ops::BINARY.iter().map(|o| o.c_float),
+    )
 }
 
 /// How a constant weight is rearranged for a kernel.
