@@ -36,6 +36,14 @@ impl<'a> Members<'a> {
             .ok_or_else(|| self.missing(name))
     }
 
+    pub fn bool(&self, name: &str) -> Result<bool, BackendError> {
+        self.f
+            .inst(self.id)
+            .member(name)
+            .and_then(|v| v.as_bool())
+            .ok_or_else(|| self.missing(name))
+    }
+
     pub fn ints(&self, name: &str) -> Result<Vec<i64>, BackendError> {
         self.f
             .inst(self.id)
@@ -44,17 +52,20 @@ impl<'a> Members<'a> {
             .ok_or_else(|| self.missing(name))
     }
 
-    /// Every `Float` member of the opcode, in table order, as f32: the
-    /// parameters of an element-wise operator (`clip`: Min, Max;
-    /// `leakyrelu`: Alpha).
+    /// Every `Float` and `Bool` member of the opcode, in table order, as
+    /// f32 (a bool as 1 or 0): the parameters of an element-wise operator
+    /// (`clip`: Min, Max; `leakyrelu`: Alpha; `gelu`: Approximate).
     pub fn float_params(&self) -> Result<Vec<f32>, BackendError> {
         let inst = self.f.inst(self.id);
         inst.opcode
             .info()
             .members
             .iter()
-            .filter(|m| m.ty == MemberType::Float)
-            .map(|m| self.float(m.name).map(|v| v as f32))
+            .filter(|m| matches!(m.ty, MemberType::Float | MemberType::Bool))
+            .map(|m| match m.ty {
+                MemberType::Bool => self.bool(m.name).map(|b| if b { 1.0 } else { 0.0 }),
+                _ => self.float(m.name).map(|v| v as f32),
+            })
             .collect()
     }
 }

@@ -299,7 +299,138 @@ pub static UNARY: &[UnOp] = &[
             }
         },
     },
+    // The rest of libm's trigonometric and hyperbolic family. Rust's std
+    // computes asinh, acosh and atanh itself, so both engines call libm's
+    // symbols (through `extern "C"` on the Rust side) for all nine.
+    UnOp {
+        opcode: Opcode::ElementAcos,
+        c: "acosf(x)",
+        f: |x, _| libm::acos(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementAsin,
+        c: "asinf(x)",
+        f: |x, _| libm::asin(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementAtan,
+        c: "atanf(x)",
+        f: |x, _| libm::atan(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementAcosh,
+        c: "acoshf(x)",
+        f: |x, _| libm::acosh(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementAsinh,
+        c: "asinhf(x)",
+        f: |x, _| libm::asinh(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementAtanh,
+        c: "atanhf(x)",
+        f: |x, _| libm::atanh(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementCosh,
+        c: "coshf(x)",
+        f: |x, _| libm::cosh(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementSinh,
+        c: "sinhf(x)",
+        f: |x, _| libm::sinh(x),
+    },
+    UnOp {
+        opcode: Opcode::ElementTan,
+        c: "tanf(x)",
+        f: |x, _| libm::tan(x),
+    },
+    // log(1 + e^x) without overflow: x + log1p(e^-x) for positive x.
+    UnOp {
+        opcode: Opcode::SoftPlus,
+        c: "(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)))",
+        f: |x, _| softplus(x),
+    },
+    // The exponential units use expm1 (as ONNX's reference does): e^x - 1
+    // loses the low bits near zero.
+    UnOp {
+        opcode: Opcode::Elu,
+        c: "(x > 0.0f ? x : m[0] * expm1f(x))",
+        f: |x, m| if x > 0.0 { x } else { m[0] * x.exp_m1() },
+    },
+    UnOp {
+        opcode: Opcode::Selu,
+        c: "((x > 0.0f ? x : m[0] * expm1f(x)) * m[1])",
+        f: |x, m| (if x > 0.0 { x } else { m[0] * x.exp_m1() }) * m[1],
+    },
+    // max(0, x) + min(0, Alpha * expm1(x / Alpha)): one of the two is 0.
+    UnOp {
+        opcode: Opcode::Celu,
+        c: "(x > 0.0f ? x : m[0] * expm1f(x / m[0]))",
+        f: |x, m| if x > 0.0 { x } else { m[0] * (x / m[0]).exp_m1() },
+    },
+    // m[0] is `Approximate` (1 = the tanh form).
+    UnOp {
+        opcode: Opcode::Gelu,
+        c: "(m[0] != 0.0f ? 0.5f * x * (1.0f + tanhf(0.7978846f * (x + 0.044715f * x * x * x))) : 0.5f * x * (1.0f + erff(x * 0.70710677f)))",
+        f: |x, m| gelu(x, m[0] != 0.0),
+    },
 ];
+
+/// libm's float functions that Rust's std does not call (or computes
+/// itself), so the interpreter gets the C engine's bits.
+mod libm {
+    extern "C" {
+        fn acosf(x: f32) -> f32;
+        fn asinf(x: f32) -> f32;
+        fn atanf(x: f32) -> f32;
+        fn acoshf(x: f32) -> f32;
+        fn asinhf(x: f32) -> f32;
+        fn atanhf(x: f32) -> f32;
+        fn coshf(x: f32) -> f32;
+        fn sinhf(x: f32) -> f32;
+        fn tanf(x: f32) -> f32;
+    }
+    macro_rules! wrap {
+        ($($name:ident = $sym:ident;)*) => {$(
+            pub fn $name(x: f32) -> f32 {
+                // SAFETY: a pure libm function of one float.
+                unsafe { $sym(x) }
+            }
+        )*};
+    }
+    wrap! {
+        acos = acosf;
+        asin = asinf;
+        atan = atanf;
+        acosh = acoshf;
+        asinh = asinhf;
+        atanh = atanhf;
+        cosh = coshf;
+        sinh = sinhf;
+        tan = tanf;
+    }
+}
+
+/// `log(1 + e^x)` as the `softplus` kernel computes it.
+pub fn softplus(x: f32) -> f32 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+/// GELU: `x/2 * (1 + erf(x / sqrt 2))`, or the tanh approximation.
+pub fn gelu(x: f32, tanh: bool) -> f32 {
+    if tanh {
+        0.5 * x * (1.0 + (0.797_884_6 * (x + 0.044715 * x * x * x)).tanh())
+    } else {
+        0.5 * x * (1.0 + erf(x * 0.707_106_77))
+    }
+}
 
 // The system libm's erff: Rust's std has no f32 erf, and the C engine calls
 // this same function.

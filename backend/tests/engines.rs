@@ -132,9 +132,24 @@ fn build() -> String {
             "elementceil",
             "elementround",
             "elementsign",
+            "elementacos",
+            "elementasin",
+            "elementatan",
+            "elementacosh",
+            "elementasinh",
+            "elementatanh",
+            "elementcosh",
+            "elementsinh",
+            "elementtan",
+            "softplus",
         ] {
             p.op(op, &t, &[&t], "");
         }
+        p.op("elu", &t, &[&t], "Alpha: 0.7");
+        p.op("selu", &t, &[&t], "");
+        p.op("celu", &t, &[&t], "Alpha: 1.5");
+        p.op("gelu", &t, &[&t], "");
+        p.op("gelu", &t, &[&t], "Approximate: true");
         let b = t.replace("float", "bool");
         for op in [
             "elementcmplte",

@@ -5,14 +5,16 @@ use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
 pub const SUPPORTED_OPS: &str =
-    "Abs, Add, And, AveragePool, BatchNormalization, Cast, CastLike, Ceil, Clip, Concat, \
-Constant, ConstantOfShape, Conv, Cos, DepthToSpace, Div, Dropout, Equal, Erf, Exp, \
-Expand, Flatten, Floor, Gather, Gemm, GlobalAveragePool, GlobalMaxPool, Greater, \
-GreaterOrEqual, HardSigmoid, HardSwish, Identity, LeakyRelu, Less, LessOrEqual, Log, LRN, \
-MatMul, Max, MaxPool, Mean, Min, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, \
-Reciprocal, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, Round, Shape, Shrink, Sigmoid, \
-Sign, Sin, Size, Slice, Softmax, Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, \
-Swish, Tanh, ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
+    "Abs, Acos, Acosh, Add, And, Asin, Asinh, Atan, Atanh, AveragePool, BatchNormalization, \
+Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, ConstantOfShape, Conv, Cos, Cosh, \
+DepthToSpace, Div, Dropout, Elu, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, Gelu, \
+Gemm, GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, \
+HardSwish, Identity, LeakyRelu, Less, LessOrEqual, Log, LRN, MatMul, Max, MaxPool, \
+Mean, Min, Mish, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, Reciprocal, ReduceMax, \
+ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, Round, Selu, \
+Shape, Shrink, Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, Softplus, Softsign, \
+SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, Swish, Tan, Tanh, ThresholdedRelu, Tile, \
+Transpose, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

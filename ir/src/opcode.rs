@@ -335,6 +335,22 @@ opcodes! {
     ElementCeil = "elementceil", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     ElementRound = "elementround", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     ElementSign = "elementsign", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementAcos = "elementacos", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementAsin = "elementasin", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementAtan = "elementatan", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementAcosh = "elementacosh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementAsinh = "elementasinh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementAtanh = "elementatanh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementCosh = "elementcosh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementSinh = "elementsinh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementTan = "elementtan", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    SoftPlus = "softplus", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    Elu = "elu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
+    Selu = "selu", [op("Dest", Out), op("Src", In)],
+        [opt("Alpha", M::Float, Default::Float(1.6732631921768188)), opt("Gamma", M::Float, Default::Float(1.0507010221481323))],
+        &[(0, 1)], shapes::float_unary, Unary;
+    Celu = "celu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
+    Gelu = "gelu", [op("Dest", Out), op("Src", In)], [opt("Approximate", M::Bool, Default::Bool(false))], &[(0, 1)], shapes::float_unary, Unary;
     SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
     Gather = "gather", [op("Dest", Out), op("Data", In), op("Indices", In)], [opt("Axis", M::Int, Default::Int(0))], &[], shapes::gather, Gather;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose, Transpose;

@@ -599,12 +599,18 @@ impl Gen<'_> {
         Type::float(&self.dims(rank))
     }
 
-    /// A float member value: `Min`/`Max` of `clip` in order, others small.
+    /// The float (and bool) members: `Min`/`Max` of `clip` in order, others
+    /// small, bools either way.
     fn float_members(&mut self, op: Opcode) -> String {
         let mut out = Vec::new();
         let lo = self.rng.unit();
         let hi = lo + self.rng.unit().abs();
         for m in op.info().members {
+            if m.ty == glow_ir::opcode::MemberType::Bool {
+                let b = if self.rng.chance(50) { "true" } else { "false" };
+                out.push(format!("{}: {b}", m.name));
+                continue;
+            }
             let v = match m.name {
                 "Min" => lo,
                 "Max" => hi,

@@ -4,15 +4,17 @@ if exists("b:current_syntax")
   finish
 endif
 
-syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchedreducemax batchedreducemin
-      \ batchedreduceprod batchmatmul batchnormalization clip convolution copy deallocactivation
-      \ debugprint dequantize elementabs elementadd elementand elementceil elementcmpeq
-      \ elementcmplt elementcmplte elementcmpneq elementcos elementdiv elementerf elementexp
-      \ elementfloor elementlog elementmax elementmin elementmul elementneg elementnot elementor
-      \ elementpow elementreciprocal elementround elementrsqrt elementselect elementsign
-      \ elementsin elementsqrt elementsub elementxor extracttensor fullyconnected gather
-      \ inserttensor layernormalization leakyrelu localresponsenormalization matmul maxpool
-      \ quantize relu rescalequantized sigmoid softmax splat tanh tensorview touch transpose
+syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchedreducemax
+      \ batchedreducemin batchedreduceprod batchmatmul batchnormalization celu clip convolution copy
+      \ deallocactivation debugprint dequantize elementabs elementacos elementacosh elementadd
+      \ elementand elementasin elementasinh elementatan elementatanh elementceil elementcmpeq
+      \ elementcmplt elementcmplte elementcmpneq elementcos elementcosh elementdiv elementerf
+      \ elementexp elementfloor elementlog elementmax elementmin elementmul elementneg elementnot
+      \ elementor elementpow elementreciprocal elementround elementrsqrt elementselect elementsign
+      \ elementsin elementsinh elementsqrt elementsub elementtan elementxor elu extracttensor
+      \ fullyconnected gather gelu inserttensor layernormalization leakyrelu
+      \ localresponsenormalization matmul maxpool quantize relu rescalequantized selu sigmoid
+      \ softmax softplus splat tanh tensorview touch transpose
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

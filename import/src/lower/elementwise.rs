@@ -1,5 +1,6 @@
 //! Element-wise ops: activations (Relu, Sigmoid, Tanh, Clip, HardSigmoid,
-//! HardSwish, Dropout as identity) and the broadcasting binary ops (Add,
+//! HardSwish, Elu, Selu, Celu, Softplus, Mish, Gelu, Dropout as identity),
+//! the libm math family (Sqrt ... Tan) and the broadcasting binary ops (Add,
 //! Sub, Mul, Div, Sum). The IR's element-wise instructions need equal shapes,
 //! so a broadcast operand is splatted (one value), fed to `batchedadd` (a
 //! bias over the trailing dims), or tiled with `inserttensor`, as Glow's
@@ -11,7 +12,8 @@ use crate::onnx::NodeProto;
 use crate::tensor::{strides, Data, Tensor};
 use glow_ir::{MemberValue, Opcode, Value};
 
-/// Relu, Sigmoid, Tanh, LeakyRelu, Clip, HardSigmoid, HardSwish, Dropout.
+/// The activations and the math family: one unary instruction each (Mish
+/// three), HardSigmoid and HardSwish on the arithmetic ones.
 pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let x = l.input(node, 0)?;
     if node.op_type == "Dropout" {
@@ -50,6 +52,67 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 _ => Opcode::ElementRound,
             };
             l.inst(&base, op, &[dest, a.v], &[]);
+        }
+        "Acos" | "Asin" | "Atan" | "Acosh" | "Asinh" | "Atanh" | "Cosh" | "Sinh" | "Tan"
+        | "Softplus" => {
+            let op = match node.op_type.as_str() {
+                "Acos" => Opcode::ElementAcos,
+                "Asin" => Opcode::ElementAsin,
+                "Atan" => Opcode::ElementAtan,
+                "Acosh" => Opcode::ElementAcosh,
+                "Asinh" => Opcode::ElementAsinh,
+                "Atanh" => Opcode::ElementAtanh,
+                "Cosh" => Opcode::ElementCosh,
+                "Sinh" => Opcode::ElementSinh,
+                "Tan" => Opcode::ElementTan,
+                _ => Opcode::SoftPlus,
+            };
+            l.inst(&base, op, &[dest, a.v], &[]);
+        }
+        "Elu" | "Celu" => {
+            let op = if node.op_type == "Elu" {
+                Opcode::Elu
+            } else {
+                Opcode::Celu
+            };
+            let alpha = attrs.float("alpha", 1.0) as f64;
+            l.inst(
+                &base,
+                op,
+                &[dest, a.v],
+                &[("Alpha", MemberValue::Float(alpha))],
+            );
+        }
+        "Selu" => {
+            let members = [
+                (
+                    "Alpha",
+                    MemberValue::Float(attrs.float("alpha", 1.673_263_2) as f64),
+                ),
+                (
+                    "Gamma",
+                    MemberValue::Float(attrs.float("gamma", 1.050_701) as f64),
+                ),
+            ];
+            l.inst(&base, Opcode::Selu, &[dest, a.v], &members);
+        }
+        "Gelu" => {
+            let approx = match attrs.string("approximate").as_deref() {
+                None | Some("none") => false,
+                Some("tanh") => true,
+                Some(other) => {
+                    return Err(l.unsupported(format!("Gelu approximate `{other}`")));
+                }
+            };
+            let members = [("Approximate", MemberValue::Bool(approx))];
+            l.inst(&base, Opcode::Gelu, &[dest, a.v], &members);
+        }
+        "Mish" => {
+            // x * tanh(softplus(x)), as ONNX defines it.
+            let t = l.alloc(&format!("{out_name}.softplus"), &phys);
+            l.inst(&base, Opcode::SoftPlus, &[t, a.v], &[]);
+            l.inst(&base, Opcode::Tanh, &[t, t], &[]);
+            l.inst(&base, Opcode::ElementMul, &[dest, a.v, t], &[]);
         }
         "Sigmoid" => drop(l.inst(&base, Opcode::Sigmoid, &[dest, a.v], &[])),
         "Tanh" => drop(l.inst(&base, Opcode::Tanh, &[dest, a.v], &[])),

@@ -475,7 +475,10 @@ impl<'o> Lowerer<'o> {
         let outs = match node.op_type.as_str() {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
             | "HardSwish" | "Sqrt" | "Exp" | "Log" | "Erf" | "Sin" | "Cos" | "Floor" | "Ceil"
-            | "Round" => elementwise::unary(self, node)?,
+            | "Round" | "Acos" | "Asin" | "Atan" | "Acosh" | "Asinh" | "Atanh" | "Cosh"
+            | "Sinh" | "Tan" | "Softplus" | "Elu" | "Selu" | "Celu" | "Gelu" | "Mish" => {
+                elementwise::unary(self, node)?
+            }
             "Add" | "Sub" | "Mul" | "Div" | "Sum" | "Pow" => elementwise::binary(self, node)?,
             "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
             | "Swish" | "Identity" => math::unary(self, node)?,
