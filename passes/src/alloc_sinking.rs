@@ -27,6 +27,7 @@ pub static INFO: PassInfo = PassInfo {
         ("allocs-sunk", "Number of allocs moved later"),
         ("views-sunk", "Number of tensorviews moved later"),
     ],
+    counters: &[],
     create: |o: &PassOptions| {
         Ok(Box::new(AllocSinking {
             views: o.get_bool("views", true)?,

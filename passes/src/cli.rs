@@ -1,6 +1,7 @@
 //! Command-line flags shared by the tools that run pipelines (`glow-opt`,
 //! `glow-run`): the pipeline itself and the debugging instrumentation.
 
+use crate::counter::DebugCounters;
 use crate::manager::{Instrumentation, MemReport};
 use crate::pipeline::{Mode, Pipeline};
 use crate::plan_memory;
@@ -178,6 +179,16 @@ pub struct DebugArgs {
     /// DIR/NNN-FUNCTION-PASS.gir, numbered in order.
     #[arg(long, value_name = "DIR")]
     pub ir_dump_dir: Option<std::path::PathBuf>,
+    /// Select which decisions of a pass happen (LLVM's -debug-counter):
+    /// NAME=CHUNKS (`share-buffers=0-2:5`, occurrences from 0) or
+    /// NAME-skip=N / NAME-count=N; comma-separated, repeatable. `--list-passes`
+    /// names each pass's counters.
+    #[arg(long, value_name = "SPEC")]
+    pub debug_counter: Vec<String>,
+    /// After the pipeline, print each debug counter: how often it was asked,
+    /// how many decisions were skipped, and its selection.
+    #[arg(long)]
+    pub print_debug_counter: bool,
 }
 
 impl DebugArgs {
@@ -228,6 +239,8 @@ impl DebugArgs {
             mem_report,
             mem_timeline: self.mem_timeline.clone(),
             ir_dump_dir: self.ir_dump_dir.clone(),
+            debug_counters: DebugCounters::parse(&self.debug_counter, &registry.counter_names())?,
+            print_debug_counter: self.print_debug_counter,
         })
     }
 }

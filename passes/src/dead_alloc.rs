@@ -27,6 +27,7 @@ pub static INFO: PassInfo = PassInfo {
             "Number of deallocs erased with their alloc",
         ),
     ],
+    counters: &[("dead-alloc", "Erasing one unused tensorview or allocation")],
     create: |_: &PassOptions| Ok(Box::new(DeadAlloc)),
 };
 
@@ -56,7 +57,10 @@ impl Pass for DeadAlloc {
         // Bottom-up, so erasing a view can free its source view above it.
         for id in f.layout.iter().rev() {
             let inst = f.inst(id);
-            if inst.opcode != Opcode::TensorView || others[id.index()] + deallocs[id.index()] > 0 {
+            if inst.opcode != Opcode::TensorView
+                || others[id.index()] + deallocs[id.index()] > 0
+                || !cx.should_execute("dead-alloc")
+            {
                 continue;
             }
             dead[id.index()] = true;
@@ -69,7 +73,9 @@ impl Pass for DeadAlloc {
         for id in &f.layout {
             let inst = f.inst(id);
             match inst.opcode {
-                Opcode::AllocActivation if others[id.index()] == 0 => {
+                Opcode::AllocActivation
+                    if others[id.index()] == 0 && cx.should_execute("dead-alloc") =>
+                {
                     dead[id.index()] = true;
                     allocs += 1;
                     let d = deallocs[id.index()];

@@ -22,6 +22,7 @@ pub static INFO: PassInfo = PassInfo {
         ("deallocs-hoisted", "Number of deallocs moved earlier"),
         ("deallocs-sunk", "Number of deallocs moved later"),
     ],
+    counters: &[],
     create: |_: &PassOptions| Ok(Box::new(DeallocSinking)),
 };
 

@@ -26,6 +26,7 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Remove instructions whose every written buffer is overwritten or dies unread",
     options: &[],
     stats: &[("instructions-removed", "Number of dead stores removed")],
+    counters: &[("dse", "Removing one dead store")],
     create: |_: &PassOptions| Ok(Box::new(Dse)),
 };
 
@@ -111,7 +112,7 @@ impl Pass for Dse {
                     st.killer = Some(id);
                 }
             }
-            if mutated > 0 && mutated == unread {
+            if mutated > 0 && mutated == unread && cx.should_execute("dse") {
                 dead[id.index()] = true;
                 removed += 1;
                 cx.debug(|| format!("removing %{}: {}", inst.name, why.join("; ")));

@@ -30,6 +30,7 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Fold an inference batchnormalization into the preceding convolution's constant filter and bias",
     options: &[],
     stats: &[("folded", "Number of batchnormalizations folded into a convolution")],
+    counters: &[("fold-batchnorm", "Folding one batchnormalization into a convolution")],
     create: |_: &PassOptions| Ok(Box::new(FoldBatchNorm)),
 };
 
@@ -132,6 +133,9 @@ impl Pass for FoldBatchNorm {
                     }
                     hoist = Some(yd);
                 }
+            }
+            if !cx.should_execute("fold-batchnorm") {
+                continue;
             }
             folds.push((c, b, y, hoist, deallocs));
         }

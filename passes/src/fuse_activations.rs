@@ -27,6 +27,10 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Fuse a relu/clip/sigmoid/tanh of a convolution's result into the convolution",
     options: &[],
     stats: &[("fused", "Number of activations fused into a convolution")],
+    counters: &[(
+        "fuse-activations",
+        "Fusing one activation into a convolution",
+    )],
     create: |_: &PassOptions| Ok(Box::new(FuseActivations)),
 };
 
@@ -127,6 +131,9 @@ impl Pass for FuseActivations {
                     .iter()
                     .any(|o| o.value != y && origins.origin(o.value) == oy && o.kind.writes())
             }) {
+                continue;
+            }
+            if !cx.should_execute("fuse-activations") {
                 continue;
             }
             let (form, args) = fused_form(f, a).expect("checked above");

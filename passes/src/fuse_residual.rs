@@ -33,6 +33,7 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Fuse an elementadd of a convolution's result into the convolution's Residual operand",
     options: &[],
     stats: &[("fused", "Number of additions fused into a convolution")],
+    counters: &[("fuse-residual", "Fusing one elementadd into a convolution")],
     create: |_: &PassOptions| Ok(Box::new(FuseResidual)),
 };
 
@@ -56,7 +57,8 @@ impl Pass for FuseResidual {
         let mut taken = vec![false; n];
         let mut fusions = Vec::new();
         for &c in &order {
-            if let Some(fu) = candidate(f, c, &uses, &origins, &order, &pos, &taken) {
+            let found = candidate(f, c, &uses, &origins, &order, &pos, &taken);
+            if let Some(fu) = found.filter(|_| cx.should_execute("fuse-residual")) {
                 for &i in fu.dead.iter().chain(&fu.hoist).chain([&fu.add, &fu.conv]) {
                     taken[i.index()] = true;
                 }

@@ -27,6 +27,7 @@ pub static INFO: PassInfo = PassInfo {
         ("rewritten", "Number of instructions made in-place"),
         ("views-created", "Number of tensorviews created for equal-size casts"),
     ],
+    counters: &[("inplace", "Making one result live in its operand's buffer")],
     create: |_: &PassOptions| Ok(Box::new(Inplace)),
 };
 
@@ -128,7 +129,7 @@ impl Pass for Inplace {
                     let o = find(&root, o.index());
                     k != d && (o == c.index() || o == a) && !info.is_inplace_pair(d, k)
                 });
-                if clash {
+                if clash || !cx.should_execute("inplace") {
                     continue;
                 }
                 root[c.index()] = a as u32;

@@ -6,10 +6,11 @@
 //! crate registers); a `Pipeline` is a list of pass invocations built from
 //! `--pass`/`--passes`/`-O`/`--mode`; the `PassManager` runs it with the
 //! debugging hooks of `Instrumentation` (verify-each, IR dumps, stats, timing,
-//! bisection, debug output, crash reproducers, memory reports).
+//! bisection, debug output, debug counters, crash reproducers, memory reports).
 
 pub mod analysis;
 pub mod cli;
+pub mod counter;
 pub mod edit;
 pub mod manager;
 pub mod pass;
@@ -39,6 +40,7 @@ pub mod plan_memory;
 pub mod share_buffers;
 pub mod verify;
 
+pub use counter::DebugCounters;
 pub use manager::{Instrumentation, PassManager, RunFailure};
 pub use pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
 pub use pipeline::{Pipeline, Step};

@@ -10,6 +10,7 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Check that no const weight is written (read-only mutable weights stay mutable)",
     options: &[],
     stats: &[("const-weights-checked", "Number of const weights checked")],
+    counters: &[],
     create: |_: &PassOptions| Ok(Box::new(MakeWeightsConst)),
 };
 

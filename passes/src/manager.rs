@@ -3,6 +3,7 @@
 //! to its `log` (stderr in the tools); the IR itself is never touched by it.
 
 use crate::analysis::memory::{memory_report_aligned, MemoryReport};
+use crate::counter::DebugCounters;
 use crate::pass::{PassContext, Stats};
 use crate::pipeline::Pipeline;
 use glow_ir::printer::{print_function, print_module, PrintOptions};
@@ -46,6 +47,10 @@ pub struct Instrumentation {
     /// `--ir-dump-dir`: one numbered file per function input and per pass
     /// execution, with the function after it.
     pub ir_dump_dir: Option<std::path::PathBuf>,
+    /// `--debug-counter`: which decisions the passes may take.
+    pub debug_counters: DebugCounters,
+    /// `--print-debug-counter`: report every counter after the pipeline.
+    pub print_debug_counter: bool,
 }
 
 impl Default for Instrumentation {
@@ -68,6 +73,8 @@ impl Default for Instrumentation {
             mem_report: None,
             mem_timeline: None,
             ir_dump_dir: None,
+            debug_counters: DebugCounters::default(),
+            print_debug_counter: false,
         }
     }
 }
@@ -227,8 +234,10 @@ impl PassManager {
                 internal: false,
             })?;
             let stats = &mut self.stats;
+            let counters = &mut self.inst.debug_counters;
             let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                let mut cx = PassContext::new(name, stats, debug_on.then_some(&mut debug_text));
+                let mut cx = PassContext::new(name, stats, debug_on.then_some(&mut debug_text))
+                    .with_counters(counters);
                 pass.run(f, &mut cx)
             }));
             self.times.push((name, start.elapsed()));
@@ -361,6 +370,9 @@ impl PassManager {
         }
         if self.inst.time_passes {
             self.log.push_str(&self.time_text());
+        }
+        if self.inst.print_debug_counter {
+            self.log.push_str(&self.inst.debug_counters.report());
         }
         if let Some(format) = self.inst.mem_report {
             let after: Vec<MemoryReport> =
@@ -568,6 +580,7 @@ mod tests {
         summary: "breaks the IR",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Ok(Box::new(Breaker)),
     };
 
@@ -582,6 +595,7 @@ mod tests {
         summary: "panics",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Ok(Box::new(Crasher)),
     };
 

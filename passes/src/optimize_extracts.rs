@@ -30,6 +30,7 @@ pub static INFO: PassInfo = PassInfo {
         "extracts-to-views",
         "Number of extracttensor turned into tensorviews",
     )],
+    counters: &[("optimize-extracts", "Replacing one extracttensor by a view")],
     create: |_: &PassOptions| Ok(Box::new(OptimizeExtracts)),
 };
 
@@ -127,6 +128,9 @@ impl Pass for OptimizeExtracts {
             }
             if dealloc_at[ks] != usize::MAX && dealloc_at[ks] <= last {
                 cx.debug(|| why_not("the source is deallocated before the last reader"));
+                continue;
+            }
+            if !cx.should_execute("optimize-extracts") {
                 continue;
             }
             let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();

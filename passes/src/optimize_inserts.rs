@@ -33,6 +33,7 @@ pub static INFO: PassInfo = PassInfo {
         "inserts-to-views",
         "Number of inserttensor turned into tensorviews",
     )],
+    counters: &[("optimize-inserts", "Replacing one inserttensor by a view")],
     create: |_: &PassOptions| Ok(Box::new(OptimizeInserts)),
 };
 
@@ -143,6 +144,9 @@ impl Pass for OptimizeInserts {
             if clobbered {
                 let wn = &f.inst(w).name;
                 cx.debug(|| why_not(&format!("an input of %{wn} changes before the insert")));
+                continue;
+            }
+            if !cx.should_execute("optimize-inserts") {
                 continue;
             }
             let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();

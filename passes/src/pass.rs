@@ -2,6 +2,7 @@
 //! sees while it runs: its options, its statistics counters and, under
 //! `--debug-only`, a place to explain itself.
 
+use crate::counter::DebugCounters;
 use glow_ir::{Diagnostic, Function};
 use std::collections::BTreeMap;
 
@@ -30,6 +31,9 @@ pub struct PassInfo {
     pub options: &'static [PassOption],
     /// (counter, description) pairs, printed by `--stats`.
     pub stats: &'static [(&'static str, &'static str)],
+    /// (debug counter, description) pairs: the decisions `--debug-counter`
+    /// can skip, each asked through `PassContext::should_execute`.
+    pub counters: &'static [(&'static str, &'static str)],
     /// Builds the pass from its options; an `Err` is a usage error.
     pub create: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
 }
@@ -97,6 +101,7 @@ pub struct PassContext<'a> {
     pub pass: &'static str,
     pub(crate) stats: &'a mut Stats,
     pub(crate) debug: Option<&'a mut String>,
+    pub(crate) counters: Option<&'a mut DebugCounters>,
 }
 
 impl<'a> PassContext<'a> {
@@ -106,7 +111,33 @@ impl<'a> PassContext<'a> {
         stats: &'a mut Stats,
         debug: Option<&'a mut String>,
     ) -> PassContext<'a> {
-        PassContext { pass, stats, debug }
+        PassContext {
+            pass,
+            stats,
+            debug,
+            counters: None,
+        }
+    }
+
+    /// The same context, asking `counters` before each decision.
+    pub fn with_counters(mut self, counters: &'a mut DebugCounters) -> PassContext<'a> {
+        self.counters = Some(counters);
+        self
+    }
+
+    /// Counts one decision of kind `counter` (declared in the pass's
+    /// `PassInfo::counters`) and says whether the pass may take it; a skipped
+    /// decision is explained under `--debug-only`. Without `--debug-counter`
+    /// every decision happens.
+    pub fn should_execute(&mut self, counter: &'static str) -> bool {
+        let Some(counters) = self.counters.as_deref_mut() else {
+            return true;
+        };
+        let (n, ok) = counters.ask(counter);
+        if !ok {
+            self.debug(|| format!("--debug-counter skips `{counter}` occurrence {n}"));
+        }
+        ok
     }
 
     /// Adds `n` to one of the pass's declared counters.

@@ -43,6 +43,7 @@ pub static INFO: PassInfo = PassInfo {
             "Number of elementmax put in canonical operand order",
         ),
     ],
+    counters: &[("peephole", "Applying one rewrite")],
     create: |_: &PassOptions| Ok(Box::new(Peephole)),
 };
 
@@ -122,6 +123,9 @@ impl Pass for Peephole {
                         });
                         continue;
                     }
+                    if !cx.should_execute("peephole") {
+                        continue;
+                    }
                     cx.debug(|| format!("folding %{} into its source: same type", inst.name));
                     for u in users {
                         f.inst_mut(u.inst).operands[u.operand].value = src;
@@ -132,7 +136,10 @@ impl Pass for Peephole {
                 Opcode::Copy => {
                     let [d, s] = [0, 1].map(|k| inst.operands.get(k).map(|o| o.value));
                     let (Some(d), Some(s)) = (d, s) else { continue };
-                    if origins.of(d) == origins.of(s) && elems(f, d) == elems(f, s) {
+                    if origins.of(d) == origins.of(s)
+                        && elems(f, d) == elems(f, s)
+                        && cx.should_execute("peephole")
+                    {
                         cx.debug(|| format!("erasing %{}: copies a buffer onto itself", inst.name));
                         dead[id.index()] = true;
                         copies += 1;
@@ -150,6 +157,9 @@ impl Pass for Peephole {
                     let (Some(dty), Some(sty)) = (f.value_type(d).cloned(), f.value_type(s)) else {
                         continue;
                     };
+                    if !cx.should_execute("peephole") {
+                        continue;
+                    }
                     let name = inst.name.clone();
                     let wname = f.inst(w).name.clone();
                     let mut src = s;
@@ -175,7 +185,7 @@ impl Pass for Peephole {
                             .splat_of(f, &origins, v)
                             .is_some_and(|w| pos[w.index()] < p)
                     };
-                    if is_splat(l) && !is_splat(r) {
+                    if is_splat(l) && !is_splat(r) && cx.should_execute("peephole") {
                         cx.debug(|| format!("%{}: splat operand moved to the RHS", inst.name));
                         f.inst_mut(id).operands.swap(1, 2);
                         swaps += 1;

@@ -30,6 +30,7 @@ pub static INFO: PassInfo = PassInfo {
         ("lower-bound-bytes", "Max-live lower bound of those arenas"),
         ("functions-at-bound", "Number of functions planned at the lower bound"),
     ],
+    counters: &[],
     create: |o: &PassOptions| {
         let align = o.get_u64("align", glow_ir::ALIGN)?;
         if align == 0 {

@@ -100,17 +100,36 @@ impl PassRegistry {
         })
     }
 
+    /// Every debug counter the registered passes declare.
+    pub fn counter_names(&self) -> Vec<&'static str> {
+        self.passes
+            .iter()
+            .flat_map(|p| p.counters.iter().map(|c| c.0))
+            .collect()
+    }
+
     /// The `--list-passes` text: one line per pass with its summary, then
-    /// one indented line per option it takes (`name{key=value}`).
+    /// one indented line per option it takes (`name{key=value}`) and per
+    /// debug counter (`--debug-counter=NAME`).
     pub fn list_text(&self) -> String {
         let width = self.passes.iter().map(|p| p.name.len()).max().unwrap_or(0);
         let width = width.max(20);
+        // Option and counter keys share one column, wide enough for all.
+        let keys = self.passes.iter().flat_map(|p| {
+            let counters = p.counters.iter().map(|c| c.0.len() + 9);
+            p.options.iter().map(|o| o.name.len() + 6).chain(counters)
+        });
+        let kw = keys.max().unwrap_or(0).max(width - 4);
         let mut out = String::new();
         for p in &self.passes {
             out.push_str(&format!("  {:<width$} {}\n", p.name, p.summary));
             for o in p.options {
                 let key = format!("{{{}=...}}", o.name);
-                out.push_str(&format!("      {:<w$} {}\n", key, o.help, w = width - 4));
+                out.push_str(&format!("      {key:<kw$} {}\n", o.help));
+            }
+            for (c, help) in p.counters {
+                let key = format!("counter {c}");
+                out.push_str(&format!("      {key:<kw$} {help}\n"));
             }
         }
         out
@@ -136,6 +155,7 @@ mod tests {
         summary: "does nothing",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Err("not for running".into()),
     };
     static CLASH: PassInfo = PassInfo {
@@ -143,6 +163,7 @@ mod tests {
         summary: "another dse",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Err("not for running".into()),
     };
     static BAD_NAME: PassInfo = PassInfo {
@@ -150,6 +171,7 @@ mod tests {
         summary: "x",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Err("not for running".into()),
     };
 

@@ -43,6 +43,10 @@ pub static INFO: PassInfo = PassInfo {
         ("allocs-hoisted", "Number of allocs moved before a new first use"),
         ("deallocs-sunk", "Number of deallocs moved after a new last use"),
     ],
+    counters: &[(
+        "share-buffers",
+        "Sharing one buffer interval with another buffer",
+    )],
     create: |_: &PassOptions| Ok(Box::new(ShareBuffers)),
 };
 
@@ -260,6 +264,9 @@ impl Sharer {
         let mut why = Vec::new();
         for mv in candidates {
             match self.plan(f, &mv) {
+                Ok(_) if !cx.should_execute("share-buffers") => {
+                    return reject_with(cx, &head, "skipped by --debug-counter".into());
+                }
                 Ok(rewrites) => {
                     let fixup = self.apply(f, cx, &mv, rewrites);
                     cx.bump("buffers-shared", 1);

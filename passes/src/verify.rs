@@ -8,6 +8,7 @@ pub static INFO: PassInfo = PassInfo {
     summary: "Run the IR verifier; fail with its diagnostics if the function is invalid",
     options: &[],
     stats: &[],
+    counters: &[],
     create: |_: &PassOptions| Ok(Box::new(Verify)),
 };
 

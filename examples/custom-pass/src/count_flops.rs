@@ -28,6 +28,7 @@ pub static INFO: PassInfo = PassInfo {
             "Instructions that perform arithmetic",
         ),
     ],
+    counters: &[],
     create: |_: &PassOptions| Ok(Box::new(CountFlops)),
 };
 

@@ -15,6 +15,7 @@ pub static INFO: PassInfo = PassInfo {
         "debugprints-removed",
         "Number of debugprint instructions erased",
     )],
+    counters: &[("strip-debugprint", "Erasing one debugprint")],
     create: |_: &PassOptions| Ok(Box::new(StripDebugPrint)),
 };
 
@@ -24,7 +25,7 @@ impl Pass for StripDebugPrint {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let mut dead = vec![false; f.insts.len()];
         for i in f.inst_ids() {
-            if f.inst(i).opcode == Opcode::DebugPrint {
+            if f.inst(i).opcode == Opcode::DebugPrint && cx.should_execute("strip-debugprint") {
                 dead[i.index()] = true;
                 cx.debug(|| format!("erasing %{}", f.inst(i).name));
             }

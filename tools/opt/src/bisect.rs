@@ -203,6 +203,7 @@ mod tests {
         summary: "miscompiles splats",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Ok(Box::new(BumpSplats)),
     };
 

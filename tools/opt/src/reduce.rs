@@ -574,6 +574,7 @@ mod tests {
         summary: "panics on a tanh",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Ok(Box::new(CrashOnTanh)),
     };
 
@@ -595,6 +596,7 @@ mod tests {
         summary: "erases a leading alloc",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Ok(Box::new(BreakFirstAlloc)),
     };
 
@@ -626,6 +628,7 @@ mod tests {
         summary: "miscompiles splats",
         options: &[],
         stats: &[],
+        counters: &[],
         create: |_: &PassOptions| Ok(Box::new(BumpSplats)),
     };
 
