@@ -9,11 +9,11 @@ pub const SUPPORTED_OPS: &str =
 Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, ConstantOfShape, Conv, Cos, Cosh, \
 DepthToSpace, Div, Dropout, Elu, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, Gelu, \
 Gemm, GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, \
-HardSwish, Identity, LeakyRelu, Less, LessOrEqual, Log, LRN, MatMul, Max, MaxPool, \
+HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LRN, MatMul, Max, MaxPool, \
 Mean, Min, Mish, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, Reciprocal, ReduceMax, \
-ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, Round, Selu, \
+ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, RMSNormalization, Round, Selu, \
 Shape, Shrink, Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, Softplus, Softsign, \
-SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, Swish, Tan, Tanh, ThresholdedRelu, Tile, \
+SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, ThresholdedRelu, Tile, \
 Transpose, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]

@@ -227,3 +227,113 @@ fn pad_constant_value() {
     ];
     assert_eq!(got, want);
 }
+
+fn floats(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: 1,
+        float_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// LayerNormalization of one row in the reference's order, then `* w + b`.
+fn layer_norm_row(x: &[f32], eps: f32, w: f32, b: f32) -> Vec<f32> {
+    let n = x.len() as f32;
+    let mean = x.iter().fold(0f32, |s, &v| s + v) / n;
+    let var = x.iter().fold(0f32, |s, &v| s + (v - mean) * (v - mean)) / n;
+    let inv = 1.0 / (var + eps).sqrt();
+    x.iter().map(|&v| (v - mean) * inv * w + b).collect()
+}
+
+#[test]
+fn layer_norm_with_a_broadcast_scale_and_bias() {
+    // Scale and bias of one element: normalized first, then scaled and shifted.
+    let x = [1.0, 2.0, 4.0, 8.0, -1.0, 0.5, 3.0, 2.0];
+    let got = run_one(
+        "LayerNormalization",
+        (&[2, 4], x.to_vec()),
+        vec![floats("w", &[1], &[3.0]), floats("b", &[1], &[0.5])],
+        vec![attr_int("axis", -1)],
+        &[2, 4],
+    );
+    let want = [
+        layer_norm_row(&x[..4], 1e-5, 3.0, 0.5),
+        layer_norm_row(&x[4..], 1e-5, 3.0, 0.5),
+    ]
+    .concat();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn layer_norm_over_two_axes_with_constant_scale() {
+    // axis 1 of 2x2x2: each row of 4 normalized; scale and bias [2, 2] cover it.
+    let x = [1.0, 2.0, 3.0, 5.0, 0.0, -2.0, 4.0, 1.0];
+    let (w, b) = ([1.0, 2.0, 0.5, -1.0], [0.0, 1.0, 0.0, 2.0]);
+    let got = run_one(
+        "LayerNormalization",
+        (&[2, 2, 2], x.to_vec()),
+        vec![floats("w", &[2, 2], &w), floats("b", &[2, 2], &b)],
+        vec![attr_int("axis", 1)],
+        &[2, 2, 2],
+    );
+    let mut want = Vec::new();
+    for row in x.chunks(4) {
+        let mean = row.iter().fold(0f32, |s, &v| s + v) / 4.0;
+        let var = row.iter().fold(0f32, |s, &v| s + (v - mean) * (v - mean)) / 4.0;
+        let inv = 1.0 / (var + 1e-5f32).sqrt();
+        want.extend((0..4).map(|j| (row[j] - mean) * inv * w[j] + b[j]));
+    }
+    assert_eq!(got, want);
+}
+
+/// Imports a one-node model and returns the error text.
+fn import_error(op: &str, inputs: &[(&str, &[i64])], attrs: Vec<AttributeProto>) -> String {
+    let model = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 23,
+        }],
+        graph: Some(GraphProto {
+            name: "g".into(),
+            node: vec![NodeProto {
+                input: inputs.iter().map(|(n, _)| n.to_string()).collect(),
+                output: vec!["y".into()],
+                name: "n".into(),
+                op_type: op.into(),
+                attribute: attrs,
+                ..Default::default()
+            }],
+            initializer: vec![],
+            input: inputs.iter().map(|(n, d)| value(n, d)).collect(),
+            output: vec![value("y", inputs[0].1)],
+        }),
+        ..Default::default()
+    };
+    match import_model(&model.encode_to_vec(), &Options::default()) {
+        Ok(_) => panic!("{op} imported"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn normalization_errors_name_the_node() {
+    let e = import_error(
+        "LayerNormalization",
+        &[("x", &[2, 4]), ("w", &[4])],
+        vec![attr_int("stash_type", 0)],
+    );
+    assert!(e.contains("node `n`") && e.contains("unsupported: stash_type 0"), "{e}");
+    let e = import_error(
+        "RMSNormalization",
+        &[("x", &[2, 4]), ("w", &[4])],
+        vec![attr_int("axis", 2)],
+    );
+    assert!(e.contains("node `n`") && e.contains("axis 2 is out of range"), "{e}");
+    let e = import_error("SwiGLU", &[("a", &[2, 4]), ("b", &[4])], vec![]);
+    assert!(e.contains("SwiGLU does not broadcast"), "{e}");
+    let e = import_error("LayerNormalization", &[("x", &[2, 4]), ("w", &[3])], vec![]);
+    assert!(e.contains("do not broadcast"), "{e}");
+}

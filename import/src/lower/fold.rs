@@ -435,8 +435,10 @@ fn slice(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<
         } else {
             (b - e + (-s) - 1).div_euclid(-s).max(0)
         };
-        if len == 0 {
-            return Err(l.unsupported("a zero-size slice"));
+        // An empty constant (a shape prefix such as `shape[:0]`) is fine; an
+        // empty activation has no buffer.
+        if len == 0 && matches!(x, Val::Act(_)) {
+            return Err(l.unsupported("a zero-size slice of an activation"));
         }
         start[ax] = b;
         step[ax] = s;

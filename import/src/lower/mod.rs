@@ -15,6 +15,7 @@ mod fold;
 mod linalg;
 mod math;
 mod nn;
+mod norm;
 mod shape;
 
 use crate::error::{ImportError, Result};
@@ -501,6 +502,9 @@ impl<'o> Lowerer<'o> {
             }
             "BatchNormalization" => nn::batchnorm(self, node)?,
             "LRN" => nn::lrn(self, node)?,
+            "LayerNormalization" => norm::layer_norm(self, node)?,
+            "RMSNormalization" => norm::rms_norm(self, node)?,
+            "SwiGLU" => norm::swiglu(self, node)?,
             "Gemm" => linalg::gemm(self, node)?,
             "MatMul" => linalg::matmul(self, node)?,
             "Softmax" => linalg::softmax(self, node)?,
