@@ -36,6 +36,11 @@ pub struct CodegenOptions {
     /// machines whose FMA units outnumber their adders, no longer
     /// bit-identical to the interpreter.
     pub fast_math: bool,
+    /// Call `glow_trace_hook(pos, constantWeight, mutableWeight, activations)`
+    /// after each instruction (its position in program order), which the
+    /// program must define: `glow-run --bisect-engines` records every
+    /// written buffer of the C engine with it.
+    pub trace: bool,
 }
 
 /// One mutable weight (an input or output) of a bundle.
@@ -84,6 +89,7 @@ const KERNEL_LOCALS: &[&str] = &[
 pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, BackendError> {
     let mut layout = MemoryLayout::plan(f)?;
     let mut namer = Namer::new();
+    namer.reserve("glow_trace_hook");
     for l in KERNEL_LOCALS {
         namer.reserve(l);
     }
@@ -121,7 +127,7 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
     }
     let (body, source, packings, packed_bytes) = {
         let mut rt = Runtime::new(&weights);
-        let body = emit_body(f, &layout, &mut rt)?;
+        let body = emit_body(f, &layout, &mut rt, opts.codegen.trace)?;
         let packings: Vec<(usize, PackKind, u64)> =
             rt.packings().map(|(w, k, at)| (w, k.clone(), at)).collect();
         (body, rt.source(), packings, rt.packed_bytes())
@@ -293,6 +299,9 @@ fn c_source(
         c.push_str(kernels);
     }
     c.push('\n');
+    if codegen.trace {
+        c.push_str("void glow_trace_hook(int pos, const uint8_t *constantWeight, const uint8_t *mutableWeight, const uint8_t *activations);\n");
+    }
     c.push_str(&format!("{};\n\n", signature(name)));
     let unused = "  (void)constantWeight;\n  (void)mutableWeight;\n  (void)activations;\n";
     if body.len() > 1 {

@@ -104,9 +104,96 @@ int main(int glow_driver_argc, char **glow_driver_argv) {{
     )
 }
 
+/// One buffer the trace hook writes after instruction `position`.
+pub struct TraceSlot {
+    pub position: usize,
+    pub region: crate::memory::Region,
+    pub offset: u64,
+    pub bytes: u64,
+}
+
+/// The `glow_trace_hook` of a bundle built with `CodegenOptions::trace`:
+/// after instruction `pos` it appends the bytes of that instruction's slots
+/// to `file`, in slot order.
+pub fn trace_hook_source(slots: &[TraceSlot], file: &Path) -> String {
+    use crate::memory::Region;
+    let mut s = String::from("/* glow-run --bisect-engines: the written buffers after each instruction. */\n#include <stdio.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n");
+    s.push_str("static const struct { long pos; int region; unsigned long long off, len; } glow_trace_slots[] = {\n");
+    for t in slots {
+        let r = match t.region {
+            Region::Constant => 0,
+            Region::Mutable => 1,
+            Region::Activations => 2,
+        };
+        s.push_str(&format!(
+            "  {{{}, {r}, {}ull, {}ull}},\n",
+            t.position, t.offset, t.bytes
+        ));
+    }
+    // An empty initializer list is not C99.
+    if slots.is_empty() {
+        s.push_str("  {-1, 0, 0ull, 0ull},\n");
+    }
+    let path: String = file
+        .display()
+        .to_string()
+        .chars()
+        .flat_map(|c| match c {
+            '\\' | '"' => vec!['\\', c],
+            _ => vec![c],
+        })
+        .collect();
+    s.push_str(&format!(
+        r#"}};
+static FILE *glow_trace_file;
+static size_t glow_trace_next;
+
+void glow_trace_hook(int pos, const uint8_t *constantWeight, const uint8_t *mutableWeight, const uint8_t *activations) {{
+  const size_t n = sizeof glow_trace_slots / sizeof glow_trace_slots[0];
+  if (!glow_trace_file) {{
+    glow_trace_file = fopen("{path}", "wb");
+    if (!glow_trace_file) {{
+      fprintf(stderr, "cannot write the trace file\n");
+      exit(3);
+    }}
+  }}
+  while (glow_trace_next < n && glow_trace_slots[glow_trace_next].pos == pos) {{
+    const uint8_t *base = glow_trace_slots[glow_trace_next].region == 0 ? constantWeight : glow_trace_slots[glow_trace_next].region == 1 ? mutableWeight : activations;
+    size_t len = (size_t)glow_trace_slots[glow_trace_next].len;
+    if (fwrite(base + glow_trace_slots[glow_trace_next].off, 1, len, glow_trace_file) != len) {{
+      fprintf(stderr, "cannot write the trace file\n");
+      exit(3);
+    }}
+    glow_trace_next++;
+  }}
+  fflush(glow_trace_file);
+}}
+"#
+    ));
+    s
+}
+
+/// `build` for a bundle built with `CodegenOptions::trace`, with the hook
+/// that records `slots` into `file`.
+pub fn build_traced(
+    b: &Bundle,
+    dir: &Path,
+    opts: &CcOptions,
+    slots: &[TraceSlot],
+    file: &Path,
+) -> Result<PathBuf, String> {
+    std::fs::write(dir.join("trace.c"), trace_hook_source(slots, file))
+        .map_err(|e| format!("cannot write the trace hook: {e}"))?;
+    build_with(b, dir, opts, &["trace.c"])
+}
+
 /// Writes the bundle and driver into `dir` and compiles them; returns the
 /// executable. Errors carry the compiler's own message.
 pub fn build(b: &Bundle, dir: &Path, opts: &CcOptions) -> Result<PathBuf, String> {
+    build_with(b, dir, opts, &[])
+}
+
+fn build_with(b: &Bundle, dir: &Path, opts: &CcOptions, extra: &[&str]) -> Result<PathBuf, String> {
     b.write_to(dir)
         .map_err(|e| format!("cannot write the bundle into {}: {e}", dir.display()))?;
     std::fs::write(dir.join("driver.c"), driver_source(b))
@@ -124,6 +211,7 @@ pub fn build(b: &Bundle, dir: &Path, opts: &CcOptions) -> Result<PathBuf, String
         .arg(&exe)
         .arg(dir.join(format!("{}.c", b.name)))
         .arg(dir.join("driver.c"))
+        .args(extra.iter().map(|x| dir.join(x)))
         .args(if b.codegen.threads > 1 {
             &["-pthread"][..]
         } else {

@@ -127,29 +127,29 @@ pub struct Written {
     pub data: Vec<u8>,
 }
 
-/// Runs `f` on the interpreter and records, after every instruction, each
-/// buffer its `@out`/`@inout` operands name.
-pub fn trace(f: &Function, weights: &BTreeMap<String, Vec<u8>>) -> Result<Vec<Written>, RunError> {
-    let layout = MemoryLayout::plan(f)?;
-    let mut mem = Memory::new(&layout);
-    for (i, w) in f.weights.iter().enumerate() {
-        let p = layout.weight_place(i);
-        let bytes = weights
-            .get(&w.name)
-            .ok_or_else(|| format!("no contents for `%{}`", w.name))?;
-        let at = p.offset as usize;
-        mem.region_mut(p.region)[at..at + bytes.len()].copy_from_slice(bytes);
-    }
-    let order: Vec<glow_ir::InstId> = f.inst_ids().collect();
+/// One buffer an instruction writes, where it lives: what both engines'
+/// traces record after the instruction.
+struct Slot {
+    position: usize,
+    inst: String,
+    opcode: &'static str,
+    operand: &'static str,
+    value: String,
+    ty: Type,
+    region: Region,
+    offset: usize,
+}
+
+/// Every `@out`/`@inout` operand of every instruction that computes (not
+/// allocs, deallocs or views), in program order and operand order.
+fn written_slots(f: &Function, layout: &MemoryLayout) -> Vec<Slot> {
     let mut out = Vec::new();
-    let mut stdout = String::new();
-    interp::run_observed(f, &layout, &mut mem, &mut stdout, &mut |pos, mem| {
-        let inst = f.inst(order[pos]);
-        // A dealloc names its buffer @out but writes nothing.
-        if inst.opcode == glow_ir::Opcode::DeallocActivation {
-            return;
-        }
+    for (pos, id) in f.inst_ids().enumerate() {
+        let inst = f.inst(id);
         let info = inst.opcode.info();
+        if info.family == glow_ir::opcode::Family::Memory {
+            continue;
+        }
         for (k, op) in inst.operands.iter().enumerate() {
             if op.kind == glow_ir::OperandKind::In {
                 continue;
@@ -158,26 +158,135 @@ pub fn trace(f: &Function, weights: &BTreeMap<String, Vec<u8>>) -> Result<Vec<Wr
             else {
                 continue;
             };
-            let at = place.offset as usize;
-            let region = mem.region(place.region);
-            let Some(data) = region.get(at..at + ty.bytes() as usize) else {
-                continue;
-            };
             let value = match op.value {
                 Value::Weight(w) => f.weights[w.index()].name.clone(),
                 Value::Inst(i) => f.inst(i).name.clone(),
             };
-            out.push(Written {
+            out.push(Slot {
                 position: pos,
                 inst: inst.name.clone(),
                 opcode: info.name,
                 operand: info.operands.get(k).map_or("", |d| d.name),
                 value,
                 ty: ty.clone(),
-                data: data.to_vec(),
+                region: place.region,
+                offset: place.offset as usize,
             });
         }
+    }
+    out
+}
+
+impl Slot {
+    fn written(&self, data: Vec<u8>) -> Written {
+        Written {
+            position: self.position,
+            inst: self.inst.clone(),
+            opcode: self.opcode,
+            operand: self.operand,
+            value: self.value.clone(),
+            ty: self.ty.clone(),
+            data,
+        }
+    }
+}
+
+/// Loads the weights of `f` into a fresh memory for `layout`.
+fn load_weights(
+    f: &Function,
+    layout: &MemoryLayout,
+    weights: &BTreeMap<String, Vec<u8>>,
+) -> Result<Memory, RunError> {
+    let mut mem = Memory::new(layout);
+    for (i, w) in f.weights.iter().enumerate() {
+        let p = layout.weight_place(i);
+        let bytes = weights
+            .get(&w.name)
+            .ok_or_else(|| format!("no contents for `%{}`", w.name))?;
+        let at = p.offset as usize;
+        mem.region_mut(p.region)[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    Ok(mem)
+}
+
+/// Runs `f` on the interpreter and records, after every instruction, each
+/// buffer its `@out`/`@inout` operands name.
+pub fn trace(f: &Function, weights: &BTreeMap<String, Vec<u8>>) -> Result<Vec<Written>, RunError> {
+    let layout = MemoryLayout::plan(f)?;
+    let mut mem = load_weights(f, &layout, weights)?;
+    let slots = written_slots(f, &layout);
+    let mut next = 0;
+    let mut out = Vec::new();
+    let mut stdout = String::new();
+    interp::run_observed(f, &layout, &mut mem, &mut stdout, &mut |pos, mem| {
+        while next < slots.len() && slots[next].position == pos {
+            let s = &slots[next];
+            let region = mem.region(s.region);
+            if let Some(data) = region.get(s.offset..s.offset + s.ty.bytes() as usize) {
+                out.push(s.written(data.to_vec()));
+            }
+            next += 1;
+        }
     })?;
+    Ok(out)
+}
+
+/// The same trace on the C engine: the bundle is built with
+/// `CodegenOptions::trace`, and the driver's `glow_trace_hook` writes each
+/// slot's bytes after its instruction, in the interpreter trace's order.
+pub fn trace_c(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    opts: &RunOptions,
+) -> Result<Vec<Written>, RunError> {
+    let layout = MemoryLayout::plan(f)?;
+    let mut mem = load_weights(f, &layout, weights)?;
+    let slots = written_slots(f, &layout);
+    let bundle = emit_bundle(
+        f,
+        &BundleOptions {
+            weights: weights.clone(),
+            zero_missing_weights: true,
+            codegen: crate::bundle::CodegenOptions {
+                trace: true,
+                ..opts.codegen
+            },
+        },
+    )?;
+    let tmp = tempfile::Builder::new()
+        .prefix("glow-trace")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let dir = opts.build_dir.as_deref().unwrap_or(tmp.path());
+    let hooks: Vec<cc::TraceSlot> = slots
+        .iter()
+        .map(|s| cc::TraceSlot {
+            position: s.position,
+            region: s.region,
+            offset: s.offset as u64,
+            bytes: s.ty.bytes(),
+        })
+        .collect();
+    let file = dir.join("trace.bin");
+    let exe = cc::build_traced(&bundle, dir, &opts.cc, &hooks, &file)?;
+    cc::run(&exe, dir, &bundle.weights, &mut mem, None)?;
+    let data = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    for s in &slots {
+        let n = s.ty.bytes() as usize;
+        let Some(bytes) = data.get(at..at + n) else {
+            return Err(format!(
+                "the C engine's trace ends early, before %{} ({} of {} slots)",
+                s.inst,
+                out.len(),
+                slots.len()
+            )
+            .into());
+        };
+        out.push(s.written(bytes.to_vec()));
+        at += n;
+    }
     Ok(out)
 }
 
@@ -188,15 +297,7 @@ pub fn run(
     opts: &RunOptions,
 ) -> Result<Outputs, RunError> {
     let layout = MemoryLayout::plan(f)?;
-    let mut mem = Memory::new(&layout);
-    for (i, w) in f.weights.iter().enumerate() {
-        let p = layout.weight_place(i);
-        let bytes = weights
-            .get(&w.name)
-            .ok_or_else(|| format!("no contents for `%{}`", w.name))?;
-        let at = p.offset as usize;
-        mem.region_mut(p.region)[at..at + bytes.len()].copy_from_slice(bytes);
-    }
+    let mut mem = load_weights(f, &layout, weights)?;
     let mut outputs = Outputs::default();
     match opts.engine {
         Engine::Interp => {

@@ -929,6 +929,7 @@ fn c_threads_match_interpreter() {
         glow_backend::CodegenOptions {
             threads: 3,
             fast_math: false,
+            ..Default::default()
         },
     );
 }
@@ -941,6 +942,7 @@ fn c_fast_math_within_tolerance() {
         glow_backend::CodegenOptions {
             threads: 1,
             fast_math: true,
+            ..Default::default()
         },
     );
 }

@@ -74,6 +74,11 @@ struct Cli {
     /// interpreter's outputs differ, and the first instruction whose written buffer it changed.
     #[arg(long, value_name = "PIPELINE", conflicts_with_all = ["compare_passes", "dump_tensors"])]
     bisect: Option<String>,
+    /// Run the program on the interpreter and on the C engine (with --cc, --cflags,
+    /// --threads, --fast-math), recording every buffer each instruction writes, and print
+    /// the first instruction whose written buffer differs, with the differing elements.
+    #[arg(long, conflicts_with_all = ["compare_passes", "dump_tensors", "bisect"])]
+    bisect_engines: bool,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
@@ -138,6 +143,7 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
         codegen: glow_backend::CodegenOptions {
             threads: cli.threads,
             fast_math: cli.fast_math,
+            ..Default::default()
         },
     };
     if module.functions.is_empty() {
@@ -162,6 +168,20 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
             }
             None => {
                 println!("glow-run: no pass of `{list}` changes the outputs (interpreter)");
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
+    if cli.bisect_engines {
+        return match glow_opt_driver::bisect::bisect_engines(f, &weights, &opts)? {
+            Some((a, b)) => {
+                print!("{}", glow_opt_driver::bisect::engines_report(f, &a, &b));
+                Ok(ExitCode::from(1))
+            }
+            None => {
+                println!(
+                    "glow-run: the C engine and the interpreter write the same bytes at every instruction"
+                );
                 Ok(ExitCode::SUCCESS)
             }
         };

@@ -165,6 +165,7 @@ pub fn emit_body(
     f: &Function,
     mem: &MemoryLayout,
     rt: &mut Runtime<'_>,
+    trace: bool,
 ) -> Result<Vec<String>, BackendError> {
     let mut chunks = Vec::new();
     let mut in_chunk = 0;
@@ -193,6 +194,11 @@ pub fn emit_body(
         };
         emit_inst(&mut ctx)?;
         w.close();
+        if trace {
+            w.line(&format!(
+                "glow_trace_hook({pos}, constantWeight, mutableWeight, activations);"
+            ));
+        }
         in_chunk += 1;
         if in_chunk == CHUNK {
             chunks.push(std::mem::take(&mut w.out));

@@ -4,6 +4,9 @@
 //! before that pass and after it (instructions matched by name and
 //! operand), with the differing elements. A library function so that tests
 //! (and downstream tools) can bisect their own passes.
+//!
+//! `glow-run --bisect-engines`: the first instruction whose written buffer
+//! differs between the C engine and the interpreter on the same program.
 
 use glow_backend::run::{self, Comparison, Engine, RunOptions, Written};
 use glow_ir::printer::{print_function, PrintOptions};
@@ -126,6 +129,30 @@ fn line_at(f: &Function, position: usize) -> String {
         .to_string()
 }
 
+/// The first buffer written differently by the C engine than by the
+/// interpreter on `f` (interpreter's, C engine's), if any; `opts` gives
+/// the compiler and the C engine's code generation.
+pub fn bisect_engines(
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    opts: &RunOptions,
+) -> Result<Option<(Written, Written)>, String> {
+    let reference = run::trace(f, weights).map_err(err)?;
+    let c = run::trace_c(f, weights, opts).map_err(err)?;
+    Ok(reference.into_iter().zip(c).find(|(a, b)| a.data != b.data))
+}
+
+/// The report `glow-run --bisect-engines` prints.
+pub fn engines_report(f: &Function, a: &Written, b: &Written) -> String {
+    let mut s = format!(
+        "glow-run: first instruction whose written buffer differs between the interpreter and the C engine: %{} ({} %{})\n",
+        b.inst, b.operand, b.value
+    );
+    let _ = writeln!(s, "  {}", line_at(f, a.position));
+    differing_elements(&mut s, a, b, ("interpreter", "C engine"));
+    s
+}
+
 /// The report `glow-run --bisect` prints.
 pub fn report(finding: &Finding, pipeline: &str) -> String {
     let mut s = format!(
@@ -143,6 +170,13 @@ pub fn report(finding: &Finding, pipeline: &str) -> String {
     );
     let _ = writeln!(s, "  before: {la}");
     let _ = writeln!(s, "  after:  {lb}");
+    differing_elements(&mut s, a, b, ("before", "after"));
+    s
+}
+
+/// Up to four differing elements of `a` and `b` (labelled by `names`), then
+/// how many differ.
+fn differing_elements(s: &mut String, a: &Written, b: &Written, names: (&str, &str)) {
     let n = a.ty.size() as usize;
     let width = a.ty.elem.bytes() as usize;
     let differ: Vec<usize> = (0..n)
@@ -167,13 +201,14 @@ pub fn report(finding: &Finding, pipeline: &str) -> String {
         };
         let _ = writeln!(
             s,
-            "  element {i}: {} before, {} after",
+            "  element {i}: {} {}, {} {}",
             show(&a.data),
-            show(&b.data)
+            names.0,
+            show(&b.data),
+            names.1
         );
     }
     let _ = writeln!(s, "  {} of {n} elements differ", differ.len());
-    s
 }
 
 #[cfg(test)]

@@ -224,6 +224,7 @@ impl Tool<'_> {
             let codegen = glow_backend::CodegenOptions {
                 threads: cli.threads,
                 fast_math: cli.fast_math,
+                ..Default::default()
             };
             return match emit_bundles(&modules, dir, cli.weights.as_deref(), codegen) {
                 Ok(()) => 0,
