@@ -12,8 +12,8 @@ pub fn ctype(kind: ElemKind) -> &'static str {
         ElemKind::Float => "float",
         ElemKind::Float64 => "double",
         ElemKind::Float16 | ElemKind::BFloat16 => "uint16_t",
-        ElemKind::Int8Q { .. } => "int8_t",
-        ElemKind::UInt8Q { .. } | ElemKind::Bool => "uint8_t",
+        ElemKind::Int8Q { .. } | ElemKind::Int8 => "int8_t",
+        ElemKind::UInt8Q { .. } | ElemKind::Bool | ElemKind::UInt8 => "uint8_t",
         ElemKind::Int16Q { .. } => "int16_t",
         ElemKind::Int32Q { .. } | ElemKind::Index32 => "int32_t",
         ElemKind::Index64 => "int64_t",
@@ -30,9 +30,9 @@ pub fn bits_ctype(kind: ElemKind) -> &'static str {
     }
 }
 
-/// Integer kinds: quantized and index kinds, and bool, stored as integers.
+/// Integer kinds: quantized and plain integer kinds, and bool, stored as integers.
 pub fn is_integer(kind: ElemKind) -> bool {
-    kind.is_quantized() || matches!(kind, ElemKind::Index32 | ElemKind::Index64 | ElemKind::Bool)
+    kind.is_quantized() || kind.is_plain_int() || kind == ElemKind::Bool
 }
 
 /// Reads element `i` of an integer-stored kind, sign-extended.
@@ -40,8 +40,8 @@ pub fn read_int(kind: ElemKind, bytes: &[u8], i: usize) -> i64 {
     let n = kind.bytes() as usize;
     let b = &bytes[i * n..i * n + n];
     match kind {
-        ElemKind::Int8Q { .. } => b[0] as i8 as i64,
-        ElemKind::UInt8Q { .. } | ElemKind::Bool => b[0] as i64,
+        ElemKind::Int8Q { .. } | ElemKind::Int8 => b[0] as i8 as i64,
+        ElemKind::UInt8Q { .. } | ElemKind::Bool | ElemKind::UInt8 => b[0] as i64,
         ElemKind::Int16Q { .. } => i16::from_le_bytes([b[0], b[1]]) as i64,
         ElemKind::Int32Q { .. } | ElemKind::Index32 => {
             i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64
@@ -98,6 +98,8 @@ pub fn splat_bits(kind: ElemKind, v: f64) -> Option<u64> {
         ElemKind::Bool => (v != 0.0) as u64,
         ElemKind::Index32 => (v as i32) as u32 as u64,
         ElemKind::Index64 => (v as i64) as u64,
+        ElemKind::Int8 => (v as i8) as u8 as u64,
+        ElemKind::UInt8 => (v as u8) as u64,
         k => {
             let (s, o) = k.quant()?;
             let q = quantize(v as f32, s, o, k.quant_range()?);

@@ -11,8 +11,8 @@ pub fn descr(kind: ElemKind) -> &'static str {
         ElemKind::Float64 => "<f8",
         ElemKind::Float16 => "<f2",
         ElemKind::BFloat16 => "<u2",
-        ElemKind::Int8Q { .. } => "|i1",
-        ElemKind::UInt8Q { .. } => "|u1",
+        ElemKind::Int8Q { .. } | ElemKind::Int8 => "|i1",
+        ElemKind::UInt8Q { .. } | ElemKind::UInt8 => "|u1",
         ElemKind::Int16Q { .. } => "<i2",
         ElemKind::Int32Q { .. } | ElemKind::Index32 => "<i4",
         ElemKind::Index64 => "<i8",
@@ -115,7 +115,8 @@ fn field<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     Some(rest)
 }
 
-/// Checks that a `.npy` holds exactly a tensor of `ty` and returns its bytes.
+/// Checks that a `.npy` holds exactly a tensor of `ty` (a rank-0 array
+/// matches `<1>`) and returns its bytes.
 pub fn expect(npy: &Npy, ty: &Type) -> Result<Vec<u8>, String> {
     let want = descr(ty.elem);
     let same = npy.descr == want
@@ -126,7 +127,9 @@ pub fn expect(npy: &Npy, ty: &Type) -> Result<Vec<u8>, String> {
             npy.descr
         ));
     }
-    if npy.shape != ty.dims {
+    // A rank-0 array fills a one-element `<1>` (the IR's form of a scalar).
+    let scalar = npy.shape.is_empty() && ty.dims == [1];
+    if npy.shape != ty.dims && !scalar {
         return Err(format!(
             "has shape {:?}, but `{ty}` needs {:?}",
             npy.shape, ty.dims
@@ -216,6 +219,11 @@ mod tests {
         assert_eq!(npy.shape, vec![2, 3]);
         assert_eq!(expect(&npy, &ty).expect("matches"), data);
         assert!(expect(&npy, &Type::float(&[3, 2])).is_err());
+        let one = write(&Type::float(&[1]), &[0, 0, 128, 63]);
+        let mut scalar = read(&one).expect("reads");
+        scalar.shape.clear();
+        assert!(expect(&scalar, &Type::float(&[1])).is_ok());
+        assert!(expect(&scalar, &Type::float(&[1, 1])).is_err());
     }
 
     #[test]

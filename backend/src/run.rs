@@ -381,7 +381,8 @@ fn next(state: &mut u64) -> u64 {
 
 /// Seeded contents for a weight, independent of declaration order: floats
 /// uniform in [-1, 1), quantized values over their range (at most
-/// [-128, 255]), index values in [0, 8), bools 0/1, 16-bit floats zero.
+/// [-128, 255]), index values in [0, 8), int8/uint8 over their range, bools
+/// 0/1, 16-bit floats zero.
 pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Vec<u8> {
     let mut state = name.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
@@ -405,7 +406,7 @@ pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Vec<u8> {
                 crate::elem::write_int(ty.elem, &mut out, i, (r % 8) as i64)
             }
             k if is_integer(k) => {
-                let (lo, hi) = k.quant_range().unwrap_or((0, 0));
+                let (lo, hi) = k.quant_range().or(k.int_range()).unwrap_or((0, 0));
                 let (lo, hi) = (lo.max(-128), hi.min(255));
                 let v = lo + (r % (hi - lo + 1) as u64) as i64;
                 crate::elem::write_int(k, &mut out, i, v);

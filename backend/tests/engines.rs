@@ -177,7 +177,7 @@ fn build() -> String {
         p.op("elementselect", &t, &[&b, &t, &t], "");
         p.op("copy", &t, &[&t], "");
         p.op("splat", &t, &[], "Value: 0.75");
-        for k in ["index32", "index64"] {
+        for k in ["index32", "index64", "int8", "uint8"] {
             let it = t.replace("float", k);
             for op in [
                 "elementadd",
@@ -190,6 +190,8 @@ fn build() -> String {
                 p.op(op, &it, &[&it, &it], "");
             }
             p.op("elementcmplte", &b, &[&it, &it], "");
+            p.op("elementcmplt", &b, &[&it, &it], "");
+            p.op("elementselect", &it, &[&b, &it, &it], "");
         }
     }
     for q in [

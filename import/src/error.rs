@@ -39,7 +39,8 @@ pub enum ImportError {
     Unsupported { node: String, op: String },
     #[error(
         "node `{node}` ({op}): input `{input}` must be a constant (an initializer or a Constant \
-         node), but it is computed or a graph input"
+         node), but it is computed or a graph input: glow-import compiles static shapes, so \
+         the shapes, axes, indices and bounds an op takes must be known at import time"
     )]
     NeedsConstant {
         node: String,

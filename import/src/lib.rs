@@ -50,12 +50,13 @@ pub struct Options {
     pub frozen_inputs: Vec<(String, tensor::Tensor)>,
 }
 
-/// One const weight destined for the safetensors file (f32, `.gir` layout).
+/// One const weight destined for the safetensors file: its `.gir` type
+/// and its elements as little-endian bytes in `.gir` layout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WeightFile {
     pub name: String,
-    pub dims: Vec<u64>,
-    pub data: Vec<f32>,
+    pub ty: glow_ir::Type,
+    pub bytes: Vec<u8>,
 }
 
 /// The result of an import.
@@ -120,25 +121,27 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         .iter()
         .filter(|i| !inits.contains(i.name.as_str()))
         .collect();
-    // Outputs are float tensors; an integer or bool result would need an
-    // integer IR type at the graph's edge.
+    // Outputs keep their declared element type (an integer or bool result
+    // is a weight of the matching IR kind).
+    let mut outputs = Vec::new();
     for o in &graph.output {
         let elem = o
             .r#type
             .as_ref()
             .and_then(|t| t.tensor_type.as_ref())
             .map_or(onnx::dtype::FLOAT, |t| t.elem_type);
-        if elem != onnx::dtype::FLOAT {
-            return Err(ImportError::model(format!(
-                "graph output `{}`: element type {} is not supported (only FLOAT outputs)",
+        let kind = lower::elem_of_dtype(elem).ok_or_else(|| {
+            ImportError::model(format!(
+                "graph output `{}`: element type {} is not supported ({} are)",
                 o.name,
-                onnx::dtype::name(elem)
-            )));
-        }
+                onnx::dtype::name(elem),
+                lower::RUNTIME_DTYPES
+            ))
+        })?;
+        outputs.push((o.name.clone(), kind));
     }
-    let outputs: Vec<String> = graph.output.iter().map(|o| o.name.clone()).collect();
     let mut reserved: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    reserved.extend(outputs.iter().cloned());
+    reserved.extend(outputs.iter().map(|(n, _)| n.clone()));
     let name = if graph.name.is_empty() {
         "main"
     } else {
@@ -157,13 +160,13 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             );
             continue;
         }
-        let dims = input_dims(vi, opts)?;
+        let (dims, kind) = input_dims(vi, opts)?;
         glow_ir::limits::check_tensor(
             &format!("graph input `{}`", vi.name),
             &glow_ir::Type::float(&dims),
         )
         .map_err(ImportError::model)?;
-        let v = l.placeholder(&vi.name, &dims);
+        let v = l.placeholder(&vi.name, &dims, kind);
         l.bind(&vi.name, lower::Val::Act(lower::Act { v, dims, cl: false }));
     }
     let policy = StrippedPolicy {
@@ -186,7 +189,7 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         .node
         .iter()
         .flat_map(|n| n.input.iter().cloned())
-        .chain(graph.output.iter().map(|o| o.name.clone()))
+        .chain(outputs.iter().map(|(n, _)| n.clone()))
         .collect();
     for node in &graph.node {
         l.lower_node(node)?;
@@ -223,20 +226,22 @@ fn reread(imported: &Imported) -> Result<()> {
     Ok(())
 }
 
-/// Dims of a graph input: symbolic or unknown first dims take the batch.
-fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<Vec<u64>> {
+/// Dims and IR element kind of a graph input: symbolic or unknown first
+/// dims take the batch.
+fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, glow_ir::ElemKind)> {
     let bad = |msg: String| ImportError::model(format!("graph input `{}`: {msg}", vi.name));
     let tt = vi
         .r#type
         .as_ref()
         .and_then(|t| t.tensor_type.as_ref())
         .ok_or_else(|| bad("not a tensor".into()))?;
-    if tt.elem_type != onnx::dtype::FLOAT {
-        return Err(bad(format!(
-            "element type {} is not supported (only FLOAT inputs)",
-            onnx::dtype::name(tt.elem_type)
-        )));
-    }
+    let kind = lower::elem_of_dtype(tt.elem_type).ok_or_else(|| {
+        bad(format!(
+            "element type {} is not supported ({} are)",
+            onnx::dtype::name(tt.elem_type),
+            lower::RUNTIME_DTYPES
+        ))
+    })?;
     let shape = tt.shape.as_ref().ok_or_else(|| bad("no shape".into()))?;
     let mut dims = Vec::new();
     for (i, d) in shape.dim.iter().enumerate() {
@@ -263,7 +268,7 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<Vec<u64>> {
             dims.len()
         )));
     }
-    Ok(dims)
+    Ok((dims, kind))
 }
 
 #[cfg(test)]

@@ -5,42 +5,65 @@
 
 use crate::error::{ImportError, Result};
 use crate::WeightFile;
+use glow_ir::ElemKind;
 use safetensors::{Dtype, View};
 use std::borrow::Cow;
 use std::path::Path;
 
-/// A weight as a safetensors view (f32 little-endian, dims of the `.gir` type).
-struct F32View<'a> {
+/// A weight as a safetensors view (little-endian bytes, dims of the `.gir` type).
+struct BytesView<'a> {
+    dtype: Dtype,
     shape: Vec<usize>,
-    data: &'a [f32],
+    data: &'a [u8],
 }
 
-impl View for F32View<'_> {
+impl View for BytesView<'_> {
     fn dtype(&self) -> Dtype {
-        Dtype::F32
+        self.dtype
     }
     fn shape(&self) -> &[usize] {
         &self.shape
     }
     fn data(&self) -> Cow<'_, [u8]> {
-        Cow::Owned(self.data.iter().flat_map(|x| x.to_le_bytes()).collect())
+        Cow::Borrowed(self.data)
     }
     fn data_len(&self) -> usize {
-        self.data.len() * 4
+        self.data.len()
     }
+}
+
+/// The safetensors dtype of the element kinds the importer writes.
+fn dtype_of(k: ElemKind) -> Option<Dtype> {
+    Some(match k {
+        ElemKind::Float => Dtype::F32,
+        ElemKind::Index64 => Dtype::I64,
+        ElemKind::Index32 => Dtype::I32,
+        ElemKind::Int8 => Dtype::I8,
+        ElemKind::UInt8 => Dtype::U8,
+        ElemKind::Bool => Dtype::BOOL,
+        _ => return None,
+    })
 }
 
 /// The weights as a safetensors file.
 pub fn safetensors_bytes(weights: &[WeightFile]) -> Result<Vec<u8>> {
-    let views = weights.iter().map(|w| {
-        (
+    let mut views = Vec::with_capacity(weights.len());
+    for w in weights {
+        let dtype = dtype_of(w.ty.elem).ok_or_else(|| {
+            ImportError::model(format!(
+                "weight `{}`: no safetensors dtype for {}",
+                w.name, w.ty
+            ))
+        })?;
+        views.push((
             w.name.clone(),
-            F32View {
-                shape: w.dims.iter().map(|&d| d as usize).collect(),
-                data: &w.data,
+            BytesView {
+                dtype,
+                shape: w.ty.dims.iter().map(|&d| d as usize).collect(),
+                data: &w.bytes,
             },
-        )
-    });
+        ));
+    }
     safetensors::serialize(views, None)
         .map_err(|e| ImportError::model(format!("cannot encode the weights: {e}")))
 }

@@ -93,10 +93,7 @@ fn run_one(
             .collect::<Vec<u8>>(),
     );
     for w in &imported.weights {
-        given.insert(
-            w.name.clone(),
-            w.data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        );
+        given.insert(w.name.clone(), w.bytes.clone());
     }
     let opts = RunOptions {
         engine: Engine::Interp,

@@ -12,13 +12,29 @@ pub enum ElemKind {
     Float16,
     BFloat16,
     Float64,
-    Int8Q { scale: f32, offset: i32 },
-    UInt8Q { scale: f32, offset: i32 },
-    Int16Q { scale: f32, offset: i32 },
-    Int32Q { scale: f32, offset: i32 },
+    Int8Q {
+        scale: f32,
+        offset: i32,
+    },
+    UInt8Q {
+        scale: f32,
+        offset: i32,
+    },
+    Int16Q {
+        scale: f32,
+        offset: i32,
+    },
+    Int32Q {
+        scale: f32,
+        offset: i32,
+    },
     Index32,
     Index64,
     Bool,
+    /// Plain signed 8-bit integers (ONNX INT8), not quantized.
+    Int8,
+    /// Plain unsigned 8-bit integers (ONNX UINT8), not quantized.
+    UInt8,
 }
 
 impl ElemKind {
@@ -28,7 +44,11 @@ impl ElemKind {
             ElemKind::Float | ElemKind::Int32Q { .. } | ElemKind::Index32 => 4,
             ElemKind::Float16 | ElemKind::BFloat16 | ElemKind::Int16Q { .. } => 2,
             ElemKind::Float64 | ElemKind::Index64 => 8,
-            ElemKind::Int8Q { .. } | ElemKind::UInt8Q { .. } | ElemKind::Bool => 1,
+            ElemKind::Int8Q { .. }
+            | ElemKind::UInt8Q { .. }
+            | ElemKind::Bool
+            | ElemKind::Int8
+            | ElemKind::UInt8 => 1,
         }
     }
 
@@ -46,13 +66,15 @@ impl ElemKind {
             ElemKind::Index32 => "index32",
             ElemKind::Index64 => "index64",
             ElemKind::Bool => "bool",
+            ElemKind::Int8 => "int8",
+            ElemKind::UInt8 => "uint8",
         }
     }
 
     /// All base names, for "expected one of" notes.
     pub const BASE_NAMES: &'static [&'static str] = &[
         "float", "float16", "bfloat16", "float64", "i8", "ui8", "i16", "i32", "index32", "index64",
-        "bool",
+        "bool", "int8", "uint8",
     ];
 
     /// Builds a kind from its base name; quantized kinds need `quant`.
@@ -70,6 +92,8 @@ impl ElemKind {
             "index32" => ElemKind::Index32,
             "index64" => ElemKind::Index64,
             "bool" => ElemKind::Bool,
+            "int8" => ElemKind::Int8,
+            "uint8" => ElemKind::UInt8,
             _ => return None,
         };
         Some(kind)
@@ -104,6 +128,26 @@ impl ElemKind {
             ElemKind::UInt8Q { .. } => Some((0, u8::MAX as i64)),
             ElemKind::Int16Q { .. } => Some((i16::MIN as i64, i16::MAX as i64)),
             ElemKind::Int32Q { .. } => Some((i32::MIN as i64, i32::MAX as i64)),
+            _ => None,
+        }
+    }
+
+    /// Plain (not quantized) integer kinds: `index32`, `index64`, `int8`,
+    /// `uint8`. Arithmetic on them wraps; `bool` is not one of them.
+    pub fn is_plain_int(self) -> bool {
+        matches!(
+            self,
+            ElemKind::Index32 | ElemKind::Index64 | ElemKind::Int8 | ElemKind::UInt8
+        )
+    }
+
+    /// The range of a plain integer kind (`None` for others).
+    pub fn int_range(self) -> Option<(i64, i64)> {
+        match self {
+            ElemKind::Int8 => Some((i8::MIN as i64, i8::MAX as i64)),
+            ElemKind::UInt8 => Some((0, u8::MAX as i64)),
+            ElemKind::Index32 => Some((i32::MIN as i64, i32::MAX as i64)),
+            ElemKind::Index64 => Some((i64::MIN, i64::MAX)),
             _ => None,
         }
     }

@@ -148,7 +148,7 @@ impl Gen<'_> {
 
     /// Any element kind (what the data-movement opcodes take).
     fn any_kind(&mut self) -> ElemKind {
-        match self.rng.below(12) {
+        match self.rng.below(14) {
             0..=3 => ElemKind::Float,
             4 => ElemKind::Float16,
             5 => ElemKind::BFloat16,
@@ -156,6 +156,8 @@ impl Gen<'_> {
             7 => ElemKind::Index32,
             8 => ElemKind::Index64,
             9 => ElemKind::Bool,
+            10 => ElemKind::Int8,
+            11 => ElemKind::UInt8,
             _ => {
                 let b = *self.rng.pick(&QUANT_BASES);
                 self.quant_kind(b)
@@ -165,9 +167,11 @@ impl Gen<'_> {
 
     /// Kinds the backend computes element-wise arithmetic on.
     fn arith_kind(&mut self) -> ElemKind {
-        match self.rng.below(6) {
+        match self.rng.below(8) {
             0 => ElemKind::Index32,
             1 => ElemKind::Index64,
+            2 => ElemKind::Int8,
+            3 => ElemKind::UInt8,
             _ => ElemKind::Float,
         }
     }
@@ -245,7 +249,7 @@ impl Gen<'_> {
                 }
                 ElemKind::Bool => s.push_str(if self.rng.chance(50) { "true" } else { "false" }),
                 k => {
-                    let (lo, hi) = k.quant_range().unwrap_or((0, 0));
+                    let (lo, hi) = k.quant_range().or(k.int_range()).unwrap_or((0, 0));
                     let _ = write!(s, "{}", self.rng.range(lo.max(-128), hi.min(255)));
                 }
             }

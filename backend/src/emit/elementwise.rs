@@ -10,7 +10,7 @@ use crate::ops::{self, c_float};
 use glow_ir::{ElemKind, Type};
 
 fn is_index(k: ElemKind) -> bool {
-    matches!(k, ElemKind::Index32 | ElemKind::Index64)
+    k.is_plain_int()
 }
 
 /// `elementadd` ... `elementmin`.
@@ -52,7 +52,8 @@ pub fn binary(c: &mut KCtx) -> Result<(), BackendError> {
 /// floats and index values as they are, quantized values dequantized.
 fn comparable(name: &str, t: &Type) -> Option<String> {
     match t.elem {
-        ElemKind::Float | ElemKind::Index32 | ElemKind::Index64 => Some(format!("{name}[i]")),
+        ElemKind::Float => Some(format!("{name}[i]")),
+        k if k.is_plain_int() => Some(format!("{name}[i]")),
         k => {
             let (s, o) = k.quant()?;
             Some(format!(

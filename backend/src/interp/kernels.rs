@@ -186,8 +186,9 @@ fn debugprint(x: &mut Exec) -> R {
     Ok(())
 }
 
+/// Plain integer kinds (index32/index64/int8/uint8), computed in i64.
 fn is_index(t: &Type) -> bool {
-    matches!(t.elem, ElemKind::Index32 | ElemKind::Index64)
+    t.elem.is_plain_int()
 }
 
 fn binary(x: &mut Exec) -> R {
@@ -217,9 +218,7 @@ fn comparable(x: &Exec, name: &str) -> Result<Vec<f64>, BackendError> {
     let t = x.ty(name)?;
     match t.elem {
         ElemKind::Float => Ok(x.f32s(name)?.iter().map(|&v| v as f64).collect()),
-        ElemKind::Index32 | ElemKind::Index64 => {
-            Ok(x.ints(name)?.iter().map(|&v| v as f64).collect())
-        }
+        k if k.is_plain_int() => Ok(x.ints(name)?.iter().map(|&v| v as f64).collect()),
         k => {
             let (s, o) = k.quant().ok_or_else(|| x.unsupported(&t))?;
             Ok(x.ints(name)?

@@ -20,7 +20,7 @@ syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"
 syn match girName "%[A-Za-z0-9_.$-]\+"
 syn region girName start=+%"+ skip=+\\.+ end=+"+
-syn match girType "\<\(float\|float16\|bfloat16\|float64\|i8\|ui8\|i16\|i32\|index32\|index64\|bool\)<[^>]*>"
+syn match girType "\<\(float\|float16\|bfloat16\|float64\|i8\|ui8\|i16\|i32\|index32\|index64\|int8\|uint8\|bool\)<[^>]*>"
 syn match girMember "\<[A-Z][A-Za-z0-9]*\ze:"
 syn match girNumber "\<-\?[0-9]\+\(\.[0-9]*\)\?\([eE][-+]\?[0-9]\+\)\?\>"
 syn match girIndex "^\s*[0-9]\+\ze\s\+%"

@@ -10,7 +10,7 @@ use super::{cl_perm, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{strides, Data, Tensor};
-use glow_ir::{MemberValue, Opcode, Value};
+use glow_ir::{ElemKind, MemberValue, Opcode, Value};
 
 /// The activations and the math family: one unary instruction each (Mish
 /// three), HardSigmoid and HardSwish on the arithmetic ones.
@@ -258,12 +258,29 @@ pub(super) fn apply(
     } else {
         super::ir_dims(&dims)
     };
-    let dest = l.alloc(out, &phys);
-    let lhs = operand(l, a, dims.len(), cl, out)?;
-    let rhs = operand(l, b, dims.len(), cl, out)?;
+    // The element kind of the activation operands (constants follow it).
+    let kinds: Vec<ElemKind> = [a, b]
+        .iter()
+        .filter_map(|v| match v {
+            Val::Act(x) => Some(l.kind(x)),
+            Val::Const { .. } => None,
+        })
+        .collect();
+    let kind = kinds[0];
+    if kinds.iter().any(|&k| k != kind) {
+        return Err(l.unsupported(format!(
+            "{} of {} and {} tensors",
+            op.name(),
+            kinds[0],
+            kinds[1]
+        )));
+    }
+    let dest = l.alloc_kind(out, &phys, kind);
+    let lhs = operand(l, a, dims.len(), cl, out, kind)?;
+    let rhs = operand(l, b, dims.len(), cl, out, kind)?;
     let (lp, rp) = (dims_at(l, lhs), dims_at(l, rhs));
     // A bias over the trailing dims: batchedadd on views, no tiling.
-    if op == Opcode::ElementAdd {
+    if op == Opcode::ElementAdd && kind == ElemKind::Float {
         for (full, part, pdims) in [(lhs, rhs, &rp), (rhs, lhs, &lp)] {
             if dims_at(l, full) == phys {
                 if let Some(k) = suffix_start(pdims, &phys) {
@@ -328,8 +345,16 @@ fn suffix_start(part: &[u64], full: &[u64]) -> Option<usize> {
     (k > 0 && part[k..] == full[k..]).then_some(k)
 }
 
-/// An operand at the output's rank and storage order (not yet broadcast).
-fn operand(l: &mut Lowerer, v: &Val, rank: usize, cl: bool, out: &str) -> Result<Value> {
+/// An operand at the output's rank and storage order (not yet broadcast);
+/// a constant becomes a weight of `kind`.
+fn operand(
+    l: &mut Lowerer,
+    v: &Val,
+    rank: usize,
+    cl: bool,
+    out: &str,
+    kind: ElemKind,
+) -> Result<Value> {
     let mut dims = vec![1u64; rank - dims_of(v).len()];
     dims.extend(dims_of(v));
     match v {
@@ -337,12 +362,12 @@ fn operand(l: &mut Lowerer, v: &Val, rank: usize, cl: bool, out: &str) -> Result
             let t = t.reshaped(dims.clone());
             if cl && rank >= 3 {
                 let p = t.permuted(&cl_perm(rank));
-                return Ok(l.const_weight(name, &p));
+                return Ok(l.const_weight_kind(name, &p, kind));
             }
             if t.dims.len() == dims_of(v).len() {
-                return Ok(l.act(v).v);
+                return Ok(l.act_kind(v, kind).v);
             }
-            Ok(l.const_weight(name, &t))
+            Ok(l.const_weight_kind(name, &t, kind))
         }
         Val::Act(a) => {
             let a = if a.dims.len() == rank {
@@ -372,13 +397,14 @@ fn expand(l: &mut Lowerer, v: Value, phys: &[u64], out: &str) -> Value {
     if cur == phys {
         return v;
     }
+    let kind = l.f.value_type(v).map_or(ElemKind::Float, |t| t.elem);
     if cur.iter().product::<u64>() == 1 {
         if let Some(s) = splat_of(l, v) {
-            return l.splat_buffer(&format!("{out}.bcast"), phys, s);
+            return l.splat_buffer_kind(&format!("{out}.bcast"), phys, s, kind);
         }
         // One run-time value: N copies into a flat view, one instruction.
         let n: u64 = phys.iter().product();
-        let b = l.splat_buffer(&format!("{out}.bcast"), phys, 0.0);
+        let b = l.splat_buffer_kind(&format!("{out}.bcast"), phys, 0.0, kind);
         let flat = l.view(&format!("{out}.bcast.flat"), b, &[n]);
         let one = l.view(&format!("{out}.one"), v, &[1]);
         let members = [

@@ -137,7 +137,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 konst(&out, Tensor::f32(vec![n], v))
             }
         }
-        "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual"
+        "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual"
             if [0, 1]
                 .iter()
                 .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
@@ -573,8 +573,16 @@ fn space(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<
     }
 }
 
-/// `x` broadcast to `dims` in ONNX order, exactly (`x * 1`).
-fn full(l: &mut Lowerer, x: &Val, dims: &[u64], out: &str, base: &str) -> Result<Act> {
+/// `x` broadcast to `dims` in ONNX order, exactly (`x * 1`), as elements
+/// of `kind` (the kind of the activation operands).
+fn full(
+    l: &mut Lowerer,
+    x: &Val,
+    dims: &[u64],
+    out: &str,
+    base: &str,
+    kind: ElemKind,
+) -> Result<Act> {
     let ones = konst(
         &format!("{out}.ones"),
         Tensor::f32(
@@ -584,15 +592,35 @@ fn full(l: &mut Lowerer, x: &Val, dims: &[u64], out: &str, base: &str) -> Result
     );
     let v = if dims_of(x) == dims {
         x.clone()
+    } else if kind == ElemKind::Bool {
+        return Err(l.unsupported(format!("broadcasting a bool tensor to {dims:?}")));
+    } else if let Val::Const { name, t } = x {
+        // A constant broadcasts at import time.
+        let pad = dims.len() - t.dims.len();
+        let mut src = vec![1u64; pad];
+        src.extend(&t.dims);
+        let idx = bcast_index(&src, dims);
+        konst(name, take(&t.reshaped(src), &idx, dims.to_vec()))
     } else {
         super::elementwise::apply(l, Opcode::ElementMul, x, &ones, out, base)?
     };
-    let a = l.act(&v);
+    let a = l.act_kind(&v, kind);
     Ok(l.to_plain(&a, out))
 }
 
-/// Less, Greater, LessOrEqual, GreaterOrEqual on activations: one
-/// `elementcmplte` into a bool buffer; the strict ones are stored negated.
+/// The element kind of the first activation among `vals` (float if none).
+fn act_kind_of(l: &Lowerer, vals: &[&Val]) -> ElemKind {
+    vals.iter()
+        .find_map(|v| match v {
+            Val::Act(a) => Some(l.kind(a)),
+            Val::Const { .. } => None,
+        })
+        .unwrap_or(ElemKind::Float)
+}
+
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual on float or integer
+/// activations: one `elementcmpeq`/`elementcmplt`/`elementcmplte` into a
+/// bool buffer.
 fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
     let (a, b) = (l.input(node, 0)?, l.input(node, 1)?);
     let dims = super::elementwise::broadcast_dims(l, &dims_of(&a), &dims_of(&b))?;
@@ -601,25 +629,24 @@ fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
     } else {
         node.name.clone()
     };
+    let kind = act_kind_of(l, &[&a, &b]);
     let (fa, fb) = (
-        full(l, &a, &dims, out, &base)?,
-        full(l, &b, &dims, out, &base)?,
+        full(l, &a, &dims, out, &base, kind)?,
+        full(l, &b, &dims, out, &base, kind)?,
     );
-    // a < b is !(b <= a); a > b is !(a <= b); a >= b is b <= a.
-    let (lhs, rhs, neg) = match node.op_type.as_str() {
-        "Less" => (fb.v, fa.v, true),
-        "Greater" => (fa.v, fb.v, true),
-        "LessOrEqual" => (fa.v, fb.v, false),
-        _ => (fb.v, fa.v, false),
-    };
-    let c = l
-        .b()
-        .alloc(out, Type::new(ElemKind::Bool, &super::ir_dims(&dims)));
-    l.track_alloc(c);
-    l.inst(&base, Opcode::ElementCmpLTE, &[c, lhs, rhs], &[]);
-    if neg {
-        l.negated.insert(c);
+    if kind == ElemKind::Bool {
+        return Err(l.unsupported(format!("{} of bool tensors", node.op_type)));
     }
+    // a > b is b < a and a >= b is b <= a, so NaN compares false as in ONNX.
+    let (op, lhs, rhs) = match node.op_type.as_str() {
+        "Less" => (Opcode::ElementCmpLT, fa.v, fb.v),
+        "Greater" => (Opcode::ElementCmpLT, fb.v, fa.v),
+        "LessOrEqual" => (Opcode::ElementCmpLTE, fa.v, fb.v),
+        "GreaterOrEqual" => (Opcode::ElementCmpLTE, fb.v, fa.v),
+        _ => (Opcode::ElementCmpEQ, fa.v, fb.v),
+    };
+    let c = l.alloc_kind(out, &dims, ElemKind::Bool);
+    l.inst(&base, op, &[c, lhs, rhs], &[]);
     Ok(Val::Act(Act {
         v: c,
         dims,
@@ -648,16 +675,24 @@ fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
     } else {
         node.name.clone()
     };
+    let kind = act_kind_of(l, &[&x, &y]);
     let (fx, fy) = (
-        full(l, &x, &dims, out, &base)?,
-        full(l, &y, &dims, out, &base)?,
+        full(l, &x, &dims, out, &base, kind)?,
+        full(l, &y, &dims, out, &base, kind)?,
     );
+    if l.kind(&fx) != l.kind(&fy) {
+        return Err(l.unsupported(format!(
+            "Where of {} and {} tensors",
+            l.kind(&fx),
+            l.kind(&fy)
+        )));
+    }
     let (lhs, rhs) = if l.negated.contains(&ca.v) {
         (fy.v, fx.v)
     } else {
         (fx.v, fy.v)
     };
-    let dest = l.alloc(out, &dims);
+    let dest = l.alloc_kind(out, &dims, kind);
     l.inst(&base, Opcode::ElementSelect, &[dest, ca.v, lhs, rhs], &[]);
     Ok(Val::Act(Act {
         v: dest,

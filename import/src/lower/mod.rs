@@ -23,7 +23,9 @@ use crate::onnx::{AttributeProto, NodeProto};
 use crate::tensor::Tensor;
 use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
-use glow_ir::{Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit};
+use glow_ir::{
+    ElemKind, Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit,
+};
 // The IR's deterministic hasher: SipHash was a tenth of import time.
 use glow_ir::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -60,6 +62,40 @@ pub(crate) fn cl_perm(r: usize) -> Vec<usize> {
     p
 }
 
+/// The IR element kind of an ONNX element type the importer carries at
+/// run time: FLOAT, INT64 (`index64`), INT32 (`index32`), INT8 (`int8`),
+/// UINT8 (`uint8`) and BOOL.
+pub(crate) fn elem_of_dtype(code: i32) -> Option<ElemKind> {
+    use crate::onnx::dtype;
+    Some(match code {
+        dtype::FLOAT => ElemKind::Float,
+        dtype::INT64 => ElemKind::Index64,
+        dtype::INT32 => ElemKind::Index32,
+        dtype::INT8 => ElemKind::Int8,
+        dtype::UINT8 => ElemKind::UInt8,
+        dtype::BOOL => ElemKind::Bool,
+        _ => return None,
+    })
+}
+
+/// The ONNX element types `elem_of_dtype` maps, for error messages.
+pub(crate) const RUNTIME_DTYPES: &str = "FLOAT, INT64, INT32, INT8, UINT8 and BOOL";
+
+/// Ops that read run-time tensors of any element kind (the others take
+/// float activations only).
+const ANY_KIND_OPS: &[&str] = &[
+    "Where",
+    "Not",
+    "Identity",
+    "Shape",
+    "Size",
+    "Equal",
+    "Less",
+    "Greater",
+    "LessOrEqual",
+    "GreaterOrEqual",
+];
+
 /// IR dims for ONNX dims (a scalar is `<1>`).
 pub(crate) fn ir_dims(dims: &[u64]) -> Vec<u64> {
     if dims.is_empty() {
@@ -86,11 +122,11 @@ pub(crate) struct Lowerer<'o> {
     pub opset: i64,
     vals: HashMap<String, Val>,
     allocs: Vec<Value>,
-    /// Plain weights made from constants, by ONNX name.
-    const_weights: HashMap<String, Value>,
+    /// Plain weights made from constants, by ONNX name and element kind.
+    const_weights: HashMap<(String, ElemKindKey), Value>,
     pub weights: Vec<WeightFile>,
-    /// Bool buffers that hold the negation of their ONNX value (a strict
-    /// comparison is `!(b <= a)`); only Where and Not read them.
+    /// Bool buffers that hold the negation of their ONNX value (Not is a
+    /// view with this flag flipped); only Where and Not read them as they are.
     pub negated: HashSet<Value>,
     /// The node being lowered, for error messages.
     node: String,
@@ -216,37 +252,64 @@ impl<'o> Lowerer<'o> {
     }
 
     /// Adds a mutable weight (graph input or output) with its exact name.
-    pub fn placeholder(&mut self, name: &str, dims: &[u64]) -> Value {
+    pub fn placeholder(&mut self, name: &str, dims: &[u64], kind: ElemKind) -> Value {
         // Graph input and output names were reserved up front.
         self.check_dims(name, dims);
         self.f.reserve_name(name);
         self.b()
-            .weight(name, Type::float(&ir_dims(dims)), Mutability::Mutable)
+            .weight(name, Type::new(kind, &ir_dims(dims)), Mutability::Mutable)
     }
 
-    /// A const weight holding `t` (dims as given). Splat constants stay
-    /// inline as `splat(v)`; others go inline or to the weights file.
+    /// A float const weight holding `t` (dims as given).
     pub fn const_weight(&mut self, base: &str, t: &Tensor) -> Value {
+        self.const_weight_kind(base, t, ElemKind::Float)
+    }
+
+    /// A const weight holding `t` (dims as given) as elements of `kind`
+    /// (integers wrap to the kind's width, bool is `v != 0`). Splat
+    /// constants stay inline as `splat(v)`; others go inline or to the
+    /// weights file.
+    pub fn const_weight_kind(&mut self, base: &str, t: &Tensor, kind: ElemKind) -> Value {
         let name = self.fresh(base);
         let dims = ir_dims(&t.dims);
         self.check_dims(&name, &dims);
-        let v = self
-            .b()
-            .weight(&name, Type::float(&dims), Mutability::Const);
+        let ty = Type::new(kind, &dims);
+        let v = self.b().weight(&name, ty.clone(), Mutability::Const);
         let Value::Weight(w) = v else {
             unreachable!("Builder::weight returns a weight")
         };
-        let init = if let Some(s) = t.splat_value() {
+        let ints = (kind != ElemKind::Float).then(|| int_values(t, kind));
+        // An integer splat stays `splat(v)` only while f64 holds it exactly.
+        let splat = match &ints {
+            None => t.splat_value(),
+            Some(v) => match v.first() {
+                Some(&x) if v.iter().all(|&y| y == x) && x.unsigned_abs() < 1 << 53 => {
+                    Some(x as f64)
+                }
+                _ => None,
+            },
+        };
+        let init = if let Some(s) = splat {
             Some(WeightInit::Splat(s))
         } else if self.opts.inline_weights {
-            Some(WeightInit::Floats(
-                t.to_f32().iter().map(|&x| x as f64).collect(),
-            ))
+            Some(match &ints {
+                None => WeightInit::Floats(t.to_f32().iter().map(|&x| x as f64).collect()),
+                Some(v) => WeightInit::Ints(v.clone()),
+            })
         } else {
+            let bytes = match &ints {
+                None => t.to_f32().iter().flat_map(|x| x.to_le_bytes()).collect(),
+                Some(v) => {
+                    let n = kind.bytes() as usize;
+                    v.iter()
+                        .flat_map(|x| x.to_le_bytes()[..n].to_vec())
+                        .collect()
+                }
+            };
             self.weights.push(WeightFile {
                 name: name.clone(),
-                dims: dims.clone(),
-                data: t.to_f32(),
+                ty,
+                bytes,
             });
             None
         };
@@ -254,12 +317,39 @@ impl<'o> Lowerer<'o> {
         v
     }
 
-    /// A new activation buffer of IR dims `dims`, deallocated at the end.
+    /// A new float activation buffer of IR dims `dims`, deallocated at the end.
     pub fn alloc(&mut self, base: &str, dims: &[u64]) -> Value {
+        self.alloc_kind(base, dims, ElemKind::Float)
+    }
+
+    /// A new activation buffer of `kind` and IR dims `dims`.
+    pub fn alloc_kind(&mut self, base: &str, dims: &[u64], kind: ElemKind) -> Value {
         self.check_dims(base, dims);
-        let v = self.b().alloc(nonempty(base), Type::float(&ir_dims(dims)));
+        let v = self
+            .b()
+            .alloc(nonempty(base), Type::new(kind, &ir_dims(dims)));
         self.allocs.push(v);
         v
+    }
+
+    /// The element kind of an activation's buffer.
+    pub fn kind(&self, a: &Act) -> ElemKind {
+        self.f.value_type(a.v).map_or(ElemKind::Float, |t| t.elem)
+    }
+
+    /// A bool activation holding its ONNX value: a buffer stored negated
+    /// (see `negated`) gets an `elementnot` into a new buffer.
+    pub fn plain_bool(&mut self, a: &Act) -> Act {
+        if !self.negated.contains(&a.v) {
+            return a.clone();
+        }
+        let base = format!("{}.not", self.f.value_name(a.v));
+        let dest = self.alloc_kind(&base, &a.phys(), ElemKind::Bool);
+        self.inst(&base, Opcode::ElementNot, &[dest, a.v], &[]);
+        Act {
+            v: dest,
+            ..a.clone()
+        }
     }
 
     /// Deallocates `v` (an allocation made directly) at the end.
@@ -278,11 +368,14 @@ impl<'o> Lowerer<'o> {
         self.b().inst(nonempty(base), op, operands, members)
     }
 
-    /// A view of `src` with IR dims `dims` (same element count).
+    /// A view of `src` with IR dims `dims` (same element count and kind).
     pub fn view(&mut self, base: &str, src: Value, dims: &[u64]) -> Value {
-        let rank = self.f.value_type(src).map_or(1, |t| t.rank());
+        let (rank, kind) = self
+            .f
+            .value_type(src)
+            .map_or((1, ElemKind::Float), |t| (t.rank(), t.elem));
         self.check_dims(base, dims);
-        let ty = Type::float(&ir_dims(dims));
+        let ty = Type::new(kind, &ir_dims(dims));
         self.b().tensorview(nonempty(base), src, ty, vec![0; rank])
     }
 
@@ -314,16 +407,23 @@ impl<'o> Lowerer<'o> {
         }
     }
 
-    /// A value as an activation (constants become plain const weights).
+    /// A value as an activation (constants become plain float const weights).
     pub fn act(&mut self, v: &Val) -> Act {
+        self.act_kind(v, ElemKind::Float)
+    }
+
+    /// A value as an activation; a constant becomes a const weight of `kind`
+    /// (an activation keeps its own kind).
+    pub fn act_kind(&mut self, v: &Val, kind: ElemKind) -> Act {
         match v {
             Val::Act(a) => a.clone(),
             Val::Const { name, t } => {
-                let w = match self.const_weights.get(name) {
+                let key = (name.clone(), ElemKindKey(kind.base_name()));
+                let w = match self.const_weights.get(&key) {
                     Some(&w) => w,
                     None => {
-                        let w = self.const_weight(name, t);
-                        self.const_weights.insert(name.clone(), w);
+                        let w = self.const_weight_kind(name, t, kind);
+                        self.const_weights.insert(key, w);
                         w
                     }
                 };
@@ -350,7 +450,8 @@ impl<'o> Lowerer<'o> {
         let v = if same_order(&a.dims) {
             self.view(&format!("{base}.nchw"), a.v, &a.dims)
         } else {
-            let out = self.alloc(&format!("{base}.nchw"), &a.dims);
+            let kind = self.kind(a);
+            let out = self.alloc_kind(&format!("{base}.nchw"), &a.dims, kind);
             // Inverse of cl_perm: logical j comes from physical s[j].
             let mut shuffle = vec![0i64, r as i64 - 1];
             shuffle.extend(1..r as i64 - 1);
@@ -376,7 +477,8 @@ impl<'o> Lowerer<'o> {
         let v = if same_order(&a.dims) {
             self.view(&format!("{base}.nhwc"), a.v, &phys)
         } else {
-            let out = self.alloc(&format!("{base}.nhwc"), &phys);
+            let kind = self.kind(a);
+            let out = self.alloc_kind(&format!("{base}.nhwc"), &phys, kind);
             let shuffle = cl_perm(a.dims.len()).iter().map(|&p| p as i64).collect();
             self.transpose(base, out, a.v, shuffle);
             out
@@ -414,7 +516,8 @@ impl<'o> Lowerer<'o> {
                 continue;
             }
             cur[axis] = full[axis];
-            let t = self.splat_buffer(&format!("{out}.tile"), cur, 0.0);
+            let kind = self.f.value_type(src).map_or(ElemKind::Float, |t| t.elem);
+            let t = self.splat_buffer_kind(&format!("{out}.tile"), cur, 0.0, kind);
             let members = [
                 ("Offsets", MemberValue::IntArray(vec![0; cur.len()])),
                 ("Count", MemberValue::Int(full[axis] as i64)),
@@ -432,7 +535,18 @@ impl<'o> Lowerer<'o> {
     }
 
     pub fn splat_buffer(&mut self, base: &str, dims: &[u64], value: f64) -> Value {
-        let b = self.alloc(base, dims);
+        self.splat_buffer_kind(base, dims, value, ElemKind::Float)
+    }
+
+    /// `splat_buffer` of element kind `kind`.
+    pub fn splat_buffer_kind(
+        &mut self,
+        base: &str,
+        dims: &[u64],
+        value: f64,
+        kind: ElemKind,
+    ) -> Value {
+        let b = self.alloc_kind(base, dims, kind);
         self.inst(
             &format!("{base}.splat"),
             Opcode::Splat,
@@ -456,23 +570,7 @@ impl<'o> Lowerer<'o> {
                 op: format!("{}::{}", node.domain, node.op_type),
             });
         }
-        // Bool activations (run-time comparisons) feed only Where and Not.
-        if !matches!(node.op_type.as_str(), "Where" | "Not" | "Identity") {
-            for i in 0..node.input.len() {
-                if let Some(Val::Act(a)) = self.opt_input(node, i)? {
-                    if self
-                        .f
-                        .value_type(a.v)
-                        .is_some_and(|t| t.elem == glow_ir::ElemKind::Bool)
-                    {
-                        return Err(self.unsupported(format!(
-                            "a run-time bool tensor (`{}`) as an input of {}",
-                            node.input[i], node.op_type
-                        )));
-                    }
-                }
-            }
-        }
+        self.check_input_kinds(node)?;
         let outs = match node.op_type.as_str() {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
             | "HardSwish" | "Sqrt" | "Exp" | "Log" | "Erf" | "Sin" | "Cos" | "Floor" | "Ceil"
@@ -537,16 +635,61 @@ impl<'o> Lowerer<'o> {
         Ok(())
     }
 
-    /// Copies each graph output into its mutable weight, then deallocates
-    /// every activation (in allocation order).
-    pub fn finish(&mut self, outputs: &[String]) -> Result<()> {
-        for name in outputs {
+    /// Non-float run-time inputs reach only the ops that handle their kind
+    /// (`ANY_KIND_OPS`); elsewhere an integer input after the first is a
+    /// value the op needs at import time (a shape, axes, indices), and any
+    /// other is unsupported. Bool buffers stored negated are made plain for
+    /// every reader but Where and Not.
+    fn check_input_kinds(&mut self, node: &NodeProto) -> Result<()> {
+        let op = node.op_type.as_str();
+        for i in 0..node.input.len() {
+            let Some(Val::Act(a)) = self.opt_input(node, i)? else {
+                continue;
+            };
+            let kind = self.kind(&a);
+            if kind == ElemKind::Float {
+                continue;
+            }
+            if ANY_KIND_OPS.contains(&op) {
+                if kind == ElemKind::Bool && !matches!(op, "Where" | "Not") {
+                    let p = self.plain_bool(&a);
+                    self.vals.insert(node.input[i].clone(), Val::Act(p));
+                }
+                continue;
+            }
+            if i > 0 && kind != ElemKind::Bool {
+                return Err(ImportError::NeedsConstant {
+                    node: self.node.clone(),
+                    op: self.op.clone(),
+                    input: node.input[i].clone(),
+                });
+            }
+            return Err(self.unsupported(format!(
+                "a run-time {kind} tensor (`{}`) as input {i} of {op}",
+                node.input[i]
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies each graph output into its mutable weight (of the declared
+    /// element kind), then deallocates every activation (in allocation order).
+    pub fn finish(&mut self, outputs: &[(String, ElemKind)]) -> Result<()> {
+        for (name, kind) in outputs {
+            let (name, kind) = (name.as_str(), *kind);
             let v = self.vals.get(name).cloned().ok_or_else(|| {
                 ImportError::model(format!("graph output `{name}` is never produced"))
             })?;
-            let a = self.act(&v);
+            let a = self.act_kind(&v, kind);
             let a = self.to_plain(&a, name);
-            let w = self.placeholder(name, &a.dims);
+            let a = self.plain_bool(&a);
+            if self.kind(&a) != kind {
+                return Err(ImportError::model(format!(
+                    "graph output `{name}`: unsupported: it is computed as {} but declared {kind}",
+                    self.kind(&a)
+                )));
+            }
+            let w = self.placeholder(name, &a.dims, kind);
             self.b().copy(&format!("{name}.save"), w, a.v);
         }
         for a in std::mem::take(&mut self.allocs) {
@@ -555,6 +698,34 @@ impl<'o> Lowerer<'o> {
         }
         self.limit_error()
     }
+}
+
+/// An element kind as a hashable key (`ElemKind` holds floats).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ElemKindKey(&'static str);
+
+/// A constant's values in a plain integer kind or bool: integers wrap to
+/// the kind's width (two's complement), floats truncate toward zero first;
+/// bool is `v != 0`.
+fn int_values(t: &Tensor, kind: ElemKind) -> Vec<i64> {
+    if kind == ElemKind::Bool {
+        return t.to_f32().iter().map(|&x| (x != 0.0) as i64).collect();
+    }
+    let bits = kind.bytes() * 8;
+    t.to_i64()
+        .into_iter()
+        .map(|v| {
+            if bits >= 64 {
+                return v;
+            }
+            let shift = 64 - bits;
+            if kind == ElemKind::UInt8 {
+                ((v as u64) << shift >> shift) as i64
+            } else {
+                (v << shift) >> shift
+            }
+        })
+        .collect()
 }
 
 /// The base name for a value whose ONNX name is empty.

@@ -7,11 +7,13 @@
 //! does so for weights), the user mode feeds every graph input that is not
 //! an initializer as a run-time input, as `glow-run --input` does.
 
+use glow_backend::elem::{read_int, write_int};
 use glow_backend::run::{resolve_weights, run, Engine, RunError, RunOptions};
 use glow_backend::CcOptions;
 use glow_import::onnx::{decode_model, decode_tensor};
 use glow_import::tensor::{decode, StrippedPolicy, Tensor};
 use glow_import::{import_model, ImportError, Options};
+use glow_ir::ElemKind;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -115,14 +117,15 @@ impl Suite {
         let mut given: BTreeMap<String, Vec<u8>> = imported
             .weights
             .iter()
-            .map(|w| (w.name.clone(), f32_bytes(&w.data)))
+            .map(|w| (w.name.clone(), w.bytes.clone()))
             .collect();
         for (i, vi) in all_inputs.iter().enumerate() {
             if opts.frozen_inputs.iter().any(|(n, _)| *n == vi.name) {
                 continue;
             }
-            let (_, vals) = read_pb(&data.join(format!("input_{i}.pb")))?;
-            given.insert(vi.name.clone(), f32_bytes(&vals));
+            let t = read_tensor(&data.join(format!("input_{i}.pb")))?;
+            let ty = weight_type(f, &vi.name)?;
+            given.insert(vi.name.clone(), typed_bytes(&t, ty.elem)?);
         }
         let ropts = RunOptions {
             engine: self.engine,
@@ -141,12 +144,39 @@ impl Suite {
         let outputs: Vec<&str> = graph.output.iter().map(|o| o.name.as_str()).collect();
         let mut max_err = 0f64;
         for (i, name) in outputs.iter().enumerate() {
-            let (_, want) = read_pb(&data.join(format!("output_{i}.pb")))?;
+            let want_t = read_tensor(&data.join(format!("output_{i}.pb")))?;
             let t = outs
                 .tensors
                 .iter()
                 .find(|t| t.name == *name)
                 .ok_or_else(|| format!("output `{name}` was not written"))?;
+            let kind = weight_type(f, name)?.elem;
+            if kind != ElemKind::Float {
+                // Integer and bool outputs compare exactly.
+                let want = want_t.to_i64();
+                let n = t.data.len() / kind.bytes() as usize;
+                if n != want.len() {
+                    return Err(format!(
+                        "output `{name}`: {n} values, expected {}",
+                        want.len()
+                    ));
+                }
+                for (k, &w) in want.iter().enumerate() {
+                    let g = read_int(kind, &t.data, k);
+                    let w = if kind == ElemKind::Bool {
+                        (w != 0) as i64
+                    } else {
+                        w
+                    };
+                    if g != w {
+                        return Err(format!(
+                            "output `{name}` differs at element {k} (got {g}, expected {w})"
+                        ));
+                    }
+                }
+                continue;
+            }
+            let want = want_t.to_f32();
             let got: Vec<f32> = t
                 .data
                 .chunks_exact(4)
@@ -180,8 +210,34 @@ impl Suite {
     }
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// The type of the weight `name` of the imported function.
+fn weight_type<'f>(f: &'f glow_ir::Function, name: &str) -> Result<&'f glow_ir::Type, String> {
+    f.weights
+        .iter()
+        .find(|w| w.name == name)
+        .map(|w| &w.ty)
+        .ok_or_else(|| format!("no weight `{name}` in the imported function"))
+}
+
+/// A test tensor as the little-endian bytes of `kind` (its real type).
+fn typed_bytes(t: &Tensor, kind: ElemKind) -> Result<Vec<u8>, String> {
+    if kind == ElemKind::Float {
+        return Ok(t.to_f32().iter().flat_map(|x| x.to_le_bytes()).collect());
+    }
+    if !kind.is_plain_int() && kind != ElemKind::Bool {
+        return Err(format!("no test encoding for {kind}"));
+    }
+    let v = t.to_i64();
+    let mut out = vec![0u8; v.len() * kind.bytes() as usize];
+    for (i, &x) in v.iter().enumerate() {
+        let x = if kind == ElemKind::Bool {
+            (x != 0) as i64
+        } else {
+            x
+        };
+        write_int(kind, &mut out, i, x);
+    }
+    Ok(out)
 }
 
 fn tolerance(dir: &Path) -> (f64, f64) {
@@ -195,9 +251,4 @@ fn read_tensor(path: &Path) -> Result<Tensor, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let tp = decode_tensor(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     decode(&tp, None, StrippedPolicy::default()).map_err(|e| e.to_string())
-}
-
-fn read_pb(path: &Path) -> Result<(Vec<u64>, Vec<f32>), String> {
-    let t = read_tensor(path)?;
-    Ok((t.dims.clone(), t.to_f32()))
 }

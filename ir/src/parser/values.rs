@@ -378,7 +378,8 @@ pub(super) fn lower_data(
 fn int_range(k: ElemKind) -> Option<(i64, i64)> {
     match k {
         ElemKind::Bool => Some((0, 1)),
-        ElemKind::Index32 => Some((i32::MIN as i64, i32::MAX as i64)),
+        ElemKind::Index64 => None,
+        k if k.is_plain_int() => k.int_range(),
         other => other.quant_range(),
     }
 }

@@ -1,0 +1,373 @@
+//! Integer and bool tensors at the graph's edges and through run-time ops:
+//! small ONNX graphs built here, imported as `glow-import` does, run on the
+//! interpreter and (when `cc` is installed) the C engine, and compared
+//! exactly with values computed by hand. The error cases check that what
+//! cannot be lowered says so, naming the node and the input.
+
+use glow_backend::elem::{read_int, write_int};
+use glow_backend::run::{resolve_weights, run, Engine, RunOptions};
+use glow_backend::CcOptions;
+use glow_import::onnx::{
+    dtype, AttributeProto, DimValue, Dimension, GraphProto, ModelProto, NodeProto,
+    OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, TypeTensor, ValueInfoProto,
+};
+use glow_import::{import_model, ImportError, Imported, Options};
+use glow_ir::ElemKind;
+use prost::Message;
+use std::collections::BTreeMap;
+
+/// A graph input or output: name, ONNX element type, dims.
+type Edge<'a> = (&'a str, i32, &'a [i64]);
+
+fn value(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeTensor {
+                elem_type: elem,
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(DimValue::DimValue(d)),
+                        })
+                        .collect(),
+                }),
+            }),
+        }),
+    }
+}
+
+fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        name: outputs.first().map_or(String::new(), |s| s.to_string()),
+        op_type: op.into(),
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+
+pub fn attr_int(name: &str, i: i64) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: 2,
+        i,
+        ..Default::default()
+    }
+}
+
+/// An int64 initializer.
+fn int64s(name: &str, dims: &[i64], v: &[i64]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: dtype::INT64,
+        int64_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn model(
+    nodes: Vec<NodeProto>,
+    inputs: &[Edge],
+    outputs: &[Edge],
+    inits: Vec<TensorProto>,
+    opset: i64,
+) -> Vec<u8> {
+    ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: opset,
+        }],
+        graph: Some(GraphProto {
+            name: "g".into(),
+            node: nodes,
+            initializer: inits,
+            input: inputs.iter().map(|(n, e, d)| value(n, *e, d)).collect(),
+            output: outputs.iter().map(|(n, e, d)| value(n, *e, d)).collect(),
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// Values fed to or read from a tensor, as numbers: integers and bools as
+/// i64 (bools 0/1), floats as f32.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Vals {
+    F(Vec<f32>),
+    I(Vec<i64>),
+}
+
+fn to_bytes(v: &Vals, kind: ElemKind) -> Vec<u8> {
+    match v {
+        Vals::F(f) => f.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Vals::I(i) => {
+            let mut out = vec![0u8; i.len() * kind.bytes() as usize];
+            for (k, &x) in i.iter().enumerate() {
+                write_int(kind, &mut out, k, x);
+            }
+            out
+        }
+    }
+}
+
+fn have_cc() -> bool {
+    std::process::Command::new("cc")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Runs `imported` on both engines with `inputs`; returns the outputs by
+/// name (the engines must agree byte for byte).
+fn run_both(imported: &Imported, inputs: &[(&str, Vals)]) -> BTreeMap<String, (ElemKind, Vals)> {
+    let f = &imported.function;
+    let mut given = BTreeMap::new();
+    for (name, v) in inputs {
+        let w = f.weights.iter().find(|w| w.name == *name).expect("input");
+        given.insert(name.to_string(), to_bytes(v, w.ty.elem));
+    }
+    for w in &imported.weights {
+        given.insert(w.name.clone(), w.bytes.clone());
+    }
+    let mut opts = RunOptions {
+        engine: Engine::Interp,
+        cc: CcOptions::new(None, "-O1"),
+        seed: 1,
+        strict_constants: true,
+        repeat: None,
+        build_dir: None,
+        codegen: Default::default(),
+    };
+    let weights = resolve_weights(f, &given, &opts).expect("weights");
+    let interp = run(f, &weights, &opts).expect("interpreter runs");
+    if have_cc() {
+        opts.engine = Engine::C;
+        let c = run(f, &weights, &opts).expect("C engine runs");
+        for (a, b) in interp.tensors.iter().zip(&c.tensors) {
+            assert_eq!(a.name, b.name);
+            assert_eq!(a.data, b.data, "engines differ on `{}`", a.name);
+        }
+    }
+    interp
+        .tensors
+        .iter()
+        .map(|t| {
+            let k = t.ty.elem;
+            let v = if k == ElemKind::Float {
+                Vals::F(
+                    t.data
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect(),
+                )
+            } else {
+                let n = t.data.len() / k.bytes() as usize;
+                Vals::I((0..n).map(|i| read_int(k, &t.data, i)).collect())
+            };
+            (t.name.clone(), (k, v))
+        })
+        .collect()
+}
+
+fn import(bytes: &[u8]) -> Imported {
+    import_model(bytes, &Options::default()).unwrap_or_else(|e| panic!("import: {e}"))
+}
+
+fn import_err(bytes: &[u8]) -> String {
+    match import_model(bytes, &Options::default()) {
+        Ok(i) => panic!("imported:\n{}", i.gir_text()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// One node `op(x, y...)` over typed inputs with one typed output `z`.
+fn one(
+    op: &str,
+    inputs: &[(Edge, Vals)],
+    out: Edge,
+    attrs: Vec<AttributeProto>,
+    opset: i64,
+) -> (ElemKind, Vals) {
+    let names: Vec<&str> = inputs.iter().map(|((n, _, _), _)| *n).collect();
+    let edges: Vec<Edge> = inputs.iter().map(|(e, _)| *e).collect();
+    let bytes = model(
+        vec![node(op, &names, &[out.0], attrs)],
+        &edges,
+        &[out],
+        vec![],
+        opset,
+    );
+    let imported = import(&bytes);
+    let feeds: Vec<(&str, Vals)> = inputs
+        .iter()
+        .map(|((n, _, _), v)| (*n, v.clone()))
+        .collect();
+    run_both(&imported, &feeds).remove(out.0).expect("output")
+}
+
+#[test]
+fn integer_and_bool_graph_edges_through_identity() {
+    let cases: [(i32, ElemKind, Vec<i64>); 5] = [
+        (dtype::INT64, ElemKind::Index64, vec![i64::MIN, -1, 1 << 60]),
+        (dtype::INT32, ElemKind::Index32, vec![i32::MIN as i64, 0, 7]),
+        (dtype::INT8, ElemKind::Int8, vec![-128, 0, 127]),
+        (dtype::UINT8, ElemKind::UInt8, vec![0, 128, 255]),
+        (dtype::BOOL, ElemKind::Bool, vec![1, 0, 1]),
+    ];
+    for (code, kind, v) in cases {
+        let got = one(
+            "Identity",
+            &[(("x", code, &[3]), Vals::I(v.clone()))],
+            ("z", code, &[3]),
+            vec![],
+            13,
+        );
+        assert_eq!(got, (kind, Vals::I(v)), "{kind}");
+    }
+}
+
+#[test]
+fn scalar_edges_are_one_element_tensors() {
+    let bytes = model(
+        vec![node("Identity", &["x"], &["z"], vec![])],
+        &[("x", dtype::INT64, &[])],
+        &[("z", dtype::INT64, &[])],
+        vec![],
+        13,
+    );
+    let imported = import(&bytes);
+    let text = imported.gir_text();
+    assert!(text.contains("%x = WeightVar index64<1> mutable"), "{text}");
+    let out = run_both(&imported, &[("x", Vals::I(vec![-42]))]);
+    assert_eq!(out["z"], (ElemKind::Index64, Vals::I(vec![-42])));
+}
+
+#[test]
+fn shape_and_size_are_integer_outputs() {
+    let bytes = model(
+        vec![
+            node("Shape", &["x"], &["s"], vec![]),
+            node("Size", &["x"], &["n"], vec![]),
+        ],
+        &[("x", dtype::FLOAT, &[2, 3, 4])],
+        &[("s", dtype::INT64, &[3]), ("n", dtype::INT64, &[])],
+        vec![],
+        13,
+    );
+    let out = run_both(&import(&bytes), &[("x", Vals::F(vec![0.0; 24]))]);
+    assert_eq!(out["s"], (ElemKind::Index64, Vals::I(vec![2, 3, 4])));
+    assert_eq!(out["n"], (ElemKind::Index64, Vals::I(vec![24])));
+}
+
+/// A strict comparison is stored negated inside the function; as a graph
+/// output it is made plain first.
+#[test]
+fn comparison_results_are_bool_outputs() {
+    let x = Vals::F(vec![1.0, 2.0, f32::NAN, -0.0]);
+    let y = Vals::F(vec![2.0, 2.0, 1.0, 0.0]);
+    let cases = [
+        ("Less", vec![1, 0, 0, 0]),
+        ("Greater", vec![0, 0, 0, 0]),
+        ("LessOrEqual", vec![1, 1, 0, 1]),
+        ("GreaterOrEqual", vec![0, 1, 0, 1]),
+    ];
+    for (op, want) in cases {
+        let got = one(
+            op,
+            &[
+                (("x", dtype::FLOAT, &[4]), x.clone()),
+                (("y", dtype::FLOAT, &[4]), y.clone()),
+            ],
+            ("z", dtype::BOOL, &[4]),
+            vec![],
+            13,
+        );
+        assert_eq!(got, (ElemKind::Bool, Vals::I(want)), "{op}");
+    }
+}
+
+/// Where picks between run-time int64 tensors; a non-splat int64 constant
+/// goes to the weights file as I64 (values past 2^53 stay exact).
+#[test]
+fn where_over_int64_with_a_weights_file_constant() {
+    let big = (1i64 << 60) + 1;
+    let bytes = model(
+        vec![node("Where", &["c", "k", "y"], &["z"], vec![])],
+        &[("c", dtype::BOOL, &[3]), ("y", dtype::INT64, &[3])],
+        &[("z", dtype::INT64, &[3])],
+        vec![int64s("k", &[3], &[big, -2, 3])],
+        13,
+    );
+    let imported = import(&bytes);
+    assert_eq!(imported.weights.len(), 1);
+    assert_eq!(imported.weights[0].ty.to_string(), "index64<3>");
+    let st = glow_import::safetensors_bytes(&imported.weights).expect("safetensors");
+    let dir = std::env::temp_dir().join(format!("glow-typed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("w.safetensors");
+    std::fs::write(&path, st).expect("write");
+    let loaded = glow_backend::weights::load_safetensors(&imported.function, &path).expect("loads");
+    assert_eq!(loaded[&imported.weights[0].name], imported.weights[0].bytes);
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = run_both(
+        &imported,
+        &[
+            ("c", Vals::I(vec![1, 0, 1])),
+            ("y", Vals::I(vec![10, 20, 30])),
+        ],
+    );
+    assert_eq!(out["z"], (ElemKind::Index64, Vals::I(vec![big, 20, 3])));
+}
+
+#[test]
+fn unsupported_types_and_uses_name_the_input() {
+    let e = import_err(&model(
+        vec![node("Identity", &["x"], &["z"], vec![])],
+        &[("x", dtype::DOUBLE, &[2])],
+        &[("z", dtype::FLOAT, &[2])],
+        vec![],
+        13,
+    ));
+    assert!(
+        e.contains("graph input `x`: element type DOUBLE is not supported (FLOAT, INT64, INT32, INT8, UINT8 and BOOL are)"),
+        "{e}"
+    );
+    let e = import_err(&model(
+        vec![node("Relu", &["x"], &["z"], vec![])],
+        &[("x", dtype::INT64, &[2])],
+        &[("z", dtype::INT64, &[2])],
+        vec![],
+        13,
+    ));
+    assert!(
+        e.contains(
+            "node `z` (Relu): unsupported: a run-time index64 tensor (`x`) as input 0 of Relu"
+        ),
+        "{e}"
+    );
+    // A run-time shape cannot be compiled statically.
+    let r = import_model(
+        &model(
+            vec![node("Reshape", &["x", "shape"], &["z"], vec![])],
+            &[("x", dtype::FLOAT, &[2, 3]), ("shape", dtype::INT64, &[2])],
+            &[("z", dtype::FLOAT, &[3, 2])],
+            vec![],
+            13,
+        ),
+        &Options::default(),
+    );
+    match r {
+        Err(e @ ImportError::NeedsConstant { .. }) => {
+            let e = e.to_string();
+            assert!(e.contains("input `shape` must be a constant"), "{e}");
+            assert!(e.contains("known at import time"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
