@@ -371,3 +371,145 @@ fn unsupported_types_and_uses_name_the_input() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Integer arithmetic wraps to the width; Div truncates, dividing by zero
+/// gives 0 (ONNX leaves it undefined). A constant operand takes the kind.
+#[test]
+fn integer_arithmetic_wraps_and_broadcasts() {
+    let x = Vals::I(vec![127, -128, 7, -7]);
+    let y = Vals::I(vec![1, -1, 2, 0]);
+    let cases = [
+        ("Add", vec![-128, 127, 9, -7]),
+        ("Sub", vec![126, -127, 5, -7]),
+        ("Mul", vec![127, -128, 14, 0]),
+        ("Div", vec![127, -128, 3, 0]),
+        ("Max", vec![127, -1, 7, 0]),
+        ("Min", vec![1, -128, 2, -7]),
+    ];
+    for (op, want) in cases {
+        let got = one(
+            op,
+            &[
+                (("x", dtype::INT8, &[4]), x.clone()),
+                (("y", dtype::INT8, &[4]), y.clone()),
+            ],
+            ("z", dtype::INT8, &[4]),
+            vec![],
+            13,
+        );
+        assert_eq!(got, (ElemKind::Int8, Vals::I(want)), "{op}");
+    }
+    // uint8 wraps at 256; a [2, 1] column broadcasts against [2, 3].
+    let got = one(
+        "Add",
+        &[
+            (("x", dtype::UINT8, &[2, 3]), Vals::I(vec![250, 1, 2, 3, 4, 5])),
+            (("y", dtype::UINT8, &[2, 1]), Vals::I(vec![10, 100])),
+        ],
+        ("z", dtype::UINT8, &[2, 3]),
+        vec![],
+        13,
+    );
+    assert_eq!(got, (ElemKind::UInt8, Vals::I(vec![4, 11, 12, 103, 104, 105])));
+    // int64 beyond 2^53 with a constant addend.
+    let bytes = model(
+        vec![node("Add", &["x", "k"], &["z"], vec![])],
+        &[("x", dtype::INT64, &[2])],
+        &[("z", dtype::INT64, &[2])],
+        vec![int64s("k", &[1], &[1])],
+        13,
+    );
+    let out = run_both(&import(&bytes), &[("x", Vals::I(vec![(1 << 60) + 1, i64::MAX]))]);
+    assert_eq!(
+        out["z"],
+        (ElemKind::Index64, Vals::I(vec![(1 << 60) + 2, i64::MIN]))
+    );
+}
+
+#[test]
+fn logical_ops_on_run_time_bools() {
+    let x = Vals::I(vec![0, 0, 1, 1]);
+    let y = Vals::I(vec![0, 1, 0, 1]);
+    for (op, want) in [
+        ("And", vec![0, 0, 0, 1]),
+        ("Or", vec![0, 1, 1, 1]),
+        ("Xor", vec![0, 1, 1, 0]),
+        ("Equal", vec![1, 0, 0, 1]),
+    ] {
+        let got = one(
+            op,
+            &[
+                (("x", dtype::BOOL, &[4]), x.clone()),
+                (("y", dtype::BOOL, &[4]), y.clone()),
+            ],
+            ("z", dtype::BOOL, &[4]),
+            vec![],
+            13,
+        );
+        assert_eq!(got, (ElemKind::Bool, Vals::I(want)), "{op}");
+    }
+    // And of [2, 2] with a broadcast [2] row, and Not of a comparison.
+    let bytes = model(
+        vec![
+            node("And", &["x", "y"], &["a"], vec![]),
+            node("Less", &["f", "g"], &["l"], vec![]),
+            node("Not", &["l"], &["n"], vec![]),
+        ],
+        &[
+            ("x", dtype::BOOL, &[2, 2]),
+            ("y", dtype::BOOL, &[2]),
+            ("f", dtype::FLOAT, &[2]),
+            ("g", dtype::FLOAT, &[2]),
+        ],
+        &[("a", dtype::BOOL, &[2, 2]), ("n", dtype::BOOL, &[2])],
+        vec![],
+        13,
+    );
+    let out = run_both(
+        &import(&bytes),
+        &[
+            ("x", Vals::I(vec![1, 1, 0, 1])),
+            ("y", Vals::I(vec![1, 0])),
+            ("f", Vals::F(vec![1.0, 3.0])),
+            ("g", Vals::F(vec![2.0, 2.0])),
+        ],
+    );
+    assert_eq!(out["a"], (ElemKind::Bool, Vals::I(vec![1, 0, 0, 0])));
+    assert_eq!(out["n"], (ElemKind::Bool, Vals::I(vec![0, 1])));
+}
+
+/// Where with a run-time condition broadcast over the arms, and with a
+/// constant condition over run-time arms.
+#[test]
+fn where_conditions_broadcast_and_may_be_constant() {
+    let bytes = model(
+        vec![
+            node("Where", &["c", "x", "y"], &["z"], vec![]),
+            node("Where", &["k", "x", "y"], &["w"], vec![]),
+        ],
+        &[
+            ("c", dtype::BOOL, &[2]),
+            ("x", dtype::INT32, &[2, 2]),
+            ("y", dtype::INT32, &[2, 2]),
+        ],
+        &[("z", dtype::INT32, &[2, 2]), ("w", dtype::INT32, &[2, 2])],
+        vec![TensorProto {
+            name: "k".into(),
+            dims: vec![2, 1],
+            data_type: dtype::BOOL,
+            int32_data: vec![0, 1],
+            ..Default::default()
+        }],
+        13,
+    );
+    let out = run_both(
+        &import(&bytes),
+        &[
+            ("c", Vals::I(vec![1, 0])),
+            ("x", Vals::I(vec![1, 2, 3, 4])),
+            ("y", Vals::I(vec![-1, -2, -3, -4])),
+        ],
+    );
+    assert_eq!(out["z"], (ElemKind::Index32, Vals::I(vec![1, -2, 3, -4])));
+    assert_eq!(out["w"], (ElemKind::Index32, Vals::I(vec![-1, -2, 3, 4])));
+}

@@ -391,6 +391,19 @@ fn operand(
     }
 }
 
+/// `v` (ONNX order) broadcast to `dims` as a buffer of `kind` (a constant
+/// becomes a weight of `kind`): views to the rank, then splats or tiles.
+pub(crate) fn broadcast(
+    l: &mut Lowerer,
+    v: &Val,
+    dims: &[u64],
+    out: &str,
+    kind: ElemKind,
+) -> Result<Value> {
+    let x = operand(l, v, dims.len(), false, out, kind)?;
+    Ok(expand(l, x, &super::ir_dims(dims), out))
+}
+
 /// `v` broadcast to IR dims `phys` (a splat for one element, else tiles).
 fn expand(l: &mut Lowerer, v: Value, phys: &[u64], out: &str) -> Value {
     let mut cur = dims_at(l, v);

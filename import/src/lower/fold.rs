@@ -145,11 +145,29 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             compare(l, node, &out)?
         }
         "Where"
-            if [1, 2]
+            if [0, 1, 2]
                 .iter()
                 .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
         {
             select(l, node, &out)?
+        }
+        "And" | "Or" | "Xor"
+            if [0, 1]
+                .iter()
+                .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
+        {
+            let op = match op {
+                "And" => Opcode::ElementAnd,
+                "Or" => Opcode::ElementOr,
+                _ => Opcode::ElementXor,
+            };
+            let (a, b) = (l.input(node, 0)?, l.input(node, 1)?);
+            let base = if node.name.is_empty() {
+                out.clone()
+            } else {
+                node.name.clone()
+            };
+            super::elementwise::apply(l, op, &a, &b, &out, &base)?
         }
         "Not" if matches!(l.opt_input(node, 0)?, Some(Val::Act(_))) => {
             let Val::Act(a) = l.input(node, 0)? else {
@@ -620,7 +638,7 @@ fn act_kind_of(l: &Lowerer, vals: &[&Val]) -> ElemKind {
 
 /// Equal, Less, Greater, LessOrEqual, GreaterOrEqual on float or integer
 /// activations: one `elementcmpeq`/`elementcmplt`/`elementcmplte` into a
-/// bool buffer.
+/// bool buffer. Equal on bools is `!(a ^ b)`.
 fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
     let (a, b) = (l.input(node, 0)?, l.input(node, 1)?);
     let dims = super::elementwise::broadcast_dims(l, &dims_of(&a), &dims_of(&b))?;
@@ -634,6 +652,19 @@ fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
         full(l, &a, &dims, out, &base, kind)?,
         full(l, &b, &dims, out, &base, kind)?,
     );
+    if kind == ElemKind::Bool && node.op_type == "Equal" {
+        let x = super::elementwise::apply(l, Opcode::ElementXor, &a, &b, out, &base)?;
+        let Val::Act(xa) = x else {
+            return Err(l.err("Equal of two constants reached run-time lowering"));
+        };
+        let c = l.alloc_kind(out, &dims, ElemKind::Bool);
+        l.inst(&base, Opcode::ElementNot, &[c, xa.v], &[]);
+        return Ok(Val::Act(Act {
+            v: c,
+            dims,
+            cl: false,
+        }));
+    }
     if kind == ElemKind::Bool {
         return Err(l.unsupported(format!("{} of bool tensors", node.op_type)));
     }
@@ -659,23 +690,38 @@ fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
 fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
     let c = l.input(node, 0)?;
     let (x, y) = (l.input(node, 1)?, l.input(node, 2)?);
-    let Val::Act(ca) = c else {
-        return Err(l.unsupported("Where with a constant condition and run-time values"));
-    };
     let d = super::elementwise::broadcast_dims(l, &dims_of(&x), &dims_of(&y))?;
-    let dims = super::elementwise::broadcast_dims(l, &d, &ca.dims)?;
-    if ca.dims != dims {
-        return Err(l.unsupported(format!(
-            "a Where condition {:?} broadcast to {dims:?}",
-            ca.dims
-        )));
-    }
+    let dims = super::elementwise::broadcast_dims(l, &d, &dims_of(&c))?;
     let base = if node.name.is_empty() {
         out.to_string()
     } else {
         node.name.clone()
     };
-    let kind = act_kind_of(l, &[&x, &y]);
+    let ca = match &c {
+        Val::Act(a) if a.dims == dims => a.clone(),
+        Val::Act(a) => {
+            // Broadcast the condition (made plain: the copies are new buffers).
+            let p = l.plain_bool(a);
+            let cond = format!("{out}.cond");
+            let v = super::elementwise::broadcast(l, &Val::Act(p), &dims, &cond, ElemKind::Bool)?;
+            Act { v, dims: dims.clone(), cl: false }
+        }
+        Val::Const { .. } => {
+            let cond = format!("{out}.cond");
+            let v = super::elementwise::broadcast(l, &c, &dims, &cond, ElemKind::Bool)?;
+            Act { v, dims: dims.clone(), cl: false }
+        }
+    };
+    // With constant arms only, their data says the kind (integers are index64).
+    let kind = match (&x, &y) {
+        (Val::Const { t: a, .. }, Val::Const { t: b, .. }) => {
+            match (&a.data, &b.data) {
+                (Data::I64(_), Data::I64(_)) => ElemKind::Index64,
+                _ => ElemKind::Float,
+            }
+        }
+        _ => act_kind_of(l, &[&x, &y]),
+    };
     let (fx, fy) = (
         full(l, &x, &dims, out, &base, kind)?,
         full(l, &y, &dims, out, &base, kind)?,

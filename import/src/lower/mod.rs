@@ -94,6 +94,16 @@ const ANY_KIND_OPS: &[&str] = &[
     "Greater",
     "LessOrEqual",
     "GreaterOrEqual",
+    "And",
+    "Or",
+    "Xor",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Sum",
+    "Max",
+    "Min",
 ];
 
 /// IR dims for ONNX dims (a scalar is `<1>`).

@@ -193,7 +193,8 @@ impl Suite {
             for (k, (&g, &w)) in got.iter().zip(&want).enumerate() {
                 let (g, w) = (g as f64, w as f64);
                 let err = (g - w).abs();
-                let ok = err <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan());
+                // Equal infinities match (numpy's allclose), as do two NaNs.
+                let ok = err <= atol + rtol * w.abs() || g == w || (g.is_nan() && w.is_nan());
                 if (!ok && worst.2) || err > worst.0 {
                     worst = (err, k, ok && worst.2);
                 }
