@@ -403,14 +403,20 @@ fn integer_arithmetic_wraps_and_broadcasts() {
     let got = one(
         "Add",
         &[
-            (("x", dtype::UINT8, &[2, 3]), Vals::I(vec![250, 1, 2, 3, 4, 5])),
+            (
+                ("x", dtype::UINT8, &[2, 3]),
+                Vals::I(vec![250, 1, 2, 3, 4, 5]),
+            ),
             (("y", dtype::UINT8, &[2, 1]), Vals::I(vec![10, 100])),
         ],
         ("z", dtype::UINT8, &[2, 3]),
         vec![],
         13,
     );
-    assert_eq!(got, (ElemKind::UInt8, Vals::I(vec![4, 11, 12, 103, 104, 105])));
+    assert_eq!(
+        got,
+        (ElemKind::UInt8, Vals::I(vec![4, 11, 12, 103, 104, 105]))
+    );
     // int64 beyond 2^53 with a constant addend.
     let bytes = model(
         vec![node("Add", &["x", "k"], &["z"], vec![])],
@@ -419,7 +425,10 @@ fn integer_arithmetic_wraps_and_broadcasts() {
         vec![int64s("k", &[1], &[1])],
         13,
     );
-    let out = run_both(&import(&bytes), &[("x", Vals::I(vec![(1 << 60) + 1, i64::MAX]))]);
+    let out = run_both(
+        &import(&bytes),
+        &[("x", Vals::I(vec![(1 << 60) + 1, i64::MAX]))],
+    );
     assert_eq!(
         out["z"],
         (ElemKind::Index64, Vals::I(vec![(1 << 60) + 2, i64::MIN]))

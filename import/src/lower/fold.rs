@@ -704,22 +704,28 @@ fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
             let p = l.plain_bool(a);
             let cond = format!("{out}.cond");
             let v = super::elementwise::broadcast(l, &Val::Act(p), &dims, &cond, ElemKind::Bool)?;
-            Act { v, dims: dims.clone(), cl: false }
+            Act {
+                v,
+                dims: dims.clone(),
+                cl: false,
+            }
         }
         Val::Const { .. } => {
             let cond = format!("{out}.cond");
             let v = super::elementwise::broadcast(l, &c, &dims, &cond, ElemKind::Bool)?;
-            Act { v, dims: dims.clone(), cl: false }
+            Act {
+                v,
+                dims: dims.clone(),
+                cl: false,
+            }
         }
     };
     // With constant arms only, their data says the kind (integers are index64).
     let kind = match (&x, &y) {
-        (Val::Const { t: a, .. }, Val::Const { t: b, .. }) => {
-            match (&a.data, &b.data) {
-                (Data::I64(_), Data::I64(_)) => ElemKind::Index64,
-                _ => ElemKind::Float,
-            }
-        }
+        (Val::Const { t: a, .. }, Val::Const { t: b, .. }) => match (&a.data, &b.data) {
+            (Data::I64(_), Data::I64(_)) => ElemKind::Index64,
+            _ => ElemKind::Float,
+        },
         _ => act_kind_of(l, &[&x, &y]),
     };
     let (fx, fy) = (
