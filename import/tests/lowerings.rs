@@ -322,13 +322,19 @@ fn normalization_errors_name_the_node() {
         &[("x", &[2, 4]), ("w", &[4])],
         vec![attr_int("stash_type", 0)],
     );
-    assert!(e.contains("node `n`") && e.contains("unsupported: stash_type 0"), "{e}");
+    assert!(
+        e.contains("node `n`") && e.contains("unsupported: stash_type 0"),
+        "{e}"
+    );
     let e = import_error(
         "RMSNormalization",
         &[("x", &[2, 4]), ("w", &[4])],
         vec![attr_int("axis", 2)],
     );
-    assert!(e.contains("node `n`") && e.contains("axis 2 is out of range"), "{e}");
+    assert!(
+        e.contains("node `n`") && e.contains("axis 2 is out of range"),
+        "{e}"
+    );
     let e = import_error("SwiGLU", &[("a", &[2, 4]), ("b", &[4])], vec![]);
     assert!(e.contains("SwiGLU does not broadcast"), "{e}");
     let e = import_error("LayerNormalization", &[("x", &[2, 4]), ("w", &[3])], vec![]);

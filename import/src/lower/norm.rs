@@ -154,7 +154,14 @@ pub(super) fn layer_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> 
     );
     let mut y = act(dest, &r.dims);
     if after {
-        y = apply(l, Opcode::ElementMul, &y, &w, &format!("{out}.scaled"), &base)?;
+        y = apply(
+            l,
+            Opcode::ElementMul,
+            &y,
+            &w,
+            &format!("{out}.scaled"),
+            &base,
+        )?;
         if let Some(b) = &b {
             y = apply(l, Opcode::ElementAdd, &y, b, &out, &base)?;
         }
@@ -198,16 +205,51 @@ fn statistics(
     let s = act(s, &rc);
     let mean = apply(l, Opcode::ElementDiv, &s, &cols, &mean_name, base)?;
     let xv = act(xs, &[r.rows, r.cols]);
-    let diff = apply(l, Opcode::ElementSub, &xv, &mean, &format!("{inv_name}.diff"), base)?;
-    let sq = apply(l, Opcode::ElementMul, &diff, &diff, &format!("{inv_name}.sq"), base)?;
+    let diff = apply(
+        l,
+        Opcode::ElementSub,
+        &xv,
+        &mean,
+        &format!("{inv_name}.diff"),
+        base,
+    )?;
+    let sq = apply(
+        l,
+        Opcode::ElementMul,
+        &diff,
+        &diff,
+        &format!("{inv_name}.sq"),
+        base,
+    )?;
     let sq = l.act(&sq).v;
     let ss = row_sum(l, sq, r.rows, &format!("{inv_name}.sum"), base);
     let ss = l.view(&format!("{inv_name}.col"), ss, &rc);
-    let var = apply(l, Opcode::ElementDiv, &act(ss, &rc), &cols, &format!("{inv_name}.var"), base)?;
+    let var = apply(
+        l,
+        Opcode::ElementDiv,
+        &act(ss, &rc),
+        &cols,
+        &format!("{inv_name}.var"),
+        base,
+    )?;
     let e = scalar(&format!("{inv_name}.eps"), eps);
-    let ve = apply(l, Opcode::ElementAdd, &var, &e, &format!("{inv_name}.vareps"), base)?;
+    let ve = apply(
+        l,
+        Opcode::ElementAdd,
+        &var,
+        &e,
+        &format!("{inv_name}.vareps"),
+        base,
+    )?;
     let ve = l.act(&ve).v;
-    let sd = unary(l, Opcode::ElementSqrt, ve, &rc, &format!("{inv_name}.stddev"), base);
+    let sd = unary(
+        l,
+        Opcode::ElementSqrt,
+        ve,
+        &rc,
+        &format!("{inv_name}.stddev"),
+        base,
+    );
     let one = scalar(&format!("{inv_name}.one"), 1.0);
     let inv = apply(l, Opcode::ElementDiv, &one, &act(sd, &rc), &inv_name, base)?;
     let mv = l.act(&mean).v;
@@ -234,16 +276,51 @@ pub(super) fn rms_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let sq = l.view(&format!("{out}.rows"), sq, &[r.rows, r.cols]);
     let s = row_sum(l, sq, r.rows, &format!("{out}.sum"), &base);
     let cols = scalar(&format!("{out}.count"), r.cols as f32);
-    let mean = apply(l, Opcode::ElementDiv, &act(s, &[r.rows]), &cols, &format!("{out}.mean"), &base)?;
+    let mean = apply(
+        l,
+        Opcode::ElementDiv,
+        &act(s, &[r.rows]),
+        &cols,
+        &format!("{out}.mean"),
+        &base,
+    )?;
     let e = scalar(&format!("{out}.eps"), eps);
-    let me = apply(l, Opcode::ElementAdd, &mean, &e, &format!("{out}.meaneps"), &base)?;
+    let me = apply(
+        l,
+        Opcode::ElementAdd,
+        &mean,
+        &e,
+        &format!("{out}.meaneps"),
+        &base,
+    )?;
     let me = l.act(&me).v;
-    let rms = unary(l, Opcode::ElementSqrt, me, &[r.rows], &format!("{out}.rms"), &base);
+    let rms = unary(
+        l,
+        Opcode::ElementSqrt,
+        me,
+        &[r.rows],
+        &format!("{out}.rms"),
+        &base,
+    );
     let one = scalar(&format!("{out}.one"), 1.0);
-    let inv = apply(l, Opcode::ElementDiv, &one, &act(rms, &[r.rows]), &format!("{out}.inv"), &base)?;
+    let inv = apply(
+        l,
+        Opcode::ElementDiv,
+        &one,
+        &act(rms, &[r.rows]),
+        &format!("{out}.inv"),
+        &base,
+    )?;
     let iv = l.act(&inv).v;
     let iv = l.view(&format!("{out}.inv"), iv, &r.stat);
-    let y = apply(l, Opcode::ElementMul, &xv, &act(iv, &r.stat), &format!("{out}.normed"), &base)?;
+    let y = apply(
+        l,
+        Opcode::ElementMul,
+        &xv,
+        &act(iv, &r.stat),
+        &format!("{out}.normed"),
+        &base,
+    )?;
     let y = apply(l, Opcode::ElementMul, &y, &w, &out, &base)?;
     Ok(vec![y])
 }

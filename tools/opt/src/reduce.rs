@@ -15,7 +15,9 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use glow_ir::diag::render_all;
 use glow_ir::function::{Mutability, WeightData, WeightId};
 use glow_ir::printer::{print_module, PrintOptions};
-use glow_ir::{parser, verifier, Diagnostic, InstId, MemberValue, Module, OperandKind, Value};
+use glow_ir::{
+    parser, verifier, Diagnostic, InstId, MemberValue, Module, Opcode, OperandKind, Value,
+};
 use glow_passes::manager::{read_reproducer, Instrumentation};
 use glow_passes::{PassManager, PassRegistry, Pipeline};
 use std::ffi::OsString;
@@ -241,6 +243,14 @@ fn miscompiled(p: &Pipeline, m: &Module) -> bool {
     })
 }
 
+/// `PATH` for the test: this executable's directory first, so a script
+/// calls the glow tools that came with this reducer by name.
+fn test_path() -> Option<OsString> {
+    let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).ok()
+}
+
 /// A bare name is a tool beside this executable if there is one there.
 fn resolve_test(test: &Path) -> PathBuf {
     if test.components().count() == 1 {
@@ -288,7 +298,9 @@ impl Reducer {
             cur = self.functions(cur)?;
             cur = self.instructions(cur)?;
             cur = self.operands(cur)?;
+            cur = self.activations(cur)?;
             cur = self.members(cur)?;
+            cur = self.shapes(cur)?;
             cur = self.weights(cur)?;
             let (f, i, w) = size(&cur);
             eprintln!(
@@ -334,7 +346,11 @@ impl Reducer {
         };
         glow_ir::output::write_file(&self.candidate, format!("{}{text}", self.header).as_bytes())
             .map_err(|e| format!("glow-reduce: error: cannot write the candidate: {e}"))?;
-        let status = Command::new(program)
+        let mut cmd = Command::new(program);
+        if let Some(path) = test_path() {
+            cmd.env("PATH", path);
+        }
+        let status = cmd
             .args(args)
             .arg(&self.candidate)
             .stdin(Stdio::null())
@@ -440,7 +456,7 @@ impl Reducer {
                     };
                     let mut cand = cur.clone();
                     let f = &mut cand.functions[fi];
-                    let name = fresh_weight_name(f);
+                    let name = fresh_weight_name(f, "reduce.in");
                     f.weights.push(WeightData {
                         name,
                         ty,
@@ -456,6 +472,89 @@ impl Reducer {
                     }
                 }
                 pos += 1;
+            }
+        }
+        Ok(cur)
+    }
+
+    /// An activation becomes a fresh mutable weight of its type (its alloc
+    /// and dealloc go, every operand naming it names the weight): what was
+    /// written into it is then observable, so the instructions that only
+    /// consumed it can go in the next round.
+    fn activations(&mut self, mut cur: Module) -> Result<Module, String> {
+        for fi in 0..cur.functions.len() {
+            let mut pos = 0;
+            while pos < cur.functions[fi].layout.len() {
+                let f = &cur.functions[fi];
+                let id = f.layout.to_vec()[pos];
+                let alloc = f.inst(id);
+                let ty = match (alloc.opcode, f.value_type(Value::Inst(id))) {
+                    (Opcode::AllocActivation, Some(ty)) => ty.clone(),
+                    _ => {
+                        pos += 1;
+                        continue;
+                    }
+                };
+                let mut cand = cur.clone();
+                let f = &mut cand.functions[fi];
+                let name = fresh_weight_name(f, "reduce.act");
+                f.weights.push(WeightData {
+                    name,
+                    ty,
+                    mutability: Mutability::Mutable,
+                    init: None,
+                });
+                let w = Value::Weight(WeightId((f.weights.len() - 1) as u32));
+                let order = f.layout.to_vec();
+                let mut kept = Vec::new();
+                for &i in &order {
+                    let inst = f.inst(i);
+                    let names_it = inst.operands.iter().any(|o| o.value == Value::Inst(id));
+                    if i == id || (inst.opcode == Opcode::DeallocActivation && names_it) {
+                        continue;
+                    }
+                    for op in &mut f.inst_mut(i).operands {
+                        if op.value == Value::Inst(id) {
+                            op.value = w;
+                        }
+                    }
+                    kept.push(i);
+                }
+                f.layout = glow_ir::Layout::from_order(kept);
+                f.spans = Default::default();
+                match self.try_candidate(&cand)? {
+                    // The alloc is gone: the next one is now at `pos`.
+                    Some(m) => cur = m,
+                    None => pos += 1,
+                }
+            }
+        }
+        Ok(cur)
+    }
+
+    /// Shrinks a dimension size everywhere it appears (weight types and
+    /// type members such as an alloc's `Ty`): each distinct size above 1,
+    /// largest first, becomes 1, else half of it. Only candidates whose every
+    /// instruction still verifies are tried, so shapes shrink only where the
+    /// shape rules allow; a weight whose type changes loses its inline data.
+    fn shapes(&mut self, mut cur: Module) -> Result<Module, String> {
+        for fi in 0..cur.functions.len() {
+            let mut sizes: Vec<u64> = type_dims(&cur.functions[fi])
+                .into_iter()
+                .filter(|&d| d > 1)
+                .collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            sizes.dedup();
+            for d in sizes {
+                let targets = if d / 2 > 1 { vec![1, d / 2] } else { vec![1] };
+                for to in targets {
+                    let mut cand = cur.clone();
+                    resize_dims(&mut cand.functions[fi], d, to);
+                    if let Some(m) = self.try_candidate(&cand)? {
+                        cur = m;
+                        break;
+                    }
+                }
             }
         }
         Ok(cur)
@@ -511,13 +610,54 @@ impl Reducer {
     }
 }
 
-fn fresh_weight_name(f: &glow_ir::Function) -> String {
+fn fresh_weight_name(f: &glow_ir::Function, prefix: &str) -> String {
     let taken =
         |n: &str| f.weights.iter().any(|w| w.name == n) || f.insts.iter().any(|i| i.name == n);
     (0..)
-        .map(|k| format!("reduce.in{k}"))
+        .map(|k| format!("{prefix}{k}"))
         .find(|n| !taken(n))
         .expect("an unbounded range has a free name")
+}
+
+/// Every dimension size of the weights' types and of the type members.
+fn type_dims(f: &glow_ir::Function) -> Vec<u64> {
+    let mut out: Vec<u64> = f.weights.iter().flat_map(|w| w.ty.dims.clone()).collect();
+    for id in &f.layout {
+        for m in f.inst(id).members.iter().flatten() {
+            if let MemberValue::Type(t) = m {
+                out.extend(&t.dims);
+            }
+        }
+    }
+    out
+}
+
+/// Replaces the dimension size `from` by `to` in every weight type and type
+/// member of `f`.
+fn resize_dims(f: &mut glow_ir::Function, from: u64, to: u64) {
+    let swap = |t: &mut glow_ir::Type| -> bool {
+        let mut changed = false;
+        for d in &mut t.dims {
+            if *d == from {
+                *d = to;
+                changed = true;
+            }
+        }
+        changed
+    };
+    for w in &mut f.weights {
+        if swap(&mut w.ty) {
+            w.init = None;
+        }
+    }
+    for id in f.layout.to_vec() {
+        for m in f.inst_mut(id).members.iter_mut().flatten() {
+            if let MemberValue::Type(t) = m {
+                swap(t);
+            }
+        }
+    }
+    f.spans = Default::default();
 }
 
 fn unused_weights(f: &glow_ir::Function) -> Vec<usize> {
