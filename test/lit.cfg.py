@@ -115,6 +115,8 @@ for feature in suite.get("features", []):
     config.available_features.add(feature)
 if shutil.which("cc"):
     config.available_features.add("system-cc")
+if shutil.which("dot"):
+    config.available_features.add("graphviz")
 
 # Tools the RUN lines call by name (sh, sleep, wc) come from the normal PATH.
 config.environment["PATH"] = os.environ.get("PATH", "")

@@ -94,6 +94,9 @@ impl RunConfig {
         if crate::features::find_on_path("cc").is_some() {
             features.insert("system-cc".into());
         }
+        if crate::features::find_on_path("dot").is_some() {
+            features.insert("graphviz".into());
+        }
         for name in crate::OPTIONAL_TOOL_NAMES {
             if tools.contains_key(name) {
                 features.insert(name.to_string());
