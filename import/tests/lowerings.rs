@@ -340,3 +340,57 @@ fn normalization_errors_name_the_node() {
     let e = import_error("LayerNormalization", &[("x", &[2, 4]), ("w", &[3])], vec![]);
     assert!(e.contains("do not broadcast"), "{e}");
 }
+
+#[test]
+fn attention_zeroes_rows_a_constant_bool_mask_hides() {
+    // One head, D = 1, S = L = 2: query 0 sees both keys, query 1 none.
+    let k = floats("k", &[1, 1, 2, 1], &[0.0, 1.0]);
+    let v = floats("v", &[1, 1, 2, 1], &[10.0, 20.0]);
+    let mask = TensorProto {
+        name: "mask".into(),
+        dims: vec![2, 2],
+        data_type: 9,
+        int32_data: vec![1, 1, 0, 0],
+        ..Default::default()
+    };
+    let got = run_one(
+        "Attention",
+        (&[1, 1, 2, 1], vec![1.0, 2.0]),
+        vec![k, v, mask],
+        vec![],
+        &[1, 1, 2, 1],
+    );
+    // Scale 1 / sqrt(1): scores [0, 1] for query 0; the softmax of them.
+    let e0 = (0.0f32 - 1.0).exp();
+    let sum = e0 + 1.0;
+    let want0 = e0 / sum * 10.0 + 1.0 / sum * 20.0;
+    assert!((got[0] - want0).abs() <= 1e-6, "{got:?} vs {want0}");
+    assert_eq!(got[1], 0.0, "a fully masked row gives 0, not NaN");
+}
+
+#[test]
+fn attention_errors_name_the_node() {
+    let q = ("q", &[1i64, 2, 2, 4][..]);
+    let e = import_error(
+        "Attention",
+        &[q, ("k", &[1, 2, 3, 4]), ("v", &[1, 2, 2, 4])],
+        vec![],
+    );
+    assert!(e.contains("node `n`") && e.contains("K and V differ in sequence length"), "{e}");
+    let e = import_error("Attention", &[q, ("k", &[1, 3, 2, 4]), ("v", &[1, 3, 2, 4])], vec![]);
+    assert!(e.contains("2 query heads are not a multiple of 3"), "{e}");
+    let e = import_error("Attention", &[("q", &[1, 2, 8]), ("k", &[1, 2, 8]), ("v", &[1, 2, 8])], vec![]);
+    assert!(e.contains("3-D q needs q_num_heads and kv_num_heads"), "{e}");
+    let e = import_error(
+        "Attention",
+        &[q, q, q],
+        vec![attr_int("qk_matmul_output_mode", 4)],
+    );
+    assert!(e.contains("qk_matmul_output_mode 4"), "{e}");
+    let e = import_error(
+        "Attention",
+        &[q, q, q, ("mask", &[3, 2])],
+        vec![],
+    );
+    assert!(e.contains("does not broadcast"), "{e}");
+}

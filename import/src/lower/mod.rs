@@ -10,6 +10,7 @@
 //! logical order (reshape, gemm, graph outputs...). Constants feeding spatial
 //! ops are permuted at import time instead.
 
+mod attention;
 mod elementwise;
 mod fold;
 mod linalg;
@@ -610,6 +611,7 @@ impl<'o> Lowerer<'o> {
             }
             "BatchNormalization" => nn::batchnorm(self, node)?,
             "LRN" => nn::lrn(self, node)?,
+            "Attention" => attention::attention(self, node)?,
             "LayerNormalization" => norm::layer_norm(self, node)?,
             "RMSNormalization" => norm::rms_norm(self, node)?,
             "SwiGLU" => norm::swiglu(self, node)?,
