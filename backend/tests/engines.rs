@@ -361,6 +361,7 @@ fn build() -> String {
         ));
     }
     convolutions(&mut p);
+    conv_transposes(&mut p);
     pools(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
@@ -780,16 +781,40 @@ fn convolutions(p: &mut Prog) {
     }
 }
 
+/// `convtranspose` over strides, pads, dilations, groups and output padding.
+fn conv_transposes(p: &mut Prog) {
+    for (k, s, pads, d, g, op) in [
+        ([3u64, 3], [1u64, 1], [0u64, 0, 0, 0], [1u64, 1], 1u64, [0u64, 0]),
+        ([3, 2], [2, 3], [1, 0, 2, 1], [1, 1], 2, [1, 2]),
+        ([2, 3], [3, 2], [0, 2, 1, 0], [2, 2], 3, [0, 1]),
+        ([1, 1], [2, 2], [0, 0, 0, 0], [1, 1], 6, [1, 1]),
+    ] {
+        let (n, c, h, w, ocg) = (2u64, 6u64, 4u64, 5u64, 2u64);
+        let extent = |a: usize, i: u64| {
+            (i - 1) * s[a] + (k[a] - 1) * d[a] + 1 + op[a] - pads[a] - pads[a + 2]
+        };
+        let (oh, ow, oc) = (extent(0, h), extent(1, w), ocg * g);
+        let m = format!(
+            "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Group: {g}, Dilation: [{}, {}], OutputPadding: [{}, {}]",
+            k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], d[0], d[1], op[0], op[1]
+        );
+        let ins = [f(&[n, h, w, c]), f(&[c, k[0], k[1], ocg]), f(&[oc])];
+        let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+        p.op("convtranspose", &f(&[n, oh, ow, oc]), &ins, &m);
+    }
+}
+
 fn pools(p: &mut Prog) {
     for layout in ["NHWC", "NCHW"] {
-        for (k, s, pads) in [
-            ([2u64, 2], [2u64, 2], [0u64, 0, 0, 0]),
-            ([3, 2], [1, 2], [1, 1, 2, 0]),
-            ([3, 3], [1, 1], [2, 2, 2, 2]),
+        for (k, s, pads, d) in [
+            ([2u64, 2], [2u64, 2], [0u64, 0, 0, 0], [1u64, 1]),
+            ([3, 2], [1, 2], [1, 1, 2, 0], [1, 1]),
+            ([3, 3], [1, 1], [2, 2, 2, 2], [1, 1]),
+            ([2, 2], [1, 2], [1, 0, 1, 1], [2, 3]),
         ] {
             let (n, c, h, w) = (2u64, 3u64, 5u64, 4u64);
-            let oh = (h + pads[0] + pads[2] - k[0]) / s[0] + 1;
-            let ow = (w + pads[1] + pads[3] - k[1]) / s[1] + 1;
+            let oh = (h + pads[0] + pads[2] - (k[0] - 1) * d[0] - 1) / s[0] + 1;
+            let ow = (w + pads[1] + pads[3] - (k[1] - 1) * d[1] - 1) / s[1] + 1;
             let dims = |h, w| {
                 if layout == "NCHW" {
                     vec![n, c, h, w]
@@ -798,8 +823,8 @@ fn pools(p: &mut Prog) {
                 }
             };
             let m = format!(
-                "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Layout: {layout}",
-                k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3]
+                "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Layout: {layout}, Dilation: [{}, {}]",
+                k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], d[0], d[1]
             );
             p.op("maxpool", &f(&dims(oh, ow)), &[&f(&dims(h, w))], &m);
             for cip in [true, false] {

@@ -6,7 +6,7 @@ use thiserror::Error;
 /// The ops the importer lowers, for "unsupported op" messages.
 pub const SUPPORTED_OPS: &str =
     "Abs, Acos, Acosh, Add, And, Asin, Asinh, Atan, Atanh, Attention, AveragePool, BatchNormalization, \
-Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, ConstantOfShape, Conv, Cos, Cosh, \
+Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, \
 DepthToSpace, Div, Dropout, Elu, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, Gelu, \
 Gemm, GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, \
 HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LRN, MatMul, Max, MaxPool, \

@@ -394,3 +394,51 @@ fn attention_errors_name_the_node() {
     );
     assert!(e.contains("does not broadcast"), "{e}");
 }
+
+fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: 7,
+        ints: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn conv_transpose_constant_filter_pads_and_output_padding() {
+    // Values from onnx.reference: the end row past the full output (output
+    // padding) holds the bias alone; the begin column is cropped by pads.
+    let w: Vec<f32> = (0..8).map(|i| i as f32 * 0.5).collect();
+    let w = floats("w", &[1, 2, 2, 2], &w);
+    let b = floats("b", &[2], &[1.0, -1.0]);
+    let got = run_one(
+        "ConvTranspose",
+        (&[1, 1, 2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        vec![w, b],
+        vec![
+            attr_ints("strides", &[2, 2]),
+            attr_ints("output_padding", &[1, 0]),
+            attr_ints("pads", &[0, 1, 0, 0]),
+        ],
+        &[1, 2, 5, 3],
+    );
+    let want = vec![
+        1.5, 1.0, 2.0, 2.5, 3.0, 4.0, 2.5, 1.0, 3.0, 5.5, 5.0, 7.0, 1.0, 1.0, 1.0, //
+        1.5, 3.0, 4.0, 2.5, 5.0, 6.0, 6.5, 7.0, 9.0, 9.5, 11.0, 13.0, -1.0, -1.0, -1.0,
+    ];
+    assert_eq!(got, want);
+}
+
+#[test]
+fn conv_transpose_1d_strides_and_dilations() {
+    let w = floats("w", &[1, 1, 2], &[1.0, 10.0]);
+    let b = floats("b", &[1], &[0.5]);
+    let got = run_one(
+        "ConvTranspose",
+        (&[1, 1, 3], vec![1.0, 2.0, 3.0]),
+        vec![w, b],
+        vec![attr_ints("strides", &[2]), attr_ints("dilations", &[2])],
+        &[1, 1, 7],
+    );
+    assert_eq!(got, vec![1.5, 0.5, 12.5, 0.5, 23.5, 0.5, 30.5]);
+}

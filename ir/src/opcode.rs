@@ -101,6 +101,8 @@ pub enum MemberRule {
     TwoPositive,
     /// Four non-negative integers (top, left, bottom, right).
     Pads,
+    /// Two non-negative integers (a transposed convolution's output padding).
+    TwoNonNegative,
     /// An integer of at least 1.
     AtLeastOne,
     NonNegative,
@@ -163,6 +165,8 @@ pub enum Family {
     LayerNorm,
     Lrn,
     Convolution,
+    /// `convtranspose`: the gradient form of a convolution (scatter as gather).
+    ConvTranspose,
     /// maxpool, avgpool.
     Pool,
 }
@@ -278,18 +282,29 @@ opcodes! {
          extra("FusedActivation", M::Enum(FUSED_ACTIVATIONS), Default::Enum("NONE")),
          extra("FusedActivationArgs", M::FloatArray, Default::FloatArray(&[]))],
         &[], shapes::convolution, Convolution;
+    ConvTranspose = "convtranspose",
+        [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In)],
+        [req("Kernels", M::IntArray).rule(R::TwoPositive),
+         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt("Group", M::Int, Default::Int(1)).rule(R::AtLeastOne),
+         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         extra("OutputPadding", M::IntArray, Default::IntArray(&[0, 0])).rule(R::TwoNonNegative)],
+        &[], shapes::conv_transpose, ConvTranspose;
     MaxPool = "maxpool", [op("Dest", Out), op("Src", In)],
         [req("Kernels", M::IntArray).rule(R::TwoPositive),
          opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
          opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
-         opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC"))],
+         opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
+         extra("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive)],
         &[], shapes::pool, Pool;
     AvgPool = "avgpool", [op("Dest", Out), op("Src", In)],
         [req("Kernels", M::IntArray).rule(R::TwoPositive),
          opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
          opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
          opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
-         opt("CountIncludePads", M::Bool, Default::Bool(true))],
+         opt("CountIncludePads", M::Bool, Default::Bool(true)),
+         extra("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive)],
         &[], shapes::pool, Pool;
     FullyConnected = "fullyconnected",
         [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)], [], &[], shapes::fully_connected, MatrixMultiply;

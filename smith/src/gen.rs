@@ -529,6 +529,7 @@ impl Gen<'_> {
             29 => self.layernorm(),
             30 => self.logical(),
             31 => self.gather(),
+            32 => self.conv_transpose(),
             _ => self.binary(),
         }
     }
@@ -877,13 +878,54 @@ impl Gen<'_> {
         }
     }
 
+    /// `convtranspose` (NHWC): output padding below the stride, groups,
+    /// constant or computed filters.
+    fn conv_transpose(&mut self) {
+        let group = *self.rng.pick(&[1u64, 1, 2, 3]);
+        let (cpg, opg) = (self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64);
+        let (c, oc) = (group * cpg, group * opg);
+        let n = self.rng.range(1, 2) as u64;
+        let k = [self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64];
+        let st = [self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64];
+        let dil = [self.rng.range(1, 2) as u64, self.rng.range(1, 2) as u64];
+        let (h, w) = (self.rng.range(1, 4) as u64, self.rng.range(1, 4) as u64);
+        let full = [(h - 1) * st[0] + (k[0] - 1) * dil[0] + 1, (w - 1) * st[1] + (k[1] - 1) * dil[1] + 1];
+        // Crops that leave at least one row and column.
+        let mut pads = [0u64; 4];
+        for a in 0..2 {
+            pads[a] = self.rng.range(0, (full[a] - 1).min(2) as i64) as u64;
+            pads[a + 2] = self.rng.range(0, (full[a] - 1 - pads[a]).min(2) as i64) as u64;
+        }
+        let op = [0, 1].map(|a| self.rng.range(0, st[a] as i64 - 1) as u64);
+        let oh = full[0] - pads[0] - pads[2] + op[0];
+        let ow = full[1] - pads[1] - pads[3] + op[1];
+        let src = self.input(&Type::float(&[n, h, w, c]));
+        let filt_ty = Type::float(&[c, k[0], k[1], opg]);
+        let filter = if self.rng.chance(50) {
+            self.new_weight(&filt_ty, false, false)
+        } else {
+            self.input(&filt_ty)
+        };
+        let bias = self.input(&Type::float(&[oc]));
+        let members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, OutputPadding: {}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            Self::list(&dil),
+            Self::list(&op)
+        );
+        let dest_ty = Type::float(&[n, oh, ow, oc]);
+        self.simple("convtranspose", &dest_ty, &[src, filter, bias], &[], &members);
+    }
+
     fn pool(&mut self) {
         let nchw = self.rng.chance(30);
         let avg = self.rng.chance(50);
         let (n, c) = (self.rng.range(1, 2) as u64, self.rng.range(1, 4) as u64);
-        let (k, st, pads, _, [h, w]) = self.window(false);
-        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], 1, h);
-        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], 1, w);
+        let (k, st, pads, dil, [h, w]) = self.window(true);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], dil[0], h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], dil[1], w);
         let (src_d, dest_d) = if nchw {
             ([n, c, h, w], [n, c, oh, ow])
         } else {
@@ -891,11 +933,12 @@ impl Gen<'_> {
         };
         let src = self.input(&Type::float(&src_d));
         let mut members = format!(
-            "Kernels: {}, Strides: {}, Pads: {}, Layout: {}",
+            "Kernels: {}, Strides: {}, Pads: {}, Layout: {}, Dilation: {}",
             Self::list(&k),
             Self::list(&st),
             Self::list(&pads),
-            if nchw { "NCHW" } else { "NHWC" }
+            if nchw { "NCHW" } else { "NHWC" },
+            Self::list(&dil)
         );
         if avg {
             let _ = write!(members, ", CountIncludePads: {}", self.rng.chance(50));

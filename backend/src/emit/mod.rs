@@ -242,6 +242,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         LayerNorm => linalg::layernorm(c),
         Lrn => linalg::lrn(c),
         Convolution => spatial::convolution(c),
+        ConvTranspose => spatial::conv_transpose(c),
         Pool => spatial::pool(c),
     }
 }

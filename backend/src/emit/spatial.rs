@@ -1,7 +1,7 @@
 //! C kernels of `convolution` (groups, dilation, pads, NHWC/NCHW, fused
-//! activation), `maxpool` and `avgpool` (CountIncludePads). Window
-//! positions outside the input are skipped; sums run over (kh, kw, channel)
-//! in that order, as in the interpreter.
+//! activation), `convtranspose`, `maxpool` and `avgpool` (CountIncludePads,
+//! dilation). Window positions outside the input are skipped; sums run over
+//! (kh, kw, channel) in that order, as in the interpreter.
 
 use super::runtime::{Kernel, PackKind};
 use super::KCtx;
@@ -227,6 +227,75 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
                 "glow_conv_ref_f32(Dest, Src, Filter, Bias, {res}, &shape, fs);"
             ));
         }
+    }
+    Ok(())
+}
+
+/// `convtranspose` (NHWC) in gather form: each output element sums, over
+/// (kh, kw, input channel of its group) in that order, the inputs whose
+/// scattered window covers it (`iy * stride + kh * dilation == oy + pad`),
+/// from 0.0f, then adds the bias. Output rows past the full extent
+/// (`OutputPadding`) get the bias alone.
+pub fn conv_transpose(c: &mut KCtx) -> Result<(), BackendError> {
+    let names = ["Dest", "Src", "Filter", "Bias"];
+    for n in names {
+        let t = c.ty(n)?;
+        c.require_f32(&t)?;
+    }
+    let (d, s, f) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Filter")?);
+    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
+    let group = c.member_int("Group")?.max(1) as u64;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, oc, oh, ow] = win.nchw_of(&d.dims);
+    let (cg, ocg) = (ch / group, f.dims[3]);
+    let [kh, kw] = win.kernels;
+    let fs = [kh * kw * ocg, kw * ocg, ocg];
+    for nm in names {
+        c.decl(nm, "float")?;
+    }
+    c.w.for_loop("n", n);
+    c.w.for_loop("oy", oh);
+    c.w.for_loop("ox", ow);
+    c.w.for_loop("o", oc);
+    c.w.line(&format!("const size_t g = o / {ocg}u, og = o % {ocg}u;"));
+    c.w.line("float sum = 0.0f;");
+    for (a, (k, lim)) in [(kh, h), (kw, w)].into_iter().enumerate() {
+        let (ky, out, fy, iy) = [("ky", "oy", "fy", "iy"), ("kx", "ox", "fx", "ix")][a];
+        c.w.for_loop(ky, k);
+        c.w.line(&format!(
+            "const long long {fy} = (long long){out} + {}ll - (long long)({ky} * {}u);",
+            win.pads[a], win.dilation[a]
+        ));
+        c.w.line(&format!(
+            "if ({fy} < 0 || {fy} % {}ll != 0) continue;",
+            win.strides[a]
+        ));
+        c.w.line(&format!(
+            "const size_t {iy} = (size_t)({fy} / {}ll);",
+            win.strides[a]
+        ));
+        c.w.line(&format!("if ({iy} >= {lim}u) continue;"));
+    }
+    c.w.for_loop("ci", cg);
+    c.w.line(&format!("const size_t ic = g * {cg}u + ci;"));
+    c.w.line(&format!(
+        "sum += Src[n * {}u + iy * {}u + ix * {ch}u + ic] * Filter[ic * {}u + ky * {}u + kx * {}u + og];",
+        h * w * ch,
+        w * ch,
+        fs[0],
+        fs[1],
+        fs[2]
+    ));
+    for _ in 0..3 {
+        c.w.close();
+    }
+    c.w.line(&format!(
+        "Dest[n * {}u + oy * {}u + ox * {oc}u + o] = sum + Bias[o];",
+        oh * ow * oc,
+        ow * oc
+    ));
+    for _ in 0..4 {
+        c.w.close();
     }
     Ok(())
 }

@@ -44,6 +44,7 @@ pub fn exec(x: &mut Exec) -> R {
         LayerNorm => layernorm(x),
         Lrn => lrn(x),
         Convolution => convolution(x),
+        ConvTranspose => conv_transpose(x),
         Pool => pool(x),
     }
 }
@@ -571,6 +572,59 @@ fn convolution(x: &mut Exec) -> R {
                         Some(r) => v + r[i],
                         None => v,
                     });
+                }
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// `convtranspose` in gather form, in the C kernel's order: per output,
+/// over (kh, kw, input channel of its group) from 0.0, then the bias.
+fn conv_transpose(x: &mut Exec) -> R {
+    let (d, s, f) = (x.ty("Dest")?, x.ty("Src")?, x.ty("Filter")?);
+    let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
+    let group = member_i(x, "Group")?.max(1) as u64;
+    let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, oc, oh, ow] = win.nchw_of(&d.dims);
+    let (cg, ocg) = (ch / group, f.dims[3]);
+    let [kh, kw] = win.kernels;
+    // The input position a tap reads, if the tap lands on this output.
+    let source = |out: u64, k: u64, a: usize, lim: u64| -> Option<u64> {
+        let full = out as i64 + win.pads[a] as i64 - (k * win.dilation[a]) as i64;
+        let st = win.strides[a] as i64;
+        if full < 0 || full % st != 0 {
+            return None;
+        }
+        let i = (full / st) as u64;
+        (i < lim).then_some(i)
+    };
+    let mut out = vec![0f32; d.size() as usize];
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for o in 0..oc {
+                    let (g, og) = (o / ocg, o % ocg);
+                    let mut sum = 0f32;
+                    for ky in 0..kh {
+                        let Some(iy) = source(oy, ky, 0, h) else {
+                            continue;
+                        };
+                        for kx in 0..kw {
+                            let Some(ix) = source(ox, kx, 1, w) else {
+                                continue;
+                            };
+                            for ci in 0..cg {
+                                let ic = g * cg + ci;
+                                let si = b * h * w * ch + iy * w * ch + ix * ch + ic;
+                                let fi = ic * kh * kw * ocg + ky * kw * ocg + kx * ocg + og;
+                                sum += src[si as usize] * filt[fi as usize];
+                            }
+                        }
+                    }
+                    out[(b * oh * ow * oc + oy * ow * oc + ox * oc + o) as usize] =
+                        sum + bias[o as usize];
                 }
             }
         }

@@ -5,7 +5,7 @@ if exists("b:current_syntax")
 endif
 
 syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchedreducemax
-      \ batchedreducemin batchedreduceprod batchmatmul batchnormalization celu clip convolution copy
+      \ batchedreducemin batchedreduceprod batchmatmul batchnormalization celu clip convolution convtranspose copy
       \ deallocactivation debugprint dequantize elementabs elementacos elementacosh elementadd
       \ elementand elementasin elementasinh elementatan elementatanh elementceil elementcmpeq
       \ elementcmplt elementcmplte elementcmpneq elementcos elementcosh elementdiv elementerf

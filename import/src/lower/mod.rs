@@ -11,6 +11,7 @@
 //! ops are permuted at import time instead.
 
 mod attention;
+mod convtranspose;
 mod elementwise;
 mod fold;
 mod linalg;
@@ -606,6 +607,7 @@ impl<'o> Lowerer<'o> {
             }
             "Max" | "Min" | "Mean" => math::variadic(self, node)?,
             "Conv" => nn::conv(self, node)?,
+            "ConvTranspose" => convtranspose::conv_transpose(self, node)?,
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
                 nn::pool(self, node)?
             }

@@ -346,11 +346,8 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             return Err(l.err(format!("bad kernel_shape {kernel:?}")));
         }
         let mut win = window(l, &attrs, &x, &kernel)?;
-        if win.d != [1, 1] {
-            return Err(l.unsupported("pooling with dilations"));
-        }
-        let mut oh = out_size(l, x.h, win.k[0], win.s[0], win.pads[0], win.pads[2], 1)?;
-        let mut ow = out_size(l, x.w, win.k[1], win.s[1], win.pads[1], win.pads[3], 1)?;
+        let mut oh = out_size(l, x.h, win.k[0], win.s[0], win.pads[0], win.pads[2], win.d[0])?;
+        let mut ow = out_size(l, x.w, win.k[1], win.s[1], win.pads[1], win.pads[3], win.d[1])?;
         if attrs.int("ceil_mode", 0) != 0 {
             // Ceil mode: grow the end pads so the floor rule gives the ceil size.
             oh = ceil_extend(x.h, &mut win, 0);
@@ -372,6 +369,9 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         members.push(("CountIncludePads", MemberValue::Bool(include)));
         Opcode::AvgPool
     };
+    if win.d != [1, 1] {
+        members.push(("Dilation", ints(&win.d)));
+    }
     let base = node_base(node, &out);
     l.inst(&base, op, &[dest, x.v], &members);
     Ok(vec![x.output(l, dest, x.c, oh, ow, &out)])
@@ -380,7 +380,9 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 /// Ceil-mode output size along axis `a`; extends the end pad to match. The
 /// last window must start inside the input or its begin padding (ONNX rule).
 fn ceil_extend(input: u64, win: &mut Window, a: usize) -> u64 {
-    let (k, s, pb, pe) = (win.k[a], win.s[a], win.pads[a], win.pads[a + 2]);
+    let (s, pb, pe) = (win.s[a], win.pads[a], win.pads[a + 2]);
+    // The dilated window's extent.
+    let k = (win.k[a] - 1) * win.d[a] + 1;
     let span = (input + pb + pe).saturating_sub(k);
     let mut out = span.div_ceil(s) + 1;
     if (out - 1) * s >= input + pb {

@@ -39,7 +39,7 @@ pub use linalg::{
     layer_normalization, lrn, matmul, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
-pub use spatial::{convolution, pool};
+pub use spatial::{conv_transpose, convolution, pool};
 
 use crate::function::InstData;
 use crate::types::{ElemKind, Type};

@@ -1,6 +1,8 @@
-//! Shape rules of the spatial opcodes: `convolution`, `maxpool`, `avgpool`.
-//! NHWC activations are `N x H x W x C`, NCHW ones `N x C x H x W`; filters
-//! are `OutC x KH x KW x C/Group` (NHWC) or `OutC x C/Group x KH x KW` (NCHW).
+//! Shape rules of the spatial opcodes: `convolution`, `convtranspose`,
+//! `maxpool`, `avgpool`. NHWC activations are `N x H x W x C`, NCHW ones
+//! `N x C x H x W`; filters are `OutC x KH x KW x C/Group` (NHWC) or
+//! `OutC x C/Group x KH x KW` (NCHW); a `convtranspose` filter (NHWC only)
+//! is `C x KH x KW x OutC/Group`.
 
 use super::*;
 
@@ -142,6 +144,74 @@ pub fn convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
             ));
         }
     }
+    errs
+}
+
+/// `convtranspose @out Dest, @in Src, @in Filter, @in Bias` (NHWC, float):
+/// output extent `(in - 1) * stride + (kernel - 1) * dilation + 1 - pads +
+/// OutputPadding` per axis; `OutC = Group x` the filter's last dimension.
+pub fn conv_transpose(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, filter, bias) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    if check_kind(ctx, src, Kinds::Float, &mut errs) {
+        for k in [filter, bias, dest] {
+            if check_kind(ctx, k, Kinds::Float, &mut errs) {
+                check_same_elem(ctx, k, src, Same::Base, &mut errs);
+            }
+        }
+    }
+    let mut ranks_ok = true;
+    for (k, r) in [(src, 4), (filter, 4), (bias, 1), (dest, 4)] {
+        ranks_ok &= check_rank(ctx, k, r, &mut errs);
+    }
+    let Some(win) = Window::read(ctx) else {
+        return errs;
+    };
+    let Some(group) = ctx.int("Group").filter(|&g| g > 0) else {
+        return errs;
+    };
+    let out_pad = match ctx.ints("OutputPadding") {
+        Some(&[a, b]) if a >= 0 && b >= 0 => [a as i128, b as i128],
+        Some(_) => return errs,
+        None => [0, 0],
+    };
+    if !ranks_ok {
+        return errs;
+    }
+    let (n, c, h, w) = nchw_of(&ctx.ty(src).dims, false);
+    let group = group as u64;
+    if !c.is_multiple_of(group) {
+        errs.push(ShapeError::at_member(
+            "Group",
+            format!("`Group: {group}` does not divide the {c} input channels of `Src`"),
+        ));
+        return errs;
+    }
+    let (kh, kw) = (win.kernels[0] as u64, win.kernels[1] as u64);
+    let per_group = ctx.ty(filter).dims[3];
+    check_dims(ctx, filter, &[c, kh, kw, per_group], "expects", &mut errs);
+    let Some(out_c) = per_group.checked_mul(group) else {
+        return errs;
+    };
+    check_dims(ctx, bias, &[out_c], "expects", &mut errs);
+    let mut out = [0u64; 2];
+    for (a, input) in [h, w].into_iter().enumerate() {
+        let full = (input as i128 - 1) * win.strides[a] + (win.kernels[a] - 1) * win.dilation[a] + 1;
+        let size = full - win.pads[a] - win.pads[a + 2] + out_pad[a];
+        let axis = ["height", "width"][a];
+        match dim(size) {
+            Some(d) => out[a] = d,
+            None => {
+                errs.push(ShapeError::at_member(
+                    "Pads",
+                    format!("the pads leave no output {axis} (the full output {axis} is {full})"),
+                ));
+                return errs;
+            }
+        }
+    }
+    let want = activation_dims(n, out_c, out[0], out[1], false);
+    check_dims(ctx, dest, &want, "produces", &mut errs);
     errs
 }
 

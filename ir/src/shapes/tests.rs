@@ -186,6 +186,69 @@ fn pool_shapes() {
 }
 
 #[test]
+fn conv_transpose_shapes() {
+    let w = &[
+        "%src = WeightVar float<1 x 3 x 3 x 4> mutable",
+        "%filter = WeightVar float<4 x 3 x 3 x 2> const",
+        "%bias = WeightVar float<4> const",
+        "%dest = WeightVar float<1 x 8 x 7 x 4> mutable",
+    ];
+    let ct = "%c = convtranspose @out %dest, @in %src, @in %filter, @in %bias";
+    // (3 - 1) * 3 + 3 - 1 - 0 + 1 = 9 - 1 = 8 rows, (3 - 1) * 2 + 3 = 7 columns.
+    accepts(
+        w,
+        &format!("{ct} {{ Kernels: [3, 3], Strides: [3, 2], Pads: [1, 0, 1, 0], Group: 2, OutputPadding: [1, 0] }}"),
+    );
+    rejects(
+        w,
+        &format!("{ct} {{ Kernels: [3, 3], Strides: [3, 2], Group: 2 }}"),
+        "`Dest` has type float<1 x 8 x 7 x 4> but `convtranspose` produces float<1 x 9 x 7 x 4>",
+    );
+    rejects(
+        w,
+        &format!("{ct} {{ Kernels: [2, 3], Strides: [3, 2], Group: 2 }}"),
+        "`Filter` has type float<4 x 3 x 3 x 2> but `convtranspose` expects float<4 x 2 x 3 x 2>",
+    );
+    rejects(
+        w,
+        &format!("{ct} {{ Kernels: [3, 3], Group: 3 }}"),
+        "`Group: 3` does not divide the 4 input channels",
+    );
+    rejects(
+        w,
+        &format!("{ct} {{ Kernels: [3, 3], Pads: [9, 0, 9, 0] }}"),
+        "the pads leave no output height",
+    );
+    rejects(
+        w,
+        &format!("{ct} {{ Kernels: [3, 3], OutputPadding: [-1, 0] }}"),
+        "`OutputPadding` must have 2 non-negative elements",
+    );
+}
+
+#[test]
+fn pool_dilation_shapes() {
+    let w = &[
+        "%src = WeightVar float<1 x 4 x 4 x 1> mutable",
+        "%dest = WeightVar float<1 x 2 x 2 x 1> mutable",
+    ];
+    accepts(
+        w,
+        "%p = maxpool @out %dest, @in %src { Kernels: [2, 2], Dilation: [2, 2] }",
+    );
+    rejects(
+        w,
+        "%p = avgpool @out %dest, @in %src { Kernels: [2, 2], Dilation: [1, 2] }",
+        "produces float<1 x 3 x 2 x 1>",
+    );
+    rejects(
+        w,
+        "%p = avgpool @out %dest, @in %src { Kernels: [2, 2], Dilation: [0, 2] }",
+        "`Dilation` must have 2 positive elements",
+    );
+}
+
+#[test]
 fn matrix_shapes() {
     let fc = &[
         "%src = WeightVar float<2 x 3> mutable",
@@ -526,6 +589,9 @@ fn hostile_values_never_panic() {
         "%b = WeightVar float<1> mutable",
     ];
     let inst = format!("%c = convolution @out %s, @in %s, @in %f, @in %b {{ Kernels: [{big}, {big}], Strides: [1, 1], Pads: [{big}, {big}, {big}, {big}], Dilation: [{big}, {big}], Group: {big} }}");
+    let src = crate::verifier::tests::func(w4, &[&inst]);
+    let _ = messages(&src);
+    let inst = format!("%c = convtranspose @out %s, @in %s, @in %f, @in %b {{ Kernels: [{big}, {big}], Strides: [{big}, {big}], Pads: [{big}, 0, 0, {big}], Dilation: [{big}, {big}], Group: {big}, OutputPadding: [{big}, {big}] }}");
     let src = crate::verifier::tests::func(w4, &[&inst]);
     let _ = messages(&src);
 }

@@ -73,6 +73,9 @@ fn sanity(name: &str, rule: MemberRule, v: &MemberValue) -> Option<String> {
         (MemberRule::TwoPositive, MemberValue::IntArray(a)) => (a.len() != 2
             || a.iter().any(|&x| x <= 0))
         .then(|| format!("`{name}` must have 2 positive elements, found {a:?}")),
+        (MemberRule::TwoNonNegative, MemberValue::IntArray(a)) => (a.len() != 2
+            || a.iter().any(|&x| x < 0))
+        .then(|| format!("`{name}` must have 2 non-negative elements, found {a:?}")),
         (MemberRule::Pads, MemberValue::IntArray(a)) => (a.len() != 4 || a.iter().any(|&x| x < 0))
             .then(|| {
                 format!(
