@@ -397,6 +397,38 @@ pub fn check_one(text: &str, cfg: &Config) -> Result<(), String> {
     check_interp(0, text, cfg, false, &mut Report::default(), &mut Vec::new())
 }
 
+/// Every check of one program, the C engine's too when `cfg.c_engine`: the
+/// first failure's message. What `glow-smith --fails-like` (the automatic
+/// reduction's interestingness test) runs on each candidate.
+pub fn check_text(text: &str, cfg: &Config) -> Result<(), String> {
+    let mut jobs = Vec::new();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_interp(
+            0,
+            text,
+            cfg,
+            cfg.c_engine,
+            &mut Report::default(),
+            &mut jobs,
+        )
+    }));
+    match run {
+        Ok(r) => r?,
+        Err(p) => return Err(format!("panic: {}", panic_text(p))),
+    }
+    match run_c_batch(&jobs, cfg).into_iter().next() {
+        Some(f) => Err(f.message),
+        None => Ok(()),
+    }
+}
+
+/// The kind of a failure message, which a reduced program must keep: the
+/// text before its first `:` (`C engine vs interpreter`'s check, a pass's
+/// name, `panic`).
+pub fn failure_kind(message: &str) -> &str {
+    message.split(':').next().unwrap_or(message).trim()
+}
+
 /// The driver of a batch: `PROGRAM INDEX WEIGHTS MUTABLE_IN MUTABLE_OUT`.
 fn batch_driver(names: &[String]) -> String {
     let mut s = String::from(

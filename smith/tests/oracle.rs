@@ -75,3 +75,80 @@ fn a_difference_is_reported() {
     let (n1, n2) = (f32::NAN.to_le_bytes(), (-f32::NAN).to_le_bytes());
     assert!(glow_smith::oracle::differ(&t(n1), &t(n2)).is_none());
 }
+
+#[test]
+fn a_seeded_engine_miscompile_is_found_and_reduced() {
+    // `-Dexpf=exp2f` miscompiles every exponential of the C engine; the
+    // failing programs are written and reduced by glow-reduce to a program
+    // that still fails the same way.
+    let have_cc = std::process::Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_cc {
+        eprintln!("skipped: no `cc`");
+        return;
+    }
+    let smith = std::path::Path::new(env!("CARGO_BIN_EXE_glow-smith"));
+    let reducer = smith.with_file_name("glow-reduce");
+    let dir = tempfile::tempdir().unwrap();
+    let flags = "-O1 -Dexpf=exp2f";
+    let out = std::process::Command::new(smith)
+        .args([
+            "--count",
+            "8",
+            "--seed",
+            "0",
+            "--cflags",
+            flags,
+            "--failures",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("passed, ") && !stdout.contains(" 0 failed"),
+        "{stdout}"
+    );
+    let failed: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with(".reduced.gir"))
+        .collect();
+    assert!(!failed.is_empty(), "{stderr}");
+    for f in failed {
+        let reduced = f.with_extension("reduced.gir");
+        if !reducer.is_file() {
+            // `cargo test -p glow-smith` alone does not build glow-reduce.
+            assert!(
+                stderr.contains("glow-reduce is not beside glow-smith"),
+                "{stderr}"
+            );
+            continue;
+        }
+        let small = std::fs::read_to_string(&reduced)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{stderr}", reduced.display()));
+        let big = std::fs::read_to_string(&f).unwrap();
+        let count = |t: &str| {
+            t.lines()
+                .filter(|l| l.contains(" = ") && !l.contains("WeightVar"))
+                .count()
+        };
+        assert!(count(&small) < count(&big), "{small}");
+        let kind = big.lines().nth(1).unwrap().trim_start_matches("// ");
+        let kind = glow_smith::oracle::failure_kind(kind);
+        let again = std::process::Command::new(smith)
+            .args(["--cflags", flags, "--fails-like", kind])
+            .arg(&reduced)
+            .status()
+            .unwrap();
+        assert!(
+            again.success(),
+            "{} no longer fails like `{kind}`:\n{small}",
+            reduced.display()
+        );
+    }
+}

@@ -3,13 +3,16 @@
 //!
 //! `glow-smith --count N --seed S` checks the programs of seeds S..S+N and
 //! ends with `P passed, F failed` (exit 1 when F > 0); `--print SEED` writes
-//! one program to stdout.
+//! one program to stdout. Each failing program is written to the failures
+//! directory and reduced there by `glow-reduce` (unless `--no-reduce`), with
+//! `glow-smith --fails-like KIND FILE` as the interestingness test: the
+//! candidate still fails the oracle with a message of the same kind.
 
-use glow_smith::oracle::{run_seeds, Config};
-use std::path::PathBuf;
-use std::process::ExitCode;
+use glow_smith::oracle::{check_text, failure_kind, run_seeds, Config, Failure};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: glow-smith [--count N] [--seed S] [--no-c] [--batch B] [--sequences K] [--failures DIR] [--cflags FLAGS] | --print SEED";
+const USAGE: &str = "usage: glow-smith [--count N] [--seed S] [--no-c] [--batch B] [--sequences K] [--failures DIR] [--cflags FLAGS] [--no-reduce] | --print SEED | [--no-c] [--cflags FLAGS] --fails-like KIND FILE";
 
 fn main() -> ExitCode {
     match real_main() {
@@ -25,6 +28,7 @@ fn real_main() -> Result<ExitCode, String> {
     let mut args = std::env::args().skip(1);
     let (mut count, mut seed) = (100u64, 0u64);
     let mut cfg = Config::default();
+    let mut reduce = true;
     let num = |v: Option<String>, flag: &str| -> Result<u64, String> {
         v.and_then(|s| s.parse().ok())
             .ok_or_else(|| format!("{flag} needs a number"))
@@ -40,6 +44,19 @@ fn real_main() -> Result<ExitCode, String> {
                 cfg.failure_dir = PathBuf::from(args.next().ok_or("--failures needs a directory")?)
             }
             "--cflags" => cfg.cflags = args.next().ok_or("--cflags needs flags")?,
+            "--no-reduce" => reduce = false,
+            "--fails-like" => {
+                let kind = args.next().ok_or("--fails-like needs a failure kind")?;
+                let file = args.next().ok_or("--fails-like needs a file")?;
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("cannot read {file}: {e}"))?;
+                let same = matches!(check_text(&text, &cfg), Err(m) if failure_kind(&m) == kind);
+                return Ok(if same {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                });
+            }
             "--print" => {
                 let s = num(args.next(), "--print")?;
                 print!("{}", glow_smith::generate(s).text);
@@ -61,6 +78,11 @@ fn real_main() -> Result<ExitCode, String> {
             eprintln!("glow-smith: program written to {}", p.display());
         }
     });
+    if reduce {
+        for f in &report.failures {
+            reduce_failure(f, &cfg);
+        }
+    }
     println!(
         "opcodes used: {} ({})",
         report.opcodes.len(),
@@ -84,4 +106,48 @@ fn real_main() -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Reduces a failing program with `glow-reduce` (beside this executable)
+/// into `seed-N.reduced.gir`, keeping the failure's kind.
+fn reduce_failure(f: &Failure, cfg: &Config) {
+    let Some(file) = &f.file else { return };
+    let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    else {
+        return;
+    };
+    let (reducer, me) = (dir.join("glow-reduce"), dir.join("glow-smith"));
+    let out = file.with_extension("reduced.gir");
+    let kind = failure_kind(&f.message);
+    if !reducer.is_file() {
+        eprintln!(
+            "glow-smith: glow-reduce is not beside glow-smith; reduce with: glow-reduce {} --test=glow-smith --test-arg=--fails-like --test-arg='{kind}' -o {}",
+            file.display(),
+            out.display()
+        );
+        return;
+    }
+    let mut cmd = Command::new(&reducer);
+    cmd.arg(file).arg(format!("--test={}", me.display()));
+    if !cfg.c_engine {
+        cmd.arg("--test-arg=--no-c");
+    }
+    cmd.arg("--test-arg=--cflags")
+        .arg(format!("--test-arg={}", cfg.cflags));
+    cmd.arg("--test-arg=--fails-like")
+        .arg(format!("--test-arg={kind}"));
+    cmd.arg("-o").arg(&out);
+    match cmd.output() {
+        Ok(o) if o.status.success() => {
+            eprintln!("glow-smith: seed {} reduced to {}", f.seed, out.display())
+        }
+        Ok(o) => eprintln!(
+            "glow-smith: seed {}: glow-reduce failed: {}",
+            f.seed,
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => eprintln!("glow-smith: seed {}: cannot run glow-reduce: {e}", f.seed),
+    }
 }
