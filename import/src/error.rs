@@ -9,7 +9,7 @@ pub const SUPPORTED_OPS: &str =
 Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, \
 DepthToSpace, Div, Dropout, Elu, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, Gelu, \
 Gemm, GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, \
-HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LRN, MatMul, Max, MaxPool, \
+HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LpPool, LRN, MatMul, Max, MaxPool, \
 Mean, Min, Mish, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, Reciprocal, ReduceMax, \
 ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, RMSNormalization, Round, Selu, \
 Shape, Shrink, Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, Softplus, Softsign, \

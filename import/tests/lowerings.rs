@@ -442,3 +442,35 @@ fn conv_transpose_1d_strides_and_dilations() {
     );
     assert_eq!(got, vec![1.5, 0.5, 12.5, 0.5, 23.5, 0.5, 30.5]);
 }
+
+#[test]
+fn average_pool_ceil_mode_counts_real_pads_only() {
+    // Values from onnx.reference: the last window of each axis reaches past the
+    // padded input; only the positions inside it count.
+    let attrs = vec![
+        attr_ints("kernel_shape", &[3, 3]),
+        attr_ints("strides", &[2, 2]),
+        attr_ints("pads", &[1, 1, 1, 1]),
+        attr_int("ceil_mode", 1),
+        attr_int("count_include_pad", 1),
+    ];
+    let got = run_one("AveragePool", (&[1, 1, 4, 4], iota(16)), vec![], attrs, &[1, 1, 3, 3]);
+    let want = [
+        1.1111112, 2.6666667, 1.6666666, 5.6666665, 10.0, 5.5, 4.1666665, 7.0, 3.75,
+    ];
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6, "{got:?}");
+    }
+}
+
+#[test]
+fn lp_pool_sums_powers_over_the_window() {
+    // p = 3 over [1, -2, 3] with a window of 2 and a begin pad: the first
+    // window holds the pad and 1.
+    let attrs = vec![attr_ints("kernel_shape", &[2]), attr_ints("pads", &[1, 0]), attr_int("p", 3)];
+    let got = run_one("LpPool", (&[1, 1, 3], vec![1.0, -2.0, 3.0]), vec![], attrs, &[1, 1, 3]);
+    let want = [1.0f32, 9f32.cbrt(), 35f32.cbrt()];
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-5, "{got:?}");
+    }
+}

@@ -17,6 +17,7 @@ mod fold;
 mod linalg;
 mod math;
 mod nn;
+mod pool;
 mod norm;
 mod shape;
 
@@ -608,9 +609,11 @@ impl<'o> Lowerer<'o> {
             "Max" | "Min" | "Mean" => math::variadic(self, node)?,
             "Conv" => nn::conv(self, node)?,
             "ConvTranspose" => convtranspose::conv_transpose(self, node)?,
+            "MaxPool" | "AveragePool" if pool::composed(self, node)? => pool::pool(self, node)?,
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
                 nn::pool(self, node)?
             }
+            "LpPool" => pool::lp_pool(self, node)?,
             "BatchNormalization" => nn::batchnorm(self, node)?,
             "LRN" => nn::lrn(self, node)?,
             "Attention" => attention::attention(self, node)?,

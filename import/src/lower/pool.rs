@@ -1,0 +1,319 @@
+//! Pools the 2-D instructions reach only by composition: 3-D MaxPool and
+//! AveragePool, LpPool (1-D to 3-D), and AveragePool with `ceil_mode` and
+//! `count_include_pad` together. The input is brought channels-last.
+//!
+//! A 3-D window is separable: the pool over (h, w) of every depth slice,
+//! then the pool over depth of the result (viewed as `N x D x OH*OW x C`).
+//! Max is exact that way; the average divides by the per-axis counts, whose
+//! product is the 3-D count, so it is the same mean (rounded twice).
+//! LpPool is `(sum |x|^p)^(1/p)`: `elementabs`, `elementpow`, a depthwise
+//! `convolution` with a filter of ones for the window sum (zero padding
+//! adds nothing), `elementpow` by `1/p`.
+
+use super::{Act, Attrs, Lowerer, Val};
+use crate::error::Result;
+use crate::onnx::NodeProto;
+use crate::tensor::Tensor;
+use glow_ir::{MemberValue, Opcode, Value};
+
+/// One spatial axis of a window: kernel, stride, dilation, begin and end
+/// pads, the extra end padding of `ceil_mode`, and the output extent.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    k: u64,
+    s: u64,
+    d: u64,
+    pb: u64,
+    pe: u64,
+    ext: u64,
+    out: u64,
+}
+
+/// Resolves kernel, strides, dilations, pads, auto_pad and ceil_mode per axis.
+fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64]) -> Result<Vec<Axis>> {
+    let nd = input.len();
+    let max = glow_ir::limits::MAX_TENSOR_BYTES as i64;
+    let get = |name: &str, default: i64, lo: i64| -> Result<Vec<u64>> {
+        match attrs.ints(name) {
+            Some(v) if v.len() == nd && v.iter().all(|&x| (lo..=max).contains(&x)) => {
+                Ok(v.iter().map(|&x| x as u64).collect())
+            }
+            Some(v) => Err(l.err(format!("bad `{name}` {v:?} for {nd} axes"))),
+            None => Ok(vec![default as u64; nd]),
+        }
+    };
+    let kernel = match attrs.ints("kernel_shape") {
+        Some(_) => get("kernel_shape", 1, 1)?,
+        None => return Err(l.err("missing `kernel_shape`")),
+    };
+    let s = get("strides", 1, 1)?;
+    let d = get("dilations", 1, 1)?;
+    let pads = match attrs.ints("pads") {
+        Some(p) if p.len() == 2 * nd && p.iter().all(|&x| (0..=max).contains(&x)) => {
+            p.iter().map(|&x| x as u64).collect()
+        }
+        Some(p) => return Err(l.err(format!("bad `pads`: {p:?}"))),
+        None => vec![0; 2 * nd],
+    };
+    let auto = attrs.string("auto_pad").unwrap_or_default();
+    let ceil = attrs.int("ceil_mode", 0) != 0;
+    let mut out = Vec::with_capacity(nd);
+    for i in 0..nd {
+        let eff = (kernel[i] - 1) * d[i] + 1;
+        let (pb, pe) = match auto.as_str() {
+            "" | "NOTSET" => (pads[i], pads[i + nd]),
+            "VALID" => (0, 0),
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let o = input[i].div_ceil(s[i]);
+                let total = ((o - 1) * s[i] + eff).saturating_sub(input[i]);
+                let small = total / 2;
+                if auto == "SAME_UPPER" {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                }
+            }
+            other => return Err(l.err(format!("unknown auto_pad `{other}`"))),
+        };
+        let padded = input[i] + pb + pe;
+        if padded < eff {
+            return Err(l.err(format!(
+                "kernel {eff} is larger than the padded input {padded}"
+            )));
+        }
+        let (mut o, mut ext) = ((padded - eff) / s[i] + 1, 0);
+        if ceil {
+            // The last window must start inside the input or its begin pad.
+            o = (padded - eff).div_ceil(s[i]) + 1;
+            if (o - 1) * s[i] >= input[i] + pb {
+                o -= 1;
+            }
+            ext = ((o - 1) * s[i] + eff).saturating_sub(padded);
+        }
+        out.push(Axis {
+            k: kernel[i],
+            s: s[i],
+            d: d[i],
+            pb,
+            pe,
+            ext,
+            out: o,
+        });
+    }
+    Ok(out)
+}
+
+fn ints(v: &[u64]) -> MemberValue {
+    MemberValue::IntArray(v.iter().map(|&x| x as i64).collect())
+}
+
+/// What one 2-D pass computes.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Max,
+    Avg { include: bool },
+    /// The window sum (a depthwise convolution with ones).
+    Sum,
+}
+
+/// One 2-D pass over `src` (`[n, h, w, c]`, NHWC) with the windows of axes
+/// `a` (height) and `b` (width); `None` is a unit axis.
+fn pass(
+    l: &mut Lowerer,
+    base: &str,
+    kind: Kind,
+    src: Value,
+    dims: [u64; 4],
+    a: Option<Axis>,
+    b: Option<Axis>,
+) -> (Value, [u64; 4]) {
+    let unit = Axis {
+        k: 1,
+        s: 1,
+        d: 1,
+        pb: 0,
+        pe: 0,
+        ext: 0,
+        out: 1,
+    };
+    let (ah, aw) = (a.unwrap_or(Axis { out: dims[1], ..unit }), b.unwrap_or(Axis { out: dims[2], ..unit }));
+    let [n, _, _, c] = dims;
+    let od = [n, ah.out, aw.out, c];
+    let dest = l.alloc(base, &od);
+    let mut members = vec![
+        ("Kernels", ints(&[ah.k, aw.k])),
+        ("Strides", ints(&[ah.s, aw.s])),
+        ("Pads", ints(&[ah.pb, aw.pb, ah.pe + ah.ext, aw.pe + aw.ext])),
+    ];
+    let dil = [ah.d, aw.d];
+    match kind {
+        Kind::Sum => {
+            let ones = Tensor::f32(vec![c, ah.k, aw.k, 1], vec![1.0; (c * ah.k * aw.k) as usize]);
+            let filter = l.const_weight(&format!("{base}.ones"), &ones);
+            let zeros = Tensor::f32(vec![c], vec![0.0; c as usize]);
+            let bias = l.const_weight(&format!("{base}.bias"), &zeros);
+            members.push(("Group", MemberValue::Int(c as i64)));
+            members.push(("Dilation", ints(&dil)));
+            l.inst(base, Opcode::Convolution, &[dest, src, filter, bias], &members);
+        }
+        Kind::Max | Kind::Avg { .. } => {
+            let op = if let Kind::Avg { include } = kind {
+                members.push(("CountIncludePads", MemberValue::Bool(include)));
+                Opcode::AvgPool
+            } else {
+                Opcode::MaxPool
+            };
+            if dil != [1, 1] {
+                members.push(("Dilation", ints(&dil)));
+            }
+            l.inst(base, op, &[dest, src], &members);
+        }
+    }
+    (dest, od)
+}
+
+/// `src` (channels-last `[n, spatial..., c]`) with its real pads written as
+/// zeros, so an average that counts them can skip the `ceil_mode` extension.
+fn zero_pad(
+    l: &mut Lowerer,
+    out: &str,
+    src: Value,
+    phys: &[u64],
+    ax: &mut [Axis],
+) -> (Value, Vec<u64>) {
+    let mut dims = phys.to_vec();
+    let mut offsets = vec![0i64; phys.len()];
+    for (i, a) in ax.iter_mut().enumerate() {
+        dims[i + 1] += a.pb + a.pe;
+        offsets[i + 1] = a.pb as i64;
+        *a = Axis {
+            pb: 0,
+            pe: 0,
+            ..*a
+        };
+    }
+    let padded = l.splat_buffer(&format!("{out}.padded"), &dims, 0.0);
+    l.inst(
+        &format!("{out}.pad"),
+        Opcode::InsertTensor,
+        &[padded, src],
+        &[("Offsets", MemberValue::IntArray(offsets))],
+    );
+    (padded, dims)
+}
+
+/// The window passes over a channels-last `[n, spatial..., c]` buffer.
+fn separable(
+    l: &mut Lowerer,
+    out: &str,
+    kind: Kind,
+    src: Value,
+    phys: &[u64],
+    ax: &[Axis],
+) -> Value {
+    let (n, c) = (phys[0], phys[phys.len() - 1]);
+    match ax {
+        [w] => {
+            let v = l.view(&format!("{out}.2d"), src, &[n, 1, phys[1], c]);
+            pass(l, out, kind, v, [n, 1, phys[1], c], None, Some(*w)).0
+        }
+        [h, w] => pass(l, out, kind, src, [n, phys[1], phys[2], c], Some(*h), Some(*w)).0,
+        [d, h, w] => {
+            let dims = [n * phys[1], phys[2], phys[3], c];
+            let v = l.view(&format!("{out}.hw"), src, &dims);
+            let (hw, [_, oh, ow, _]) = pass(l, &format!("{out}.hw"), kind, v, dims, Some(*h), Some(*w));
+            let dims = [n, phys[1], oh * ow, c];
+            let v = l.view(&format!("{out}.d"), hw, &dims);
+            pass(l, out, kind, v, dims, Some(*d), None).0
+        }
+        _ => unreachable!("callers pass 1 to 3 axes"),
+    }
+}
+
+/// Whether a MaxPool or AveragePool takes the composed lowering: a 3-D
+/// window, or an average counting pads in `ceil_mode`.
+pub(super) fn composed(l: &Lowerer, node: &NodeProto) -> Result<bool> {
+    let rank = match l.input(node, 0)? {
+        Val::Const { t, .. } => t.dims.len(),
+        Val::Act(a) => a.dims.len(),
+    };
+    let attrs = Attrs(&node.attribute);
+    let avg_ceil = node.op_type == "AveragePool"
+        && attrs.int("count_include_pad", 0) != 0
+        && attrs.int("ceil_mode", 0) != 0;
+    Ok(rank == 5 || avg_ceil)
+}
+
+/// MaxPool and AveragePool through the separable passes.
+pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let max = node.op_type == "MaxPool";
+    let attrs = Attrs(&node.attribute);
+    let include = attrs.int("count_include_pad", 0) != 0;
+    let kind = if max { Kind::Max } else { Kind::Avg { include } };
+    lower(l, node, kind, None)
+}
+
+/// LpPool: `(sum over the window of |x|^p)^(1/p)`.
+pub(super) fn lp_pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let p = Attrs(&node.attribute).int("p", 2);
+    if !(1..=64).contains(&p) {
+        return Err(l.unsupported(format!("LpPool with p = {p} (only 1 to 64)")));
+    }
+    lower(l, node, Kind::Sum, Some(p as f64))
+}
+
+fn lower(l: &mut Lowerer, node: &NodeProto, kind: Kind, p: Option<f64>) -> Result<Vec<Val>> {
+    if node.output.get(1).is_some_and(|o| !o.is_empty()) {
+        return Err(l.unsupported("the Indices output of MaxPool"));
+    }
+    let out = node.output.first().cloned().unwrap_or_default();
+    let x = l.input(node, 0)?;
+    let a = l.act(&x);
+    let r = a.dims.len();
+    if !(3..=5).contains(&r) {
+        return Err(l.unsupported(format!(
+            "{} on a {}-D input {:?} (only 1-D to 3-D)",
+            node.op_type,
+            r.saturating_sub(2),
+            a.dims
+        )));
+    }
+    let attrs = Attrs(&node.attribute);
+    let mut ax = axes(l, &attrs, &a.dims[2..])?;
+    let a = l.to_cl(&a, &out);
+    let phys = a.phys();
+    let mut src = a.v;
+    let mut dims_in = phys.clone();
+    let mut kind = kind;
+    if let Some(p) = p {
+        let abs = l.alloc(&format!("{out}.abs"), &phys);
+        l.inst(&format!("{out}.abs"), Opcode::ElementAbs, &[abs, src], &[]);
+        src = pow(l, &format!("{out}.pow"), abs, &phys, p);
+    }
+    if kind == (Kind::Avg { include: true }) && ax.iter().any(|a| a.ext > 0) {
+        // The extension is not counted, the real pads are: make them data.
+        (src, dims_in) = zero_pad(l, &out, src, &phys, &mut ax);
+        kind = Kind::Avg { include: false };
+    }
+    let mut v = separable(l, &out, kind, src, &dims_in, &ax);
+    let mut odims = vec![phys[0]];
+    odims.extend(ax.iter().map(|a| a.out));
+    odims.push(phys[phys.len() - 1]);
+    if ax.len() != 2 {
+        v = l.view(&format!("{out}.nd"), v, &odims);
+    }
+    if let Some(p) = p {
+        v = pow(l, &format!("{out}.root"), v, &odims, 1.0 / p);
+    }
+    let mut dims = vec![a.dims[0], a.dims[1]];
+    dims.extend(ax.iter().map(|a| a.out));
+    Ok(vec![Val::Act(Act { v, dims, cl: true })])
+}
+
+/// `src` (IR dims `dims`) to the power `e`, element by element.
+fn pow(l: &mut Lowerer, base: &str, src: Value, dims: &[u64], e: f64) -> Value {
+    let rhs = l.splat_buffer(&format!("{base}.exp"), dims, e);
+    let dest = l.alloc(base, dims);
+    l.inst(base, Opcode::ElementPow, &[dest, src, rhs], &[]);
+    dest
+}
