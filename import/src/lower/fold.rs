@@ -332,6 +332,9 @@ fn extract(l: &mut Lowerer, a: &Act, offsets: &[u64], dims: Vec<u64>, out: &str)
 
 fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<Val> {
     let x = l.input(node, 0)?;
+    if let Val::Act(ia) = l.input(node, 1)? {
+        return runtime_gather(l, node, attrs, &x, &ia, out);
+    }
     let idx = l.const_input(node, 1)?;
     let d = dims_of(&x);
     if d.is_empty() {
@@ -395,6 +398,46 @@ fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
             Ok(Val::Act(Act { v, dims, cl: false }))
         }
     }
+}
+
+/// Gather with indices known only at run time (an int64 or int32 graph
+/// input, as a token embedding takes them): the `gather` instruction on the
+/// ONNX-order data (a constant table becomes a weight). Its negative indices
+/// count from the end as ONNX's do; out-of-range ones give zeros.
+fn runtime_gather(
+    l: &mut Lowerer,
+    node: &NodeProto,
+    attrs: &Attrs,
+    x: &Val,
+    idx: &Act,
+    out: &str,
+) -> Result<Val> {
+    if !matches!(l.kind(idx), ElemKind::Index64 | ElemKind::Index32) {
+        return Err(l.err(format!("indices of kind {} (int64 or int32 expected)", l.kind(idx))));
+    }
+    let d = dims_of(x);
+    if d.is_empty() {
+        return Err(l.err("Gather of a scalar"));
+    }
+    let axis = norm_axis(l, attrs.int("axis", 0), d.len())?;
+    let mut dims = d[..axis].to_vec();
+    dims.extend(&idx.dims);
+    dims.extend(&d[axis + 1..]);
+    if dims.len() > glow_ir::types::MAX_DIMS {
+        return Err(l.unsupported(format!("a result of rank {}", dims.len())));
+    }
+    let a = l.act(x);
+    let a = l.to_plain(&a, out);
+    let kind = l.kind(&a);
+    let dest = l.alloc_kind(out, &dims, kind);
+    let base = if node.name.is_empty() { out.to_string() } else { node.name.clone() };
+    l.inst(
+        &base,
+        Opcode::Gather,
+        &[dest, a.v, idx.v],
+        &[("Axis", MemberValue::Int(axis as i64))],
+    );
+    Ok(Val::Act(Act { v: dest, dims, cl: false }))
 }
 
 /// Ints from input `i` (opset >= 10 style) or attribute `name`.

@@ -674,6 +674,10 @@ impl<'o> Lowerer<'o> {
                 }
                 continue;
             }
+            // Gather takes run-time integer indices (`gather`).
+            if op == "Gather" && i == 1 && matches!(kind, ElemKind::Index64 | ElemKind::Index32) {
+                continue;
+            }
             if i > 0 && kind != ElemKind::Bool {
                 return Err(ImportError::NeedsConstant {
                     node: self.node.clone(),
