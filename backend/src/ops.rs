@@ -528,6 +528,19 @@ pub fn c_float(v: f32) -> String {
     }
 }
 
+/// The operator a scatter's `Reduction` combines with (`old op update`);
+/// `None` for `none`, where the update replaces the element.
+pub fn scatter_op(reduction: &str) -> Option<&'static BinOp> {
+    let opcode = match reduction {
+        "add" => Opcode::ElementAdd,
+        "mul" => Opcode::ElementMul,
+        "max" => Opcode::ElementMax,
+        "min" => Opcode::ElementMin,
+        _ => return None,
+    };
+    binary(opcode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -363,6 +363,7 @@ fn build() -> String {
     convolutions(&mut p);
     conv_transposes(&mut p);
     pools(&mut p);
+    index_ops(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
     p.inst(&format!("splat @out %{o} {{ Value: 2.0 }}"));
@@ -375,6 +376,109 @@ fn build() -> String {
     p.inst(&format!("relu @out %{view}, @in %{src}"));
     p.inst(&format!("debugprint @in %{o}"));
     p.text()
+}
+
+/// The index opcodes; index inputs are random in [0, 8), so some are out of range.
+fn index_ops(p: &mut Prog) {
+    let dims = [2u64, 3, 4];
+    let t = f(&dims);
+    for axis in 0..3 {
+        let mut id = dims.to_vec();
+        id[axis] = 3;
+        let it = format!(
+            "index64<{}>",
+            id.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" x ")
+        );
+        let m = format!("Axis: {axis}");
+        p.op("gatherelements", &f(&id), &[&t, &it], &m);
+        for r in ["none", "add", "mul", "max", "min"] {
+            let m = format!("Axis: {axis}, Reduction: {r}");
+            p.op("scatterelements", &t, &[&t, &it, &f(&id)], &m);
+        }
+        for keep in [true, false] {
+            let mut od = dims.to_vec();
+            if keep {
+                od[axis] = 1;
+            } else {
+                od.remove(axis);
+            }
+            let ot = format!(
+                "index64<{}>",
+                od.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" x ")
+            );
+            for op in ["argmax", "argmin"] {
+                for last in [false, true] {
+                    let m = format!("Axis: {axis}, KeepDims: {keep}, SelectLastIndex: {last}");
+                    p.op(op, &ot, &[&t], &m);
+                }
+            }
+        }
+    }
+    p.op(
+        "scatterelements",
+        "index64<2 x 3 x 4>",
+        &[
+            "index64<2 x 3 x 4>",
+            "index32<2 x 3 x 4>",
+            "index64<2 x 3 x 4>",
+        ],
+        "Axis: 1, Reduction: add",
+    );
+    p.op(
+        "scatterelements",
+        "bool<2 x 3 x 4>",
+        &["bool<2 x 3 x 4>", "index32<2 x 3 x 4>", "bool<2 x 3 x 4>"],
+        "Axis: 2",
+    );
+    p.op("gathernd", &f(&[6, 4]), &[&t, "index64<6 x 2>"], "");
+    p.op(
+        "gathernd",
+        &f(&[2, 5, 4]),
+        &[&t, "index32<2 x 5 x 1>"],
+        "BatchDims: 1",
+    );
+    p.op(
+        "gathernd",
+        &f(&[2, 2]),
+        &[&t, "index64<2 x 2 x 2>"],
+        "BatchDims: 1",
+    );
+    for r in ["none", "add", "mul", "max", "min"] {
+        let m = format!("Reduction: {r}");
+        p.op(
+            "scatternd",
+            &f(&[8, 3]),
+            &[&f(&[8, 3]), "index64<5 x 1>", &f(&[5, 3])],
+            &m,
+        );
+        p.op(
+            "scatternd",
+            &f(&[8, 3]),
+            &[&f(&[8, 3]), "index32<4 x 2>", &f(&[4])],
+            &m,
+        );
+    }
+    p.op(
+        "onehot",
+        &f(&[3, 8, 4]),
+        &["index64<3 x 4>"],
+        "Axis: 1, OffValue: -0.5, OnValue: 2.0",
+    );
+    p.op(
+        "onehot",
+        "index32<3 x 4 x 6>",
+        &["index32<3 x 4>"],
+        "Axis: 2, OffValue: 3.0, OnValue: -7.0",
+    );
+    p.op("onehot", &f(&[5, 3, 4]), &["index64<3 x 4>"], "Axis: 0");
+    p.op("logsoftmax", &f(&[3, 17]), &[&f(&[3, 17])], "");
+    p.op("logsoftmax", &f(&[1, 5]), &[&f(&[1, 5])], "");
 }
 
 // The case table's row type is spelled out once, next to its legend.

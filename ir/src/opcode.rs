@@ -144,6 +144,18 @@ pub enum Family {
     Extract,
     /// Slices of `Data` along `Axis`, picked by `Indices`.
     Gather,
+    /// `Dest[i] = Data[i with Indices[i] on Axis]`.
+    GatherElements,
+    /// Slices of `Data` at the index tuples in the last dimension of `Indices`.
+    GatherND,
+    /// `Data` with `Updates` written (or combined) at `Indices` along `Axis`.
+    ScatterElements,
+    /// `Data` with `Updates` slices written (or combined) at index tuples.
+    ScatterND,
+    /// `Dest` is `OnValue` where the `Axis` coordinate equals the index.
+    OneHot,
+    /// argmax, argmin: the index of the extreme element along `Axis`.
+    ArgMinMax,
     DebugPrint,
     /// Element-wise `Dest = LHS op RHS`.
     Binary,
@@ -159,6 +171,7 @@ pub enum Family {
     Reduce,
     /// fullyconnected, matmul, batchmatmul.
     MatrixMultiply,
+    /// softmax, logsoftmax over the rows of a 2-D `Src`.
     SoftMax,
     BatchNorm,
     /// Normalization over the last dimension (`layernormalization`).
@@ -239,6 +252,9 @@ use OperandKind::{In, InOut, Out};
 const LAYOUTS: &[&str] = &["NHWC", "NCHW"];
 /// Fused activations of a convolution (Glow's `FusedActivation`).
 pub const FUSED_ACTIVATIONS: &[&str] = &["NONE", "RELU", "CLIP", "TANH", "SIGMOID", "LEAKY_RELU"];
+
+/// How a scatter combines an update with the element it lands on (ONNX's `reduction`).
+pub const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
 
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
@@ -367,7 +383,26 @@ opcodes! {
     Celu = "celu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
     Gelu = "gelu", [op("Dest", Out), op("Src", In)], [opt("Approximate", M::Bool, Default::Bool(false))], &[(0, 1)], shapes::float_unary, Unary;
     SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
+    LogSoftMax = "logsoftmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
     Gather = "gather", [op("Dest", Out), op("Data", In), op("Indices", In)], [opt("Axis", M::Int, Default::Int(0))], &[], shapes::gather, Gather;
+    GatherElements = "gatherelements", [op("Dest", Out), op("Data", In), op("Indices", In)],
+        [opt("Axis", M::Int, Default::Int(0))], &[], shapes::gather_elements, GatherElements;
+    GatherND = "gathernd", [op("Dest", Out), op("Data", In), op("Indices", In)],
+        [opt("BatchDims", M::Int, Default::Int(0)).rule(R::NonNegative)], &[], shapes::gather_nd, GatherND;
+    ScatterElements = "scatterelements", [op("Dest", Out), op("Data", In), op("Indices", In), op("Updates", In)],
+        [opt("Axis", M::Int, Default::Int(0)), opt("Reduction", M::Enum(REDUCTIONS), Default::Enum("none"))],
+        &[], shapes::scatter_elements, ScatterElements;
+    ScatterND = "scatternd", [op("Dest", Out), op("Data", In), op("Indices", In), op("Updates", In)],
+        [opt("Reduction", M::Enum(REDUCTIONS), Default::Enum("none"))], &[], shapes::scatter_nd, ScatterND;
+    OneHot = "onehot", [op("Dest", Out), op("Indices", In)],
+        [req("Axis", M::Int), opt("OffValue", M::Float, Default::Float(0.0)), opt("OnValue", M::Float, Default::Float(1.0))],
+        &[], shapes::one_hot, OneHot;
+    ArgMax = "argmax", [op("Dest", Out), op("Src", In)],
+        [req("Axis", M::Int), opt("KeepDims", M::Bool, Default::Bool(true)), extra("SelectLastIndex", M::Bool, Default::Bool(false))],
+        &[], shapes::arg_min_max, ArgMinMax;
+    ArgMin = "argmin", [op("Dest", Out), op("Src", In)],
+        [req("Axis", M::Int), opt("KeepDims", M::Bool, Default::Bool(true)), extra("SelectLastIndex", M::Bool, Default::Bool(false))],
+        &[], shapes::arg_min_max, ArgMinMax;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req("Offsets", M::IntArray), opt("Count", M::Int, Default::Int(1)).rule(R::AtLeastOne), opt("Axis", M::Int, Default::Int(0))],

@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(33) {
+        match self.rng.below(38) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -530,6 +530,10 @@ impl Gen<'_> {
             30 => self.logical(),
             31 => self.gather(),
             32 => self.conv_transpose(),
+            33 => self.gather_index(),
+            34 | 35 => self.scatter(),
+            36 => self.one_hot(),
+            37 => self.arg_min_max(),
             _ => self.binary(),
         }
     }
@@ -641,9 +645,10 @@ impl Gen<'_> {
     }
 
     fn softmax(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::SoftMax));
         let ty = self.float_ty(2, 2);
         let a = self.input(&ty);
-        self.simple("softmax", &ty, &[a], &[], "");
+        self.simple(op.name(), &ty, &[a], &[], "");
     }
 
     fn transpose(&mut self) {
@@ -1061,6 +1066,144 @@ impl Gen<'_> {
             &[],
             &members,
         );
+    }
+
+    fn index_kind(&mut self) -> ElemKind {
+        if self.rng.chance(50) {
+            ElemKind::Index32
+        } else {
+            ElemKind::Index64
+        }
+    }
+
+    /// Indices for `gatherelements`/`scatterelements` on `data`: no larger
+    /// than `data` except on `axis`.
+    fn element_indices(&mut self, data: &[u64], axis: usize) -> Vec<u64> {
+        let mut id = Vec::new();
+        for (k, &d) in data.iter().enumerate() {
+            id.push(if k == axis {
+                self.rng.range(1, 4) as u64
+            } else {
+                self.rng.range(1, d as i64) as u64
+            });
+        }
+        id
+    }
+
+    /// `gatherelements` or `gathernd` (with `BatchDims`) on data of any kind.
+    fn gather_index(&mut self) {
+        let rank = self.rng.range(1, 3) as usize;
+        let data_ty = Type::new(self.any_kind(), &self.dims(rank));
+        let kind = self.index_kind();
+        if self.rng.chance(50) {
+            let axis = self.rng.below(rank as u64) as usize;
+            let id = self.element_indices(&data_ty.dims, axis);
+            let data = self.input(&data_ty);
+            let idx = self.input(&Type::new(kind, &id));
+            let members = format!("Axis: {axis}");
+            let dest = Type::new(data_ty.elem, &id);
+            self.simple("gatherelements", &dest, &[data, idx], &[], &members);
+            return;
+        }
+        let b = self.rng.below(rank as u64) as usize;
+        let k = self.rng.range(1, (rank - b) as i64) as usize;
+        let mut id = data_ty.dims[..b].to_vec();
+        if self.rng.chance(50) {
+            id.push(self.rng.range(1, 3) as u64);
+        }
+        let mut dd = id.clone();
+        dd.extend(&data_ty.dims[b + k..]);
+        if dd.is_empty() {
+            dd.push(1);
+        }
+        id.push(k as u64);
+        let data = self.input(&data_ty);
+        let idx = self.input(&Type::new(kind, &id));
+        let members = format!("BatchDims: {b}");
+        let dest = Type::new(data_ty.elem, &dd);
+        self.simple("gathernd", &dest, &[data, idx], &[], &members);
+    }
+
+    /// `scatterelements` or `scatternd`: any kind when updates replace,
+    /// float or index kinds for a reduction.
+    fn scatter(&mut self) {
+        let rank = self.rng.range(1, 3) as usize;
+        let red = *self.rng.pick(glow_ir::opcode::REDUCTIONS);
+        let kind = if red == "none" {
+            self.any_kind()
+        } else {
+            self.arith_kind()
+        };
+        let data_ty = Type::new(kind, &self.dims(rank));
+        let ik = self.index_kind();
+        if self.rng.chance(50) {
+            let axis = self.rng.below(rank as u64) as usize;
+            let id = self.element_indices(&data_ty.dims, axis);
+            let data = self.input(&data_ty);
+            let idx = self.input(&Type::new(ik, &id));
+            let upd = self.input(&Type::new(kind, &id));
+            let members = format!("Axis: {axis}, Reduction: {red}");
+            self.simple(
+                "scatterelements",
+                &data_ty,
+                &[data, idx, upd],
+                &[],
+                &members,
+            );
+            return;
+        }
+        let k = self.rng.range(1, rank as i64) as usize;
+        let mut id = Vec::new();
+        if self.rng.chance(70) {
+            id.push(self.rng.range(1, 4) as u64);
+        }
+        let mut ud = id.clone();
+        ud.extend(&data_ty.dims[k..]);
+        if ud.is_empty() {
+            ud.push(1);
+        }
+        id.push(k as u64);
+        let data = self.input(&data_ty);
+        let idx = self.input(&Type::new(ik, &id));
+        let upd = self.input(&Type::new(kind, &ud));
+        let members = format!("Reduction: {red}");
+        self.simple("scatternd", &data_ty, &[data, idx, upd], &[], &members);
+    }
+
+    fn one_hot(&mut self) {
+        let rank = self.rng.range(1, 3) as usize;
+        let id = self.dims(rank);
+        let ik = self.index_kind();
+        let idx = self.input(&Type::new(ik, &id));
+        let axis = self.rng.below(rank as u64 + 1) as usize;
+        let mut dd = id;
+        dd.insert(axis, self.rng.range(1, 5) as u64);
+        let kind = self.arith_kind();
+        let (mut off, mut on) = (String::new(), String::new());
+        format_f32(self.rng.unit() * 4.0, &mut off);
+        format_f32(self.rng.unit() * 4.0, &mut on);
+        let members = format!("Axis: {axis}, OffValue: {off}, OnValue: {on}");
+        self.simple("onehot", &Type::new(kind, &dd), &[idx], &[], &members);
+    }
+
+    fn arg_min_max(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::ArgMinMax));
+        let ty = self.float_ty(1, 3);
+        let src = self.input(&ty);
+        let axis = self.rng.below(ty.rank() as u64) as usize;
+        let (keep, last) = (self.rng.chance(50), self.rng.chance(50));
+        let mut dd = ty.dims.clone();
+        if keep {
+            dd[axis] = 1;
+        } else {
+            dd.remove(axis);
+        }
+        if dd.is_empty() {
+            dd.push(1);
+        }
+        let members = format!("Axis: {axis}, KeepDims: {keep}, SelectLastIndex: {last}");
+        let dest = Type::new(self.index_kind(), &dd);
+        self.simple(op.name(), &dest, &[src], &[], &members);
     }
 
     fn layernorm(&mut self) {

@@ -7,6 +7,7 @@ use super::runtime::{Kernel, PackKind};
 use super::KCtx;
 use crate::error::BackendError;
 use crate::ops::c_float;
+use glow_ir::Opcode;
 
 pub fn batched_add(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, b, s) = (c.ty("Dest")?, c.ty("Batch")?, c.ty("Slice")?);
@@ -165,7 +166,7 @@ pub fn batch_matmul(c: &mut KCtx) -> Result<(), BackendError> {
     gemm_call(c, dims, ("LHS", "RHS"), false)
 }
 
-/// Row-wise: max, `e = expf(x - max)`, sum, `e / sum`.
+/// Row-wise: max, `e = expf(x - max)`, sum, `e / sum`; `logsoftmax`: `(x - max) - logf(sum)`.
 pub fn softmax(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     c.require_f32(&d)?;
@@ -186,8 +187,15 @@ pub fn softmax(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.line("y[j] = e;");
     c.w.line("sum += e;");
     c.w.close();
-    c.w.for_loop("j", cols);
-    c.w.line("y[j] = y[j] / sum;");
+    if c.inst.opcode == Opcode::LogSoftMax {
+        // ONNX's order: (x - max) - log(sum).
+        c.w.line("const float ls = logf(sum);");
+        c.w.for_loop("j", cols);
+        c.w.line("y[j] = (x[j] - mx) - ls;");
+    } else {
+        c.w.for_loop("j", cols);
+        c.w.line("y[j] = y[j] / sum;");
+    }
     c.w.close();
     c.w.close();
     Ok(())

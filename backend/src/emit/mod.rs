@@ -5,6 +5,7 @@
 //! over opcodes is `emit_inst`, which picks the kernel family.
 
 mod elementwise;
+mod index;
 mod linalg;
 mod movement;
 pub mod runtime;
@@ -223,6 +224,12 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Insert => movement::insert(c),
         Extract => movement::extract(c),
         Gather => movement::gather(c),
+        GatherElements => index::gather_elements(c),
+        GatherND => index::gather_nd(c),
+        ScatterElements => index::scatter_elements(c),
+        ScatterND => index::scatter_nd(c),
+        OneHot => index::one_hot(c),
+        ArgMinMax => index::arg_min_max(c),
         DebugPrint => movement::debugprint(c),
         Binary => elementwise::binary(c),
         Compare => elementwise::cmplte(c),

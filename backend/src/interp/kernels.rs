@@ -25,6 +25,12 @@ pub fn exec(x: &mut Exec) -> R {
         Insert => insert(x),
         Extract => extract(x),
         Gather => gather(x),
+        GatherElements => super::index::gather_elements(x),
+        GatherND => super::index::gather_nd(x),
+        ScatterElements => super::index::scatter_elements(x),
+        ScatterND => super::index::scatter_nd(x),
+        OneHot => super::index::one_hot(x),
+        ArgMinMax => super::index::arg_min_max(x),
         DebugPrint => debugprint(x),
         Binary => binary(x),
         Compare => cmplte(x),
@@ -426,7 +432,9 @@ fn batch_matmul(x: &mut Exec) -> R {
     x.put_f32s("Dest", &out)
 }
 
+/// `softmax`, or `logsoftmax` with the same max and sum.
 fn softmax(x: &mut Exec) -> R {
+    let log = x.opcode() == Opcode::LogSoftMax;
     let t = x.ty("Src")?;
     let cols = t.dims[1] as usize;
     let src = x.f32s("Src")?;
@@ -444,8 +452,16 @@ fn softmax(x: &mut Exec) -> R {
             y[j] = e;
             sum += e;
         }
-        for v in y.iter_mut() {
-            *v /= sum;
+        if log {
+            // ONNX's order: (x - max) - log(sum).
+            let ls = sum.ln();
+            for (j, &v) in row.iter().enumerate() {
+                y[j] = (v - mx) - ls;
+            }
+        } else {
+            for v in y.iter_mut() {
+                *v /= sum;
+            }
         }
     }
     x.put_f32s("Dest", &out)

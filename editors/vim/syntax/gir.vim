@@ -4,17 +4,18 @@ if exists("b:current_syntax")
   finish
 endif
 
-syn keyword girOpcode allocactivation avgpool batchedadd batchedreduceadd batchedreducemax
-      \ batchedreducemin batchedreduceprod batchmatmul batchnormalization celu clip convolution convtranspose copy
-      \ deallocactivation debugprint dequantize elementabs elementacos elementacosh elementadd
-      \ elementand elementasin elementasinh elementatan elementatanh elementceil elementcmpeq
-      \ elementcmplt elementcmplte elementcmpneq elementcos elementcosh elementdiv elementerf
-      \ elementexp elementfloor elementlog elementmax elementmin elementmul elementneg elementnot
-      \ elementor elementpow elementreciprocal elementround elementrsqrt elementselect elementsign
-      \ elementsin elementsinh elementsqrt elementsub elementtan elementxor elu extracttensor
-      \ fullyconnected gather gelu inserttensor layernormalization leakyrelu
-      \ localresponsenormalization matmul maxpool quantize relu rescalequantized selu sigmoid
-      \ softmax softplus splat tanh tensorview touch transpose
+syn keyword girOpcode allocactivation argmax argmin avgpool batchedadd batchedreduceadd
+      \ batchedreducemax batchedreducemin batchedreduceprod batchmatmul batchnormalization celu clip
+      \ convolution convtranspose copy deallocactivation debugprint dequantize elementabs
+      \ elementacos elementacosh elementadd elementand elementasin elementasinh elementatan
+      \ elementatanh elementceil elementcmpeq elementcmplt elementcmplte elementcmpneq elementcos
+      \ elementcosh elementdiv elementerf elementexp elementfloor elementlog elementmax elementmin
+      \ elementmul elementneg elementnot elementor elementpow elementreciprocal elementround
+      \ elementrsqrt elementselect elementsign elementsin elementsinh elementsqrt elementsub
+      \ elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
+      \ inserttensor layernormalization leakyrelu localresponsenormalization logsoftmax matmul
+      \ maxpool onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
+      \ softplus splat tanh tensorview touch transpose
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -10,7 +10,8 @@
 //!
 //! Element-type decisions (the "kinds" each opcode accepts):
 //! - float only (`float`, `float16`, `bfloat16`, `float64`): `sigmoid`, `tanh`,
-//!   `softmax`, `batchnormalization`, `localresponsenormalization`.
+//!   `softmax`, `logsoftmax`, `batchnormalization`, `localresponsenormalization`,
+//!   and the `Src` of `argmax`/`argmin` (whose `Dest` is an index kind).
 //! - float or quantized: `convolution`, `maxpool`, `avgpool`,
 //!   `fullyconnected`, `matmul`, `batchmatmul`, `batchedadd`,
 //!   `batchedreduceadd`, `relu`, `clip`. Inputs and output share the base kind;
@@ -22,18 +23,21 @@
 //!   All operands share shape and base kind; quantization parameters may mix
 //!   (docs/gir.md §8, "Verifier rules").
 //! - any kind, including `bool`: `copy` (identical types), `transpose`,
-//!   `inserttensor`, `extracttensor` (same element type exactly: they move
-//!   data), `elementselect` (`Cond` is `bool`; `LHS`, `RHS`, `Dest` share a
-//!   base kind), `splat`, `touch`, `debugprint`, `tensorview`.
+//!   `inserttensor`, `extracttensor`, `gatherelements`, `gathernd`,
+//!   `scatterelements`, `scatternd`, `onehot` (same element type exactly:
+//!   they move data; indices are `index32` or `index64`), `elementselect`
+//!   (`Cond` is `bool`; `LHS`, `RHS`, `Dest` share a base kind), `splat`, `touch`, `debugprint`, `tensorview`.
 //! - `quantize`: float → quantized; `dequantize`: quantized → float;
 //!   `rescalequantized`: quantized → quantized of the same base kind.
 //! - A `tensorview` may change the element kind (a reinterpretation, as Glow
 //!   allows): its *byte* range must lie inside the source buffer.
 
+mod index;
 mod linalg;
 mod movement;
 mod spatial;
 
+pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
 pub use linalg::{
     batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected,
     layer_normalization, lrn, matmul, softmax,

@@ -566,6 +566,90 @@ fn tensorview_windows() {
 }
 
 #[test]
+fn index_shapes() {
+    let w = &[
+        "%m = WeightVar float<3 x 4> mutable",
+        "%i = WeightVar index64<3 x 2> mutable",
+        "%g = WeightVar float<3 x 2> mutable",
+        "%big = WeightVar index64<3 x 5> mutable",
+        "%fi = WeightVar float<3 x 2> mutable",
+        "%c = WeightVar float<2 x 3 x 4> mutable",
+        "%t = WeightVar index32<2 x 5 x 1> mutable",
+        "%n = WeightVar float<2 x 5 x 4> mutable",
+        "%t3 = WeightVar index32<2 x 4> mutable",
+        "%a = WeightVar index64<3 x 1> mutable",
+        "%a2 = WeightVar index64<3> mutable",
+        "%oh = WeightVar float<3 x 7> mutable",
+        "%md = WeightVar float<3 x 4> mutable",
+    ];
+    accepts(w, "%x = gatherelements @out %g, @in %m, @in %i { Axis: 1 }");
+    rejects(
+        w,
+        "%x = gatherelements @out %g, @in %m, @in %fi { Axis: 1 }",
+        "`Indices` has element type float",
+    );
+    rejects(
+        w,
+        "%x = gatherelements @out %m, @in %m, @in %big { Axis: 0 }",
+        "no larger dimension except on `Axis`",
+    );
+    rejects(
+        w,
+        "%x = gatherelements @out %g, @in %m, @in %i { Axis: 2 }",
+        "`Axis: 2` is out of range",
+    );
+    // BatchDims 1: index tuples of 1 into the middle dimension.
+    accepts(w, "%x = gathernd @out %n, @in %c, @in %t { BatchDims: 1 }");
+    rejects(
+        w,
+        "%x = gathernd @out %n, @in %c, @in %t3 { BatchDims: 1 }",
+        "needs the leading 1 dimensions shared and a last dimension from 1 to 2",
+    );
+    rejects(
+        w,
+        "%x = gathernd @out %m, @in %c, @in %t { BatchDims: 1 }",
+        "`gathernd` produces float<2 x 5 x 4>",
+    );
+    accepts(
+        w,
+        "%x = scatterelements @out %md, @in %m, @in %i, @in %g { Axis: 1, Reduction: mul }",
+    );
+    rejects(
+        w,
+        "%x = scatterelements @out %md, @in %m, @in %i, @in %m { Axis: 1 }",
+        "`Updates` has type float<3 x 4> but `Indices` has type index64<3 x 2>",
+    );
+    accepts(w, "%x = scatternd @out %md, @in %m, @in %a, @in %m");
+    rejects(
+        w,
+        "%x = scatternd @out %md, @in %m, @in %a, @in %g",
+        "`scatternd` expects float<3 x 4>",
+    );
+    accepts(w, "%x = onehot @out %oh, @in %a2 { Axis: 1 }");
+    rejects(
+        w,
+        "%x = onehot @out %oh, @in %i { Axis: 1 }",
+        "needs `Indices`' dims with one more at `Axis: 1`",
+    );
+    accepts(w, "%x = argmax @out %a, @in %m { Axis: 1 }");
+    accepts(
+        w,
+        "%x = argmin @out %a2, @in %m { Axis: 1, KeepDims: false }",
+    );
+    rejects(
+        w,
+        "%x = argmax @out %a2, @in %m { Axis: 1 }",
+        "`argmax` produces index64<3 x 1>",
+    );
+    rejects(
+        w,
+        "%x = argmin @out %g, @in %m { Axis: 1 }",
+        "`Dest` has element type float but `argmin` accepts `index32` or `index64`",
+    );
+    accepts(w, "%x = logsoftmax @out %md, @in %m");
+}
+
+#[test]
 fn hostile_values_never_panic() {
     let huge = "%h = WeightVar float<1073741824 x 1073741824 x 1> mutable";
     let w = &[huge, "%d = WeightVar float<2> mutable"];
@@ -579,6 +663,11 @@ fn hostile_values_never_panic() {
         format!("%r = batchedreduceadd @out %d, @in %h {{ Axis: -{big} }}"),
         format!("%p = maxpool @out %d, @in %h {{ Kernels: [{big}, {big}], Strides: [{big}, 1], Pads: [{big}, {big}, {big}, {big}] }}"),
         format!("%b = batchnormalization @out %h, @in %h, @in %d, @in %d, @in %d, @in %d {{ ChannelIdx: {big} }}"),
+        format!("%g = gathernd @out %h, @in %h, @in %h {{ BatchDims: {big} }}"),
+        format!("%g = gatherelements @out %h, @in %h, @in %h {{ Axis: -{big} }}"),
+        format!("%s = scatternd @out %h, @in %h, @in %h, @in %d"),
+        format!("%o = onehot @out %h, @in %d {{ Axis: {big} }}"),
+        format!("%a = argmax @out %d, @in %h {{ Axis: {big} }}"),
     ] {
         let src = crate::verifier::tests::func(w, &[&inst]);
         let _ = messages(&src);
