@@ -5,16 +5,19 @@ use thiserror::Error;
 
 /// The ops the importer lowers, for "unsupported op" messages.
 pub const SUPPORTED_OPS: &str =
-    "Abs, Acos, Acosh, Add, And, Asin, Asinh, Atan, Atanh, Attention, AveragePool, BatchNormalization, \
-Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, \
-DepthToSpace, Div, Dropout, Elu, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, Gelu, \
-Gemm, GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, HardSigmoid, \
-HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LpPool, LRN, MatMul, Max, MaxPool, \
-Mean, Min, Mish, Mod, Mul, Neg, Not, Or, Pad, Pow, PRelu, Range, Reciprocal, ReduceMax, \
-ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, RMSNormalization, Round, Selu, \
-Shape, Shrink, Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, Softplus, Softsign, \
-SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, ThresholdedRelu, Tile, \
-Transpose, Unsqueeze, Upsample, Where, Xor";
+    "Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, Attention, \
+AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, \
+ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, DepthToSpace, Div, Dropout, Elu, \
+Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
+GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, Hardmax, HardSigmoid, \
+HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, \
+LpPool, LRN, MatMul, Max, MaxPool, Mean, Min, Mish, Mod, Mul, Neg, \
+NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, Range, Reciprocal, \
+ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, \
+RMSNormalization, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
+Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, SoftmaxCrossEntropyLoss, Softplus, \
+Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, \
+ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {

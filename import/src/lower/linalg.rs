@@ -1,8 +1,9 @@
 //! Matrix ops and Softmax. Gemm with a constant `B` becomes
 //! `fullyconnected` (B transposed and scaled by alpha at import time, a
 //! `[N]` C as the bias); other Gemms and MatMul become `matmul` /
-//! `batchmatmul` on plain (ONNX-order) operands. Softmax, 2-D in the IR, runs
-//! on a `rows x axis` view, with transposes when the axis is not last.
+//! `batchmatmul` on plain (ONNX-order) operands. Softmax and LogSoftmax,
+//! 2-D in the IR, run on a `rows x axis` view, with transposes when the axis
+//! is not last.
 
 use super::elementwise::broadcast_dims;
 use super::{norm_axis, Act, Attrs, Lowerer, Val};
@@ -232,47 +233,71 @@ fn batched(l: &mut Lowerer, v: Value, d: &[u64], batch: &[u64], out: &str) -> Va
     l.tile(out, src, &mut cur, &full, batch.len())
 }
 
+/// Softmax and LogSoftmax (`opcode`): pre-13 opsets coerce to 2-D at
+/// `axis`, later ones normalize over `axis` alone.
 pub(super) fn softmax(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let out = node.output.first().cloned().unwrap_or_default();
     let base = base_name(node, &out);
+    let opcode = if node.op_type == "LogSoftmax" {
+        Opcode::LogSoftMax
+    } else {
+        Opcode::SoftMax
+    };
     let x = l.input(node, 0)?;
     let a = l.act(&x);
     let a = l.to_plain(&a, &out);
     let r = a.dims.len().max(1);
-    let dims = super::ir_dims(&a.dims);
     let attrs = Attrs(&node.attribute);
     let old = l.opset < 13;
     let axis = norm_axis(l, attrs.int("axis", if old { 1 } else { -1 }), r)?;
-    let dest = l.alloc(&out, &dims);
-    if old || axis == r - 1 {
+    Ok(vec![Val::Act(softmax_act(
+        l, opcode, &a, axis, old, &out, &base,
+    ))])
+}
+
+/// `opcode` (softmax or logsoftmax) of the plain activation `a` over
+/// `axis`, or over all dimensions from `axis` on with `coerce` (2-D).
+pub(super) fn softmax_act(
+    l: &mut Lowerer,
+    opcode: Opcode,
+    a: &Act,
+    axis: usize,
+    coerce: bool,
+    out: &str,
+    base: &str,
+) -> Act {
+    let r = a.dims.len().max(1);
+    let dims = super::ir_dims(&a.dims);
+    let dest = l.alloc(out, &dims);
+    if coerce || axis == r - 1 {
         // Coerce to 2-D at `axis` (pre-13 semantics; the same for the last axis).
         let rows: u64 = dims[..axis].iter().product();
         let cols: u64 = dims[axis..].iter().product();
         let sv = l.view(&format!("{out}.2d"), a.v, &[rows, cols]);
         let dv = l.view(&format!("{out}.2d"), dest, &[rows, cols]);
-        l.inst(&base, Opcode::SoftMax, &[dv, sv], &[]);
+        l.inst(base, opcode, &[dv, sv], &[]);
     } else {
-        // Move `axis` last, softmax rows, move it back.
+        // Move `axis` last, normalize rows, move it back.
         let mut perm: Vec<usize> = (0..r).filter(|&i| i != axis).collect();
         perm.push(axis);
         let pd: Vec<u64> = perm.iter().map(|&p| dims[p]).collect();
         let t = l.alloc(&format!("{out}.moved"), &pd);
-        l.transpose(&base, t, a.v, perm.iter().map(|&p| p as i64).collect());
+        l.transpose(base, t, a.v, perm.iter().map(|&p| p as i64).collect());
         let cols = dims[axis];
         let rows = pd.iter().product::<u64>() / cols;
         let s = l.alloc(&format!("{out}.sm"), &pd);
         let tv = l.view(&format!("{out}.2d"), t, &[rows, cols]);
         let sv = l.view(&format!("{out}.2d"), s, &[rows, cols]);
-        l.inst(&base, Opcode::SoftMax, &[sv, tv], &[]);
+        l.inst(base, opcode, &[sv, tv], &[]);
         let mut inv = vec![0i64; r];
         for (i, &p) in perm.iter().enumerate() {
             inv[p] = i as i64;
         }
-        l.transpose(&base, dest, s, inv);
+        l.transpose(base, dest, s, inv);
     }
-    Ok(vec![Val::Act(Act {
+    Act {
         v: dest,
-        dims: a.dims,
+        dims: a.dims.clone(),
         cl: false,
-    })])
+    }
 }

@@ -14,6 +14,7 @@ mod attention;
 mod convtranspose;
 mod elementwise;
 mod fold;
+mod index;
 mod linalg;
 mod math;
 mod nn;
@@ -107,6 +108,15 @@ const ANY_KIND_OPS: &[&str] = &[
     "Sum",
     "Max",
     "Min",
+    // Indices and data of any kind (lower/index.rs).
+    "GatherElements",
+    "GatherND",
+    "Scatter",
+    "ScatterElements",
+    "ScatterND",
+    "OneHot",
+    "NegativeLogLikelihoodLoss",
+    "SoftmaxCrossEntropyLoss",
 ];
 
 /// IR dims for ONNX dims (a scalar is `<1>`).
@@ -622,7 +632,18 @@ impl<'o> Lowerer<'o> {
             "SwiGLU" => norm::swiglu(self, node)?,
             "Gemm" => linalg::gemm(self, node)?,
             "MatMul" => linalg::matmul(self, node)?,
-            "Softmax" => linalg::softmax(self, node)?,
+            "Softmax" | "LogSoftmax" => linalg::softmax(self, node)?,
+            "ArgMax"
+            | "ArgMin"
+            | "Hardmax"
+            | "GatherElements"
+            | "GatherND"
+            | "Scatter"
+            | "ScatterElements"
+            | "ScatterND"
+            | "OneHot"
+            | "NegativeLogLikelihoodLoss"
+            | "SoftmaxCrossEntropyLoss" => index::lower(self, node)?,
             "Transpose" | "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" | "Concat"
             | "Constant" | "ConstantOfShape" => shape::lower(self, node)?,
             _ => {
