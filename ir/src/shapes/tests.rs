@@ -665,7 +665,7 @@ fn hostile_values_never_panic() {
         format!("%b = batchnormalization @out %h, @in %h, @in %d, @in %d, @in %d, @in %d {{ ChannelIdx: {big} }}"),
         format!("%g = gathernd @out %h, @in %h, @in %h {{ BatchDims: {big} }}"),
         format!("%g = gatherelements @out %h, @in %h, @in %h {{ Axis: -{big} }}"),
-        format!("%s = scatternd @out %h, @in %h, @in %h, @in %d"),
+        "%s = scatternd @out %h, @in %h, @in %h, @in %d".to_string(),
         format!("%o = onehot @out %h, @in %d {{ Axis: {big} }}"),
         format!("%a = argmax @out %d, @in %h {{ Axis: {big} }}"),
     ] {
