@@ -436,6 +436,13 @@ fn index_ops(p: &mut Prog) {
         &["bool<2 x 3 x 4>", "index32<2 x 3 x 4>", "bool<2 x 3 x 4>"],
         "Axis: 2",
     );
+    // Plain 8-bit integers combine in 64 bits and wrap to the width.
+    for (k, r) in [("int8", "mul"), ("uint8", "add"), ("int8", "min")] {
+        let t = format!("{k}<8 x 3>");
+        let u = format!("{k}<5 x 3>");
+        let m = format!("Reduction: {r}");
+        p.op("scatternd", &t, &[&t, "index64<5 x 1>", &u], &m);
+    }
     p.op("gathernd", &f(&[6, 4]), &[&t, "index64<6 x 2>"], "");
     p.op(
         "gathernd",

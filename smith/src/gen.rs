@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(38) {
+        match self.rng.below(40) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -534,6 +534,8 @@ impl Gen<'_> {
             34 | 35 => self.scatter(),
             36 => self.one_hot(),
             37 => self.arg_min_max(),
+            // The unary family is the largest: two more draws.
+            38 | 39 => self.unary(),
             _ => self.binary(),
         }
     }

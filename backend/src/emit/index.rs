@@ -106,7 +106,8 @@ pub fn gather_nd(c: &mut KCtx) -> Result<(), BackendError> {
 }
 
 /// The C type a scatter works in and its combining operator: element bits
-/// when the update replaces, `float` or the index type for a reduction.
+/// when the update replaces, `float` or the plain integer type (computed in
+/// 64 bits, wrapped to the width) for a reduction.
 fn scatter_setup(c: &mut KCtx) -> Result<(&'static str, Option<&'static BinOp>), BackendError> {
     let (d, data, idx) = (c.ty("Dest")?, c.ty("Data")?, c.ty("Indices")?);
     let r = c
@@ -117,7 +118,7 @@ fn scatter_setup(c: &mut KCtx) -> Result<(&'static str, Option<&'static BinOp>),
     let ct = match (op, d.elem) {
         (None, k) => bits_ctype(k),
         (Some(_), ElemKind::Float) => "float",
-        (Some(b), ElemKind::Index32 | ElemKind::Index64) if !b.c_int.is_empty() => ctype(d.elem),
+        (Some(b), k) if k.is_plain_int() && !b.c_int.is_empty() => ctype(k),
         _ => return Err(c.unsupported(&d)),
     };
     c.decl("Dest", ct)?;

@@ -106,7 +106,8 @@ pub fn gather_nd(x: &mut Exec) -> R {
     x.put_bits("Dest", &out)
 }
 
-/// A scatter's running values: f32 bits, or integers of an index kind.
+/// A scatter's running values: f32, integers of a plain integer kind, or
+/// element bits.
 enum Vals {
     F(Vec<f32>),
     I(Vec<i64>),
@@ -120,7 +121,7 @@ fn scatter_vals(x: &Exec, op: Option<&BinOp>) -> Result<(Vals, Vals), BackendErr
     Ok(match (op, d.elem) {
         (None, _) => (Vals::Bits(x.bits("Data")?), Vals::Bits(x.bits("Updates")?)),
         (Some(_), ElemKind::Float) => (Vals::F(x.f32s("Data")?), Vals::F(x.f32s("Updates")?)),
-        (Some(b), ElemKind::Index32 | ElemKind::Index64) if !b.c_int.is_empty() => {
+        (Some(b), k) if k.is_plain_int() && !b.c_int.is_empty() => {
             (Vals::I(x.ints("Data")?), Vals::I(x.ints("Updates")?))
         }
         _ => return Err(x.unsupported(&d)),

@@ -228,7 +228,7 @@ fn reduction(l: &Lowerer, attrs: &Attrs, data: &Act) -> Result<String> {
         return Err(l.unsupported(format!("reduction `{r}`")));
     }
     let e = l.kind(data);
-    if r != "none" && !matches!(e, ElemKind::Float | ElemKind::Index32 | ElemKind::Index64) {
+    if r != "none" && e != ElemKind::Float && !e.is_plain_int() {
         return Err(l.unsupported(format!("reduction `{r}` on element type {e}")));
     }
     Ok(r)
