@@ -250,14 +250,15 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, gl
             _ => None,
         };
         let v = match (i, known, opts.batch) {
-            (0, _, Some(b)) => b,
-            (_, Some(v), _) => v,
-            (0, None, None) => 1,
+            // A zero dimension is a size, not a symbolic batch.
             _ if matches!(d.value, Some(onnx::DimValue::DimValue(0))) => {
                 return Err(bad(format!(
                     "unsupported: dimension {i} is zero (zero-size tensors)"
                 )))
             }
+            (0, _, Some(b)) => b,
+            (_, Some(v), _) => v,
+            (0, None, None) => 1,
             _ => return Err(bad(format!("dimension {i} is symbolic"))),
         };
         dims.push(v);

@@ -49,7 +49,7 @@ fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>)
     }
 }
 
-pub fn attr_int(name: &str, i: i64) -> AttributeProto {
+fn attr_int(name: &str, i: i64) -> AttributeProto {
     AttributeProto {
         name: name.into(),
         r#type: 2,
@@ -521,4 +521,134 @@ fn where_conditions_broadcast_and_may_be_constant() {
     );
     assert_eq!(out["z"], (ElemKind::Index32, Vals::I(vec![1, -2, 3, -4])));
     assert_eq!(out["w"], (ElemKind::Index32, Vals::I(vec![-1, -2, 3, 4])));
+}
+
+/// Trilu keeps a triangle of the last two dims: a constant `k` gives a
+/// constant mask, a run-time `k` is compared at run time.
+#[test]
+fn trilu_with_constant_and_run_time_k() {
+    let x: Vec<i64> = (1..=12).collect();
+    // upper, k = 1 (attribute default upper), over [2, 2, 3].
+    let bytes = model(
+        vec![node("Trilu", &["x", "k"], &["z"], vec![])],
+        &[("x", dtype::INT64, &[2, 2, 3])],
+        &[("z", dtype::INT64, &[2, 2, 3])],
+        vec![int64s("k", &[], &[1])],
+        14,
+    );
+    let out = run_both(&import(&bytes), &[("x", Vals::I(x.clone()))]);
+    assert_eq!(
+        out["z"],
+        (
+            ElemKind::Index64,
+            Vals::I(vec![0, 2, 3, 0, 0, 6, 0, 8, 9, 0, 0, 12])
+        )
+    );
+    // lower with a run-time k = -1 over float [3, 2].
+    let bytes = model(
+        vec![node(
+            "Trilu",
+            &["x", "k"],
+            &["z"],
+            vec![attr_int("upper", 0)],
+        )],
+        &[("x", dtype::FLOAT, &[3, 2]), ("k", dtype::INT64, &[])],
+        &[("z", dtype::FLOAT, &[3, 2])],
+        vec![],
+        14,
+    );
+    let xf = Vals::F(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let out = run_both(
+        &import(&bytes),
+        &[("x", xf.clone()), ("k", Vals::I(vec![-1]))],
+    );
+    assert_eq!(
+        out["z"],
+        (ElemKind::Float, Vals::F(vec![0.0, 0.0, 3.0, 0.0, 5.0, 6.0]))
+    );
+    let out = run_both(&import(&bytes), &[("x", xf), ("k", Vals::I(vec![0]))]);
+    assert_eq!(
+        out["z"],
+        (ElemKind::Float, Vals::F(vec![1.0, 0.0, 3.0, 4.0, 5.0, 6.0]))
+    );
+}
+
+#[test]
+fn dropout_mask_is_all_true() {
+    let bytes = model(
+        vec![node("Dropout", &["x"], &["y", "mask"], vec![])],
+        &[("x", dtype::FLOAT, &[3])],
+        &[("y", dtype::FLOAT, &[3]), ("mask", dtype::BOOL, &[3])],
+        vec![],
+        13,
+    );
+    let out = run_both(&import(&bytes), &[("x", Vals::F(vec![1.0, 2.0, 3.0]))]);
+    assert_eq!(out["mask"], (ElemKind::Bool, Vals::I(vec![1, 1, 1])));
+    assert_eq!(out["y"], (ElemKind::Float, Vals::F(vec![1.0, 2.0, 3.0])));
+}
+
+/// Data movement keeps the element kind: Unsqueeze, Transpose, Concat with
+/// a constant, Slice, Gather and Expand on int64 and uint8 tensors.
+#[test]
+fn data_movement_keeps_integer_kinds() {
+    let bytes = model(
+        vec![
+            node("Unsqueeze", &["x", "ax"], &["u"], vec![]),
+            node("Transpose", &["x"], &["t"], vec![]),
+            node("Concat", &["x", "c"], &["cat"], vec![attr_int("axis", 0)]),
+            node("Slice", &["x", "s0", "s1", "s2"], &["sl"], vec![]),
+            node("Gather", &["x", "gi"], &["g"], vec![attr_int("axis", 1)]),
+            node("Expand", &["b", "shape"], &["e"], vec![]),
+        ],
+        &[("x", dtype::INT64, &[2, 3]), ("b", dtype::UINT8, &[3])],
+        &[
+            ("u", dtype::INT64, &[2, 1, 3]),
+            ("t", dtype::INT64, &[3, 2]),
+            ("cat", dtype::INT64, &[3, 3]),
+            ("sl", dtype::INT64, &[2, 2]),
+            ("g", dtype::INT64, &[2, 1]),
+            ("e", dtype::UINT8, &[2, 3]),
+        ],
+        vec![
+            int64s("ax", &[1], &[1]),
+            int64s("c", &[1, 3], &[7, 8, 1 << 60]),
+            int64s("s0", &[1], &[1]),
+            int64s("s1", &[1], &[3]),
+            int64s("s2", &[1], &[1]),
+            int64s("gi", &[1], &[-1]),
+            int64s("shape", &[2], &[2, 3]),
+        ],
+        13,
+    );
+    let x = Vals::I(vec![1, 2, 3, 4, 5, 6]);
+    let out = run_both(
+        &import(&bytes),
+        &[("x", x), ("b", Vals::I(vec![9, 0, 255]))],
+    );
+    let i = |v: Vec<i64>| (ElemKind::Index64, Vals::I(v));
+    assert_eq!(out["u"], i(vec![1, 2, 3, 4, 5, 6]));
+    assert_eq!(out["t"], i(vec![1, 4, 2, 5, 3, 6]));
+    assert_eq!(out["cat"], i(vec![1, 2, 3, 4, 5, 6, 7, 8, 1 << 60]));
+    assert_eq!(out["sl"], i(vec![2, 3, 5, 6]));
+    assert_eq!(out["g"], i(vec![3, 6]));
+    assert_eq!(
+        out["e"],
+        (ElemKind::UInt8, Vals::I(vec![9, 0, 255, 9, 0, 255]))
+    );
+}
+
+/// A zero first dimension is a zero-size tensor, not a symbolic batch.
+#[test]
+fn a_zero_first_dimension_is_refused() {
+    let e = import_err(&model(
+        vec![node("Identity", &["x"], &["z"], vec![])],
+        &[("x", dtype::INT64, &[0, 5])],
+        &[("z", dtype::INT64, &[0, 5])],
+        vec![],
+        13,
+    ));
+    assert!(
+        e.contains("graph input `x`: unsupported: dimension 0 is zero (zero-size tensors)"),
+        "{e}"
+    );
 }

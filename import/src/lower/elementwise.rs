@@ -17,8 +17,17 @@ use glow_ir::{ElemKind, MemberValue, Opcode, Value};
 pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let x = l.input(node, 0)?;
     if node.op_type == "Dropout" {
-        // Inference: identity. A mask output is not produced.
-        return Ok(vec![x]);
+        // Inference: identity; the mask, when asked for, is all true.
+        let mut outs = vec![x.clone()];
+        if node.output.get(1).is_some_and(|n| !n.is_empty()) {
+            let dims = dims_of(&x);
+            let n = dims.iter().product::<u64>() as usize;
+            outs.push(Val::Const {
+                name: node.output[1].clone(),
+                t: Tensor::i64(dims, vec![1; n]),
+            });
+        }
+        return Ok(outs);
     }
     let out_name = node.output.first().cloned().unwrap_or_default();
     if node.op_type == "Clip" && l.opset >= 11 && runtime_bounds(l, node)? {

@@ -21,7 +21,7 @@ fn dims_of(v: &Val) -> Vec<u64> {
     }
 }
 
-fn konst(name: &str, t: Tensor) -> Val {
+pub(super) fn konst(name: &str, t: Tensor) -> Val {
     Val::Const {
         name: name.to_string(),
         t,
@@ -29,7 +29,7 @@ fn konst(name: &str, t: Tensor) -> Val {
 }
 
 /// Elements of `t` at source offsets `idx`, with dims `dims`.
-fn take(t: &Tensor, idx: &[usize], dims: Vec<u64>) -> Tensor {
+pub(super) fn take(t: &Tensor, idx: &[usize], dims: Vec<u64>) -> Tensor {
     match &t.data {
         Data::F32(v) => Tensor::f32(dims, idx.iter().map(|&i| v[i]).collect()),
         Data::I64(v) => Tensor::i64(dims, idx.iter().map(|&i| v[i]).collect()),
@@ -142,14 +142,14 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 .iter()
                 .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
         {
-            compare(l, node, &out)?
+            super::select::compare(l, node, &out)?
         }
         "Where"
             if [0, 1, 2]
                 .iter()
                 .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
         {
-            select(l, node, &out)?
+            super::select::select(l, node, &out)?
         }
         "And" | "Or" | "Xor"
             if [0, 1]
@@ -294,7 +294,7 @@ fn const_or_err(l: &Lowerer, node: &NodeProto, i: usize) -> Result<Tensor> {
 }
 
 /// For each element of `dims`, the offset in a tensor of `src` broadcast to it.
-fn bcast_index(src: &[u64], dims: &[u64]) -> Vec<usize> {
+pub(super) fn bcast_index(src: &[u64], dims: &[u64]) -> Vec<usize> {
     let pad = dims.len() - src.len();
     let st = strides(src);
     let ost = strides(dims);
@@ -315,7 +315,8 @@ fn bcast_index(src: &[u64], dims: &[u64]) -> Vec<usize> {
 /// `extracttensor` of a box of `a` (ONNX order) with unit steps.
 fn extract(l: &mut Lowerer, a: &Act, offsets: &[u64], dims: Vec<u64>, out: &str) -> Act {
     let src = l.to_plain(a, out).v;
-    let dest = l.alloc(out, &dims);
+    let kind = l.kind(a);
+    let dest = l.alloc_kind(out, &dims, kind);
     let off = offsets.iter().map(|&o| o as i64).collect();
     l.inst(
         &format!("{out}.extract"),
@@ -377,10 +378,11 @@ fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
                 return Err(l.unsupported(format!("a result of rank {}", dims.len())));
             }
             let p = l.to_plain(&a, out);
+            let kind = l.kind(&a);
             let src3 = l.view(&format!("{out}.src"), p.v, &[outer, d[axis], inner]);
-            let dest = l.splat_buffer(out, &[outer, ids.len() as u64, inner], 0.0);
+            let dest = l.splat_buffer_kind(out, &[outer, ids.len() as u64, inner], 0.0, kind);
             for (k, &i) in ids.iter().enumerate() {
-                let piece = l.alloc(&format!("{out}.piece"), &[outer, 1, inner]);
+                let piece = l.alloc_kind(&format!("{out}.piece"), &[outer, 1, inner], kind);
                 l.inst(
                     &format!("{out}.extract"),
                     Opcode::ExtractTensor,
@@ -626,174 +628,13 @@ fn space(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<
             let p = l.to_plain(&a, out);
             let v6 = l.view(&format!("{out}.6d"), p.v, &six);
             let moved: Vec<u64> = perm.iter().map(|&k| six[k]).collect();
-            let t = l.alloc(&format!("{out}.moved"), &moved);
+            let kind = l.kind(&a);
+            let t = l.alloc_kind(&format!("{out}.moved"), &moved, kind);
             l.transpose(out, t, v6, perm.iter().map(|&k| k as i64).collect());
             let v = l.view(out, t, &dims);
             Ok(Val::Act(Act { v, dims, cl: false }))
         }
     }
-}
-
-/// `x` broadcast to `dims` in ONNX order, exactly (`x * 1`), as elements
-/// of `kind` (the kind of the activation operands).
-fn full(
-    l: &mut Lowerer,
-    x: &Val,
-    dims: &[u64],
-    out: &str,
-    base: &str,
-    kind: ElemKind,
-) -> Result<Act> {
-    let ones = konst(
-        &format!("{out}.ones"),
-        Tensor::f32(
-            dims.to_vec(),
-            vec![1.0; dims.iter().product::<u64>() as usize],
-        ),
-    );
-    let v = if dims_of(x) == dims {
-        x.clone()
-    } else if kind == ElemKind::Bool {
-        return Err(l.unsupported(format!("broadcasting a bool tensor to {dims:?}")));
-    } else if let Val::Const { name, t } = x {
-        // A constant broadcasts at import time.
-        let pad = dims.len() - t.dims.len();
-        let mut src = vec![1u64; pad];
-        src.extend(&t.dims);
-        let idx = bcast_index(&src, dims);
-        konst(name, take(&t.reshaped(src), &idx, dims.to_vec()))
-    } else {
-        super::elementwise::apply(l, Opcode::ElementMul, x, &ones, out, base)?
-    };
-    let a = l.act_kind(&v, kind);
-    Ok(l.to_plain(&a, out))
-}
-
-/// The element kind of the first activation among `vals` (float if none).
-fn act_kind_of(l: &Lowerer, vals: &[&Val]) -> ElemKind {
-    vals.iter()
-        .find_map(|v| match v {
-            Val::Act(a) => Some(l.kind(a)),
-            Val::Const { .. } => None,
-        })
-        .unwrap_or(ElemKind::Float)
-}
-
-/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual on float or integer
-/// activations: one `elementcmpeq`/`elementcmplt`/`elementcmplte` into a
-/// bool buffer. Equal on bools is `!(a ^ b)`.
-fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
-    let (a, b) = (l.input(node, 0)?, l.input(node, 1)?);
-    let dims = super::elementwise::broadcast_dims(l, &dims_of(&a), &dims_of(&b))?;
-    let base = if node.name.is_empty() {
-        out.to_string()
-    } else {
-        node.name.clone()
-    };
-    let kind = act_kind_of(l, &[&a, &b]);
-    let (fa, fb) = (
-        full(l, &a, &dims, out, &base, kind)?,
-        full(l, &b, &dims, out, &base, kind)?,
-    );
-    if kind == ElemKind::Bool && node.op_type == "Equal" {
-        let x = super::elementwise::apply(l, Opcode::ElementXor, &a, &b, out, &base)?;
-        let Val::Act(xa) = x else {
-            return Err(l.err("Equal of two constants reached run-time lowering"));
-        };
-        let c = l.alloc_kind(out, &dims, ElemKind::Bool);
-        l.inst(&base, Opcode::ElementNot, &[c, xa.v], &[]);
-        return Ok(Val::Act(Act {
-            v: c,
-            dims,
-            cl: false,
-        }));
-    }
-    if kind == ElemKind::Bool {
-        return Err(l.unsupported(format!("{} of bool tensors", node.op_type)));
-    }
-    // a > b is b < a and a >= b is b <= a, so NaN compares false as in ONNX.
-    let (op, lhs, rhs) = match node.op_type.as_str() {
-        "Less" => (Opcode::ElementCmpLT, fa.v, fb.v),
-        "Greater" => (Opcode::ElementCmpLT, fb.v, fa.v),
-        "LessOrEqual" => (Opcode::ElementCmpLTE, fa.v, fb.v),
-        "GreaterOrEqual" => (Opcode::ElementCmpLTE, fb.v, fa.v),
-        _ => (Opcode::ElementCmpEQ, fa.v, fb.v),
-    };
-    let c = l.alloc_kind(out, &dims, ElemKind::Bool);
-    l.inst(&base, op, &[c, lhs, rhs], &[]);
-    Ok(Val::Act(Act {
-        v: c,
-        dims,
-        cl: false,
-    }))
-}
-
-/// Where with run-time operands: `elementselect` (arms swapped when the
-/// condition is stored negated).
-fn select(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
-    let c = l.input(node, 0)?;
-    let (x, y) = (l.input(node, 1)?, l.input(node, 2)?);
-    let d = super::elementwise::broadcast_dims(l, &dims_of(&x), &dims_of(&y))?;
-    let dims = super::elementwise::broadcast_dims(l, &d, &dims_of(&c))?;
-    let base = if node.name.is_empty() {
-        out.to_string()
-    } else {
-        node.name.clone()
-    };
-    let ca = match &c {
-        Val::Act(a) if a.dims == dims => a.clone(),
-        Val::Act(a) => {
-            // Broadcast the condition (made plain: the copies are new buffers).
-            let p = l.plain_bool(a);
-            let cond = format!("{out}.cond");
-            let v = super::elementwise::broadcast(l, &Val::Act(p), &dims, &cond, ElemKind::Bool)?;
-            Act {
-                v,
-                dims: dims.clone(),
-                cl: false,
-            }
-        }
-        Val::Const { .. } => {
-            let cond = format!("{out}.cond");
-            let v = super::elementwise::broadcast(l, &c, &dims, &cond, ElemKind::Bool)?;
-            Act {
-                v,
-                dims: dims.clone(),
-                cl: false,
-            }
-        }
-    };
-    // With constant arms only, their data says the kind (integers are index64).
-    let kind = match (&x, &y) {
-        (Val::Const { t: a, .. }, Val::Const { t: b, .. }) => match (&a.data, &b.data) {
-            (Data::I64(_), Data::I64(_)) => ElemKind::Index64,
-            _ => ElemKind::Float,
-        },
-        _ => act_kind_of(l, &[&x, &y]),
-    };
-    let (fx, fy) = (
-        full(l, &x, &dims, out, &base, kind)?,
-        full(l, &y, &dims, out, &base, kind)?,
-    );
-    if l.kind(&fx) != l.kind(&fy) {
-        return Err(l.unsupported(format!(
-            "Where of {} and {} tensors",
-            l.kind(&fx),
-            l.kind(&fy)
-        )));
-    }
-    let (lhs, rhs) = if l.negated.contains(&ca.v) {
-        (fy.v, fx.v)
-    } else {
-        (fx.v, fy.v)
-    };
-    let dest = l.alloc_kind(out, &dims, kind);
-    l.inst(&base, Opcode::ElementSelect, &[dest, ca.v, lhs, rhs], &[]);
-    Ok(Val::Act(Act {
-        v: dest,
-        dims,
-        cl: false,
-    }))
 }
 
 /// ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd over constant
@@ -894,6 +735,22 @@ pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
     }
     if node.op_type == "Expand" {
         let dims = super::elementwise::broadcast_dims(l, &d, &arg)?;
+        match &x {
+            // Constants broadcast at import time, keeping integers exact.
+            Val::Const { t, .. } => {
+                let mut src = vec![1u64; dims.len() - t.dims.len()];
+                src.extend(&t.dims);
+                let idx = bcast_index(&src, &dims);
+                return Ok(vec![konst(&out, take(&t.reshaped(src), &idx, dims))]);
+            }
+            // Integer and bool tensors are tiled (no multiply by ones).
+            Val::Act(a) if l.kind(a) != ElemKind::Float => {
+                let kind = l.kind(a);
+                let v = super::elementwise::broadcast(l, &x, &dims, &out, kind)?;
+                return Ok(vec![Val::Act(Act { v, dims, cl: false })]);
+            }
+            Val::Act(_) => {}
+        }
         let n: u64 = dims.iter().product();
         let ones = konst(
             &format!("{out}.ones"),
@@ -934,7 +791,8 @@ pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
             continue;
         }
         cd[k] *= arg[k];
-        let t = l.splat_buffer(&format!("{out}.tile"), &cd, 0.0);
+        let kind = l.kind(&a);
+        let t = l.splat_buffer_kind(&format!("{out}.tile"), &cd, 0.0, kind);
         let members = [
             ("Offsets", MemberValue::IntArray(vec![0; cd.len()])),
             ("Count", MemberValue::Int(arg[k] as i64)),
@@ -1141,7 +999,8 @@ pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     };
     let a = l.act(&x);
     let src = l.to_plain(&a, &out).v;
-    let dest = l.splat_buffer(&out, &dims, value as f64);
+    let kind = l.kind(&a);
+    let dest = l.splat_buffer_kind(&out, &dims, value as f64, kind);
     let off = begin.iter().map(|&b| b as i64).collect();
     l.inst(
         &base,

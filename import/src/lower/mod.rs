@@ -20,6 +20,7 @@ mod math;
 mod nn;
 mod pool;
 mod norm;
+mod select;
 mod shape;
 
 use crate::error::{ImportError, Result};
@@ -117,6 +118,21 @@ const ANY_KIND_OPS: &[&str] = &[
     "OneHot",
     "NegativeLogLikelihoodLoss",
     "SoftmaxCrossEntropyLoss",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Slice",
+    "Split",
+    "Gather",
+    "Expand",
+    "Tile",
+    "Pad",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "Trilu",
 ];
 
 /// IR dims for ONNX dims (a scalar is `<1>`).
@@ -605,6 +621,7 @@ impl<'o> Lowerer<'o> {
             "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
             | "Swish" | "Identity" => math::unary(self, node)?,
             "PRelu" => math::prelu(self, node)?,
+            "Trilu" => select::trilu(self, node)?,
             "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
                 fold::reduce(self, node)?
             }

@@ -225,7 +225,8 @@ fn transpose(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Res
         (0..r).collect()
     };
     let shuffle: Vec<i64> = perm.iter().map(|&p| pos[p] as i64).collect();
-    let dest = l.alloc(out, &super::ir_dims(&dims));
+    let kind = l.kind(&a);
+    let dest = l.alloc_kind(out, &super::ir_dims(&dims), kind);
     let base = if node.name.is_empty() {
         out
     } else {
@@ -282,10 +283,18 @@ fn concat(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
     } else {
         node.name.clone()
     };
-    let dest = l.splat_buffer(out, &phys, 0.0);
+    // The kind of the activation inputs; constants follow it.
+    let kind = inputs
+        .iter()
+        .find_map(|v| match v {
+            Val::Act(a) => Some(l.kind(a)),
+            Val::Const { .. } => None,
+        })
+        .unwrap_or(glow_ir::ElemKind::Float);
+    let dest = l.splat_buffer_kind(out, &phys, 0.0, kind);
     let mut offset = 0i64;
     for v in &inputs {
-        let a = l.act(v);
+        let a = l.act_kind(v, kind);
         let a = if cl {
             l.to_cl(&a, out)
         } else {
