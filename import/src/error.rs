@@ -7,7 +7,7 @@ use thiserror::Error;
 pub const SUPPORTED_OPS: &str =
     "Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, Attention, \
 AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, \
-ConstantOfShape, Conv, ConvTranspose, Trilu, Cos, Cosh, DepthToSpace, Div, Dropout, Elu, \
+ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, DepthToSpace, Div, Dropout, Elu, \
 Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
 GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, Hardmax, HardSigmoid, \
 HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, \
@@ -17,7 +17,7 @@ ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, 
 RMSNormalization, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
 Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, SoftmaxCrossEntropyLoss, Softplus, \
 Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, \
-ThresholdedRelu, Tile, Transpose, Unsqueeze, Upsample, Where, Xor";
+ThresholdedRelu, Tile, Transpose, Trilu, Unsqueeze, Upsample, Where, Xor";
 
 #[derive(Debug, Error)]
 pub enum ImportError {
