@@ -895,7 +895,14 @@ fn convolutions(p: &mut Prog) {
 /// `convtranspose` over strides, pads, dilations, groups and output padding.
 fn conv_transposes(p: &mut Prog) {
     for (k, s, pads, d, g, op) in [
-        ([3u64, 3], [1u64, 1], [0u64, 0, 0, 0], [1u64, 1], 1u64, [0u64, 0]),
+        (
+            [3u64, 3],
+            [1u64, 1],
+            [0u64, 0, 0, 0],
+            [1u64, 1],
+            1u64,
+            [0u64, 0],
+        ),
         ([3, 2], [2, 3], [1, 0, 2, 1], [1, 1], 2, [1, 2]),
         ([2, 3], [3, 2], [0, 2, 1, 0], [2, 2], 3, [0, 1]),
         ([1, 1], [2, 2], [0, 0, 0, 0], [1, 1], 6, [1, 1]),

@@ -7,14 +7,15 @@ use thiserror::Error;
 pub const SUPPORTED_OPS: &str =
     "Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, Attention, \
 AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, \
-ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, DepthToSpace, Div, Dropout, Elu, \
+ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, DepthToSpace, Det, Div, Dropout, Elu, \
 Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
-GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, Hardmax, HardSigmoid, \
-HardSwish, Identity, LayerNormalization, LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, \
-LpPool, LRN, MatMul, Max, MaxPool, Mean, Min, Mish, Mod, Mul, Neg, \
+GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, GroupNormalization, GRU, \
+Hardmax, HardSigmoid, HardSwish, Identity, InstanceNormalization, LayerNormalization, \
+LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, LpNormalization, LpPool, LRN, LSTM, \
+MatMul, Max, MaxPool, Mean, MeanVarianceNormalization, Min, Mish, Mod, Mul, Neg, \
 NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, Range, Reciprocal, \
 ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, \
-RMSNormalization, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
+RMSNormalization, RNN, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
 Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, SoftmaxCrossEntropyLoss, Softplus, \
 Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, \
 ThresholdedRelu, Tile, Transpose, Trilu, Unsqueeze, Upsample, Where, Xor";

@@ -376,22 +376,32 @@ fn attention_errors_name_the_node() {
         &[q, ("k", &[1, 2, 3, 4]), ("v", &[1, 2, 2, 4])],
         vec![],
     );
-    assert!(e.contains("node `n`") && e.contains("K and V differ in sequence length"), "{e}");
-    let e = import_error("Attention", &[q, ("k", &[1, 3, 2, 4]), ("v", &[1, 3, 2, 4])], vec![]);
+    assert!(
+        e.contains("node `n`") && e.contains("K and V differ in sequence length"),
+        "{e}"
+    );
+    let e = import_error(
+        "Attention",
+        &[q, ("k", &[1, 3, 2, 4]), ("v", &[1, 3, 2, 4])],
+        vec![],
+    );
     assert!(e.contains("2 query heads are not a multiple of 3"), "{e}");
-    let e = import_error("Attention", &[("q", &[1, 2, 8]), ("k", &[1, 2, 8]), ("v", &[1, 2, 8])], vec![]);
-    assert!(e.contains("3-D q needs q_num_heads and kv_num_heads"), "{e}");
+    let e = import_error(
+        "Attention",
+        &[("q", &[1, 2, 8]), ("k", &[1, 2, 8]), ("v", &[1, 2, 8])],
+        vec![],
+    );
+    assert!(
+        e.contains("3-D q needs q_num_heads and kv_num_heads"),
+        "{e}"
+    );
     let e = import_error(
         "Attention",
         &[q, q, q],
         vec![attr_int("qk_matmul_output_mode", 4)],
     );
     assert!(e.contains("qk_matmul_output_mode 4"), "{e}");
-    let e = import_error(
-        "Attention",
-        &[q, q, q, ("mask", &[3, 2])],
-        vec![],
-    );
+    let e = import_error("Attention", &[q, q, q, ("mask", &[3, 2])], vec![]);
     assert!(e.contains("does not broadcast"), "{e}");
 }
 
@@ -454,7 +464,13 @@ fn average_pool_ceil_mode_counts_real_pads_only() {
         attr_int("ceil_mode", 1),
         attr_int("count_include_pad", 1),
     ];
-    let got = run_one("AveragePool", (&[1, 1, 4, 4], iota(16)), vec![], attrs, &[1, 1, 3, 3]);
+    let got = run_one(
+        "AveragePool",
+        (&[1, 1, 4, 4], iota(16)),
+        vec![],
+        attrs,
+        &[1, 1, 3, 3],
+    );
     let want = [
         1.1111112, 2.6666667, 1.6666666, 5.6666665, 10.0, 5.5, 4.1666665, 7.0, 3.75,
     ];
@@ -467,8 +483,18 @@ fn average_pool_ceil_mode_counts_real_pads_only() {
 fn lp_pool_sums_powers_over_the_window() {
     // p = 3 over [1, -2, 3] with a window of 2 and a begin pad: the first
     // window holds the pad and 1.
-    let attrs = vec![attr_ints("kernel_shape", &[2]), attr_ints("pads", &[1, 0]), attr_int("p", 3)];
-    let got = run_one("LpPool", (&[1, 1, 3], vec![1.0, -2.0, 3.0]), vec![], attrs, &[1, 1, 3]);
+    let attrs = vec![
+        attr_ints("kernel_shape", &[2]),
+        attr_ints("pads", &[1, 0]),
+        attr_int("p", 3),
+    ];
+    let got = run_one(
+        "LpPool",
+        (&[1, 1, 3], vec![1.0, -2.0, 3.0]),
+        vec![],
+        attrs,
+        &[1, 1, 3],
+    );
     let want = [1.0f32, 9f32.cbrt(), 35f32.cbrt()];
     for (g, w) in got.iter().zip(want) {
         assert!((g - w).abs() <= 1e-5, "{got:?}");

@@ -896,7 +896,10 @@ impl Gen<'_> {
         let st = [self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64];
         let dil = [self.rng.range(1, 2) as u64, self.rng.range(1, 2) as u64];
         let (h, w) = (self.rng.range(1, 4) as u64, self.rng.range(1, 4) as u64);
-        let full = [(h - 1) * st[0] + (k[0] - 1) * dil[0] + 1, (w - 1) * st[1] + (k[1] - 1) * dil[1] + 1];
+        let full = [
+            (h - 1) * st[0] + (k[0] - 1) * dil[0] + 1,
+            (w - 1) * st[1] + (k[1] - 1) * dil[1] + 1,
+        ];
         // Crops that leave at least one row and column.
         let mut pads = [0u64; 4];
         for a in 0..2 {
@@ -923,7 +926,13 @@ impl Gen<'_> {
             Self::list(&op)
         );
         let dest_ty = Type::float(&[n, oh, ow, oc]);
-        self.simple("convtranspose", &dest_ty, &[src, filter, bias], &[], &members);
+        self.simple(
+            "convtranspose",
+            &dest_ty,
+            &[src, filter, bias],
+            &[],
+            &members,
+        );
     }
 
     fn pool(&mut self) {

@@ -67,14 +67,20 @@ fn params(l: &Lowerer, node: &NodeProto) -> Result<Params> {
     }
     // The softmax in another precision than the inputs' float would round
     // differently from the reference.
-    if let Some(p) = a.has("softmax_precision").then(|| a.int("softmax_precision", 1)) {
+    if let Some(p) = a
+        .has("softmax_precision")
+        .then(|| a.int("softmax_precision", 1))
+    {
         if p != 1 {
             return Err(l.unsupported(format!(
                 "softmax_precision {p} (only 1, FLOAT, the inputs' type)"
             )));
         }
     }
-    let (left, right) = (a.int("left_window_size", -1), a.int("right_window_size", -1));
+    let (left, right) = (
+        a.int("left_window_size", -1),
+        a.int("right_window_size", -1),
+    );
     if left < -1 || right < -1 {
         return Err(l.err("window sizes must be -1 or non-negative"));
     }
@@ -106,9 +112,8 @@ fn to_heads(
     match d.len() {
         4 => Ok(a),
         3 => {
-            let h = heads.ok_or_else(|| {
-                l.err(format!("3-D {what} needs q_num_heads and kv_num_heads"))
-            })?;
+            let h = heads
+                .ok_or_else(|| l.err(format!("3-D {what} needs q_num_heads and kv_num_heads")))?;
             if !d[2].is_multiple_of(h) {
                 return Err(l.err(format!(
                     "{what} hidden size {} is not a multiple of {h} heads",
@@ -223,7 +228,10 @@ fn mask_bias(l: &mut Lowerer, m: &Val, len: u64, out: &str, base: &str) -> Resul
         let mut padded = Vec::with_capacity(vals.len() / last.max(1) as usize * len as usize);
         for row in vals.chunks(last.max(1) as usize) {
             padded.extend_from_slice(row);
-            padded.extend(std::iter::repeat_n(f32::NEG_INFINITY, (len - last) as usize));
+            padded.extend(std::iter::repeat_n(
+                f32::NEG_INFINITY,
+                (len - last) as usize,
+            ));
         }
         return Ok(Val::Const {
             name,
@@ -328,7 +336,14 @@ pub(super) fn attention(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         (Some(pk), Some(pv)) => {
             let n = dims_of(pk).get(2).copied().unwrap_or(0);
             k = concat_seq(l, pk, &k, "past_key", &format!("{out}.present_key"), &base)?;
-            v = concat_seq(l, pv, &v, "past_value", &format!("{out}.present_value"), &base)?;
+            v = concat_seq(
+                l,
+                pv,
+                &v,
+                "past_value",
+                &format!("{out}.present_value"),
+                &base,
+            )?;
             n
         }
         _ => 0,
@@ -357,10 +372,24 @@ pub(super) fn attention(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let v = repeat_heads(l, &v, hq / hkv, &format!("{out}.v"));
     let mut qk = bmm(l, &qs, &ks, &format!("{out}.qk"), &base);
     if p.softcap > 0.0 {
-        let d = by_scalar(l, Opcode::ElementDiv, &qk, p.softcap, &format!("{out}.cap"), &base);
+        let d = by_scalar(
+            l,
+            Opcode::ElementDiv,
+            &qk,
+            p.softcap,
+            &format!("{out}.cap"),
+            &base,
+        );
         let t = unary(l, Opcode::Tanh, d.v, &d.dims, &format!("{out}.tanh"), &base);
         let t = Act { v: t, ..d };
-        qk = by_scalar(l, Opcode::ElementMul, &t, p.softcap, &format!("{out}.capped"), &base);
+        qk = by_scalar(
+            l,
+            Opcode::ElementMul,
+            &t,
+            p.softcap,
+            &format!("{out}.capped"),
+            &base,
+        );
     }
     // The additive bias: mask (padded) plus the position masks.
     let full = [b, hq, s, len];
@@ -374,7 +403,14 @@ pub(super) fn attention(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             t: pb,
         };
         bias = Some(match bias {
-            Some(m) => apply(l, Opcode::ElementAdd, &m, &pb, &format!("{out}.bias"), &base)?,
+            Some(m) => apply(
+                l,
+                Opcode::ElementAdd,
+                &m,
+                &pb,
+                &format!("{out}.bias"),
+                &base,
+            )?,
             None => pb,
         });
     }
@@ -386,7 +422,14 @@ pub(super) fn attention(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     }
     let qk_val = Val::Act(qk.clone());
     let with_bias = match &bias {
-        Some(bv) => apply(l, Opcode::ElementAdd, &qk_val, bv, &format!("{out}.scores"), &base)?,
+        Some(bv) => apply(
+            l,
+            Opcode::ElementAdd,
+            &qk_val,
+            bv,
+            &format!("{out}.scores"),
+            &base,
+        )?,
         None => qk_val.clone(),
     };
     let wb = l.act(&with_bias);
@@ -429,7 +472,13 @@ pub(super) fn attention(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 }
 
 /// `probs` with every query row whose bias is all -inf set to 0.
-fn zero_masked_rows(l: &mut Lowerer, bias: &Val, probs: &Act, out: &str, base: &str) -> Result<Act> {
+fn zero_masked_rows(
+    l: &mut Lowerer,
+    bias: &Val,
+    probs: &Act,
+    out: &str,
+    base: &str,
+) -> Result<Act> {
     let b = l.act(bias);
     let b = l.to_plain(&b, out);
     let d = super::ir_dims(&b.dims);
@@ -445,7 +494,13 @@ fn zero_masked_rows(l: &mut Lowerer, bias: &Val, probs: &Act, out: &str, base: &
     kd.push(1);
     let mv = l.view(&format!("{out}.rowmax"), m, &kd);
     let full = probs.dims.clone();
-    let mf = broadcast(l, &act(mv, &kd), &full, &format!("{out}.rowmax"), ElemKind::Float)?;
+    let mf = broadcast(
+        l,
+        &act(mv, &kd),
+        &full,
+        &format!("{out}.rowmax"),
+        ElemKind::Float,
+    )?;
     let ninf = l.splat_buffer(&format!("{out}.ninf"), &full, f64::NEG_INFINITY);
     let cond = l
         .b()
@@ -454,7 +509,12 @@ fn zero_masked_rows(l: &mut Lowerer, bias: &Val, probs: &Act, out: &str, base: &
     l.inst(base, Opcode::ElementCmpLTE, &[cond, mf, ninf], &[]);
     let zero = l.splat_buffer(&format!("{out}.zero"), &full, 0.0);
     let dest = l.alloc(&format!("{out}.probs"), &full);
-    l.inst(base, Opcode::ElementSelect, &[dest, cond, zero, probs.v], &[]);
+    l.inst(
+        base,
+        Opcode::ElementSelect,
+        &[dest, cond, zero, probs.v],
+        &[],
+    );
     Ok(Act {
         v: dest,
         dims: full,

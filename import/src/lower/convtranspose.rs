@@ -43,7 +43,11 @@ fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64], kernel: &[u64]) -> Result<Vec
     let s = per_axis(l, attrs, "strides", nd, 1)?;
     let d = per_axis(l, attrs, "dilations", nd, 1)?;
     let op = per_axis(l, attrs, "output_padding", nd, 0)?;
-    for (name, v, lo) in [("strides", &s, 1), ("dilations", &d, 1), ("output_padding", &op, 0)] {
+    for (name, v, lo) in [
+        ("strides", &s, 1),
+        ("dilations", &d, 1),
+        ("output_padding", &op, 0),
+    ] {
         if let Some(x) = v.iter().find(|&&x| x < lo || x > max) {
             return Err(l.err(format!("bad `{name}` value {x}")));
         }
@@ -101,7 +105,9 @@ fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64], kernel: &[u64]) -> Result<Vec
             )));
         }
         if target < 1 || target > max as i128 {
-            return Err(l.err(format!("output extent {target} on axis {i} is out of range")));
+            return Err(l.err(format!(
+                "output extent {target} on axis {i} is out of range"
+            )));
         }
         // The end crop; negative when the output reaches past the full extent.
         let end = full - begin - target;
@@ -152,14 +158,18 @@ pub(super) fn conv_transpose(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Va
     let kernel = wdims[2..].to_vec();
     if let Some(k) = attrs.ints("kernel_shape") {
         if k.iter().map(|&v| v as u64).ne(kernel.iter().copied()) {
-            return Err(l.err(format!("kernel_shape {k:?} differs from the filter {wdims:?}")));
+            return Err(l.err(format!(
+                "kernel_shape {k:?} differs from the filter {wdims:?}"
+            )));
         }
     }
     let ax = axes(l, &attrs, &spatial, &kernel)?;
     let get = |name: &str, default: i64| -> Vec<u64> {
-        attrs.ints(name).map_or(vec![default as u64; kernel.len()], |v| {
-            v.iter().map(|&x| x as u64).collect()
-        })
+        attrs
+            .ints(name)
+            .map_or(vec![default as u64; kernel.len()], |v| {
+                v.iter().map(|&x| x as u64).collect()
+            })
     };
     let (s, d) = (get("strides", 1), get("dilations", 1));
     // 1-D runs as 2-D with a height-1 kernel.

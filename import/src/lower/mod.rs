@@ -11,6 +11,7 @@
 //! ops are permuted at import time instead.
 
 mod attention;
+mod compose;
 mod convtranspose;
 mod elementwise;
 mod fold;
@@ -18,8 +19,9 @@ mod index;
 mod linalg;
 mod math;
 mod nn;
-mod pool;
 mod norm;
+mod pool;
+mod recurrent;
 mod select;
 mod shape;
 
@@ -610,7 +612,31 @@ impl<'o> Lowerer<'o> {
             });
         }
         self.check_input_kinds(node)?;
-        let outs = match node.op_type.as_str() {
+        let outs = self.dispatch(node)?;
+        self.limit_error()?;
+        // An output the lowering does not produce (a Dropout mask, training
+        // statistics) is refused here rather than missed later.
+        if let Some((i, name)) = node
+            .output
+            .iter()
+            .enumerate()
+            .skip(outs.len())
+            .find(|(_, n)| !n.is_empty() && self.needed.contains(*n))
+        {
+            return Err(self.unsupported(format!("output {i} (`{name}`) of {}", node.op_type)));
+        }
+        for (name, v) in node.output.iter().zip(outs) {
+            if !name.is_empty() {
+                self.bind(name, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// The lowering of one node by its op type: the values of its outputs,
+    /// in order (fewer when trailing ones are not produced).
+    fn dispatch(&mut self, node: &NodeProto) -> Result<Vec<Val>> {
+        Ok(match node.op_type.as_str() {
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
             | "HardSwish" | "Sqrt" | "Exp" | "Log" | "Erf" | "Sin" | "Cos" | "Floor" | "Ceil"
             | "Round" | "Acos" | "Asin" | "Atan" | "Acosh" | "Asinh" | "Atanh" | "Cosh"
@@ -663,31 +689,19 @@ impl<'o> Lowerer<'o> {
             | "SoftmaxCrossEntropyLoss" => index::lower(self, node)?,
             "Transpose" | "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" | "Concat"
             | "Constant" | "ConstantOfShape" => shape::lower(self, node)?,
+            "LpNormalization"
+            | "MeanVarianceNormalization"
+            | "InstanceNormalization"
+            | "GroupNormalization" => compose::normalization(self, node)?,
+            "Det" => compose::det(self, node)?,
+            "RNN" | "GRU" | "LSTM" => recurrent::lower(self, node)?,
             _ => {
                 return Err(ImportError::Unsupported {
                     node: self.node.clone(),
                     op: node.op_type.clone(),
                 })
             }
-        };
-        self.limit_error()?;
-        // An output the lowering does not produce (a Dropout mask, training
-        // statistics) is refused here rather than missed later.
-        if let Some((i, name)) = node
-            .output
-            .iter()
-            .enumerate()
-            .skip(outs.len())
-            .find(|(_, n)| !n.is_empty() && self.needed.contains(*n))
-        {
-            return Err(self.unsupported(format!("output {i} (`{name}`) of {}", node.op_type)));
-        }
-        for (name, v) in node.output.iter().zip(outs) {
-            if !name.is_empty() {
-                self.bind(name, v);
-            }
-        }
-        Ok(())
+        })
     }
 
     /// Non-float run-time inputs reach only the ops that handle their kind

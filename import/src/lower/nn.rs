@@ -346,8 +346,24 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             return Err(l.err(format!("bad kernel_shape {kernel:?}")));
         }
         let mut win = window(l, &attrs, &x, &kernel)?;
-        let mut oh = out_size(l, x.h, win.k[0], win.s[0], win.pads[0], win.pads[2], win.d[0])?;
-        let mut ow = out_size(l, x.w, win.k[1], win.s[1], win.pads[1], win.pads[3], win.d[1])?;
+        let mut oh = out_size(
+            l,
+            x.h,
+            win.k[0],
+            win.s[0],
+            win.pads[0],
+            win.pads[2],
+            win.d[0],
+        )?;
+        let mut ow = out_size(
+            l,
+            x.w,
+            win.k[1],
+            win.s[1],
+            win.pads[1],
+            win.pads[3],
+            win.d[1],
+        )?;
         if attrs.int("ceil_mode", 0) != 0 {
             // Ceil mode: grow the end pads so the floor rule gives the ceil size.
             oh = ceil_extend(x.h, &mut win, 0);

@@ -111,7 +111,9 @@ fn ints(v: &[u64]) -> MemberValue {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Max,
-    Avg { include: bool },
+    Avg {
+        include: bool,
+    },
     /// The window sum (a depthwise convolution with ones).
     Sum,
 }
@@ -136,25 +138,45 @@ fn pass(
         ext: 0,
         out: 1,
     };
-    let (ah, aw) = (a.unwrap_or(Axis { out: dims[1], ..unit }), b.unwrap_or(Axis { out: dims[2], ..unit }));
+    let (ah, aw) = (
+        a.unwrap_or(Axis {
+            out: dims[1],
+            ..unit
+        }),
+        b.unwrap_or(Axis {
+            out: dims[2],
+            ..unit
+        }),
+    );
     let [n, _, _, c] = dims;
     let od = [n, ah.out, aw.out, c];
     let dest = l.alloc(base, &od);
     let mut members = vec![
         ("Kernels", ints(&[ah.k, aw.k])),
         ("Strides", ints(&[ah.s, aw.s])),
-        ("Pads", ints(&[ah.pb, aw.pb, ah.pe + ah.ext, aw.pe + aw.ext])),
+        (
+            "Pads",
+            ints(&[ah.pb, aw.pb, ah.pe + ah.ext, aw.pe + aw.ext]),
+        ),
     ];
     let dil = [ah.d, aw.d];
     match kind {
         Kind::Sum => {
-            let ones = Tensor::f32(vec![c, ah.k, aw.k, 1], vec![1.0; (c * ah.k * aw.k) as usize]);
+            let ones = Tensor::f32(
+                vec![c, ah.k, aw.k, 1],
+                vec![1.0; (c * ah.k * aw.k) as usize],
+            );
             let filter = l.const_weight(&format!("{base}.ones"), &ones);
             let zeros = Tensor::f32(vec![c], vec![0.0; c as usize]);
             let bias = l.const_weight(&format!("{base}.bias"), &zeros);
             members.push(("Group", MemberValue::Int(c as i64)));
             members.push(("Dilation", ints(&dil)));
-            l.inst(base, Opcode::Convolution, &[dest, src, filter, bias], &members);
+            l.inst(
+                base,
+                Opcode::Convolution,
+                &[dest, src, filter, bias],
+                &members,
+            );
         }
         Kind::Max | Kind::Avg { .. } => {
             let op = if let Kind::Avg { include } = kind {
@@ -186,11 +208,7 @@ fn zero_pad(
     for (i, a) in ax.iter_mut().enumerate() {
         dims[i + 1] += a.pb + a.pe;
         offsets[i + 1] = a.pb as i64;
-        *a = Axis {
-            pb: 0,
-            pe: 0,
-            ..*a
-        };
+        *a = Axis { pb: 0, pe: 0, ..*a };
     }
     let padded = l.splat_buffer(&format!("{out}.padded"), &dims, 0.0);
     l.inst(
@@ -217,11 +235,23 @@ fn separable(
             let v = l.view(&format!("{out}.2d"), src, &[n, 1, phys[1], c]);
             pass(l, out, kind, v, [n, 1, phys[1], c], None, Some(*w)).0
         }
-        [h, w] => pass(l, out, kind, src, [n, phys[1], phys[2], c], Some(*h), Some(*w)).0,
+        [h, w] => {
+            pass(
+                l,
+                out,
+                kind,
+                src,
+                [n, phys[1], phys[2], c],
+                Some(*h),
+                Some(*w),
+            )
+            .0
+        }
         [d, h, w] => {
             let dims = [n * phys[1], phys[2], phys[3], c];
             let v = l.view(&format!("{out}.hw"), src, &dims);
-            let (hw, [_, oh, ow, _]) = pass(l, &format!("{out}.hw"), kind, v, dims, Some(*h), Some(*w));
+            let (hw, [_, oh, ow, _]) =
+                pass(l, &format!("{out}.hw"), kind, v, dims, Some(*h), Some(*w));
             let dims = [n, phys[1], oh * ow, c];
             let v = l.view(&format!("{out}.d"), hw, &dims);
             pass(l, out, kind, v, dims, Some(*d), None).0
@@ -249,7 +279,11 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let max = node.op_type == "MaxPool";
     let attrs = Attrs(&node.attribute);
     let include = attrs.int("count_include_pad", 0) != 0;
-    let kind = if max { Kind::Max } else { Kind::Avg { include } };
+    let kind = if max {
+        Kind::Max
+    } else {
+        Kind::Avg { include }
+    };
     lower(l, node, kind, None)
 }
 

@@ -196,7 +196,8 @@ pub fn conv_transpose(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_dims(ctx, bias, &[out_c], "expects", &mut errs);
     let mut out = [0u64; 2];
     for (a, input) in [h, w].into_iter().enumerate() {
-        let full = (input as i128 - 1) * win.strides[a] + (win.kernels[a] - 1) * win.dilation[a] + 1;
+        let full =
+            (input as i128 - 1) * win.strides[a] + (win.kernels[a] - 1) * win.dilation[a] + 1;
         let size = full - win.pads[a] - win.pads[a + 2] + out_pad[a];
         let axis = ["height", "width"][a];
         match dim(size) {
