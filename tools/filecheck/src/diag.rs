@@ -65,7 +65,17 @@ pub fn fuzzy_best(example: &str, hay: &str) -> Option<usize> {
         }
         let window = &hb[i..hb.len().min(i + eb.len())];
         let window = window.split(|&c| c == b'\n').next().unwrap_or(&[]);
-        let quality = edit_distance(window, eb) as f64 + lines as f64 / 100.0;
+        // Only a distance below both the best so far and the cut-off of 50
+        // matters, so the band of the computation is that wide: a long
+        // pattern over long lines costs O(len * 50) per position, not len^2.
+        let limit = best.map_or(50.0, |(_, q)| q.min(50.0)) - lines as f64 / 100.0;
+        if limit <= 0.0 {
+            continue;
+        }
+        let Some(d) = edit_distance_below(window, eb, limit.ceil() as usize) else {
+            continue;
+        };
+        let quality = d as f64 + lines as f64 / 100.0;
         if best.is_none_or(|(_, q)| quality < q) {
             best = Some((i, quality));
         }
@@ -74,6 +84,44 @@ pub fn fuzzy_best(example: &str, hay: &str) -> Option<usize> {
         Some((i, q)) if i != 0 && q < 50.0 => Some(i),
         _ => None,
     }
+}
+
+/// The edit distance of `a` and `b` when it is below `limit`, computed only
+/// on the diagonal band of that width (a cell further out already costs
+/// `limit`).
+fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) >= limit {
+        return None;
+    }
+    let inf = usize::MAX / 2;
+    let mut prev: Vec<usize> = (0..=b.len())
+        .map(|j| if j < limit { j } else { inf })
+        .collect();
+    let mut cur = vec![inf; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        let lo = (i + 1).saturating_sub(limit);
+        let hi = (i + 1 + limit).min(b.len());
+        // Only the band and its two edges are read: reset those.
+        if lo == 0 {
+            cur[0] = i + 1;
+        } else {
+            cur[lo - 1] = inf;
+        }
+        if hi < b.len() {
+            cur[hi + 1] = inf;
+        }
+        let mut row_min = if lo == 0 { cur[0] } else { inf };
+        for j in lo.max(1)..=hi {
+            let sub = prev[j - 1] + usize::from(ca != b[j - 1]);
+            cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+            row_min = row_min.min(cur[j]);
+        }
+        if row_min >= limit {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Some(prev[b.len()]).filter(|&d| d < limit)
 }
 
 /// Levenshtein distance with replacements.
@@ -89,4 +137,66 @@ pub fn edit_distance(a: &[u8], b: &[u8]) -> usize {
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod band_tests {
+    use super::*;
+
+    #[test]
+    fn the_band_agrees_with_the_full_distance_below_its_limit() {
+        let words: [&[u8]; 7] = [
+            b"",
+            b"a",
+            b"abc",
+            b"acb",
+            b"CHECK-NEXT",
+            b"CHEKC-NXET",
+            b"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        ];
+        for a in words {
+            for b in words {
+                let d = edit_distance(a, b);
+                for limit in 1..60 {
+                    let expect = (d < limit).then_some(d);
+                    assert_eq!(
+                        edit_distance_below(a, b, limit),
+                        expect,
+                        "{a:?} {b:?} {limit}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_pattern_over_long_lines_finds_its_near_match() {
+        // 4096 positions of a long pattern over one long line (quadratic
+        // per position without the band), and a near match found in it.
+        let example = "ab".repeat(100);
+        let mut hay = "b".repeat(2_000);
+        hay.push_str(&"ab".repeat(50));
+        hay.push('x');
+        hay.push_str(&"ab".repeat(50));
+        hay.push_str(&"b".repeat(3_000));
+        // The unbanded search, as before the band: the same answer.
+        let full = |example: &str, hay: &str| {
+            let (hb, eb) = (hay.as_bytes(), example.as_bytes());
+            let mut best: Option<(usize, f64)> = None;
+            for i in 0..hb.len().min(4096) {
+                let w = &hb[i..hb.len().min(i + eb.len())];
+                let q = edit_distance(w, eb) as f64;
+                if best.is_none_or(|(_, b)| q < b) {
+                    best = Some((i, q));
+                }
+            }
+            best.filter(|&(i, q)| i != 0 && q < 50.0).map(|(i, _)| i)
+        };
+        let found = fuzzy_best(&example, &hay);
+        assert!(found.is_some_and(|i| i.abs_diff(2_000) <= 1), "{found:?}");
+        assert_eq!(found, full(&example, &hay));
+        assert_eq!(fuzzy_best(&example, &"b".repeat(7_000)), None);
+        let long = "ab".repeat(3_000);
+        assert_eq!(fuzzy_best(&long, &"b".repeat(7_000)), None);
+    }
 }
