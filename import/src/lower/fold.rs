@@ -415,7 +415,10 @@ fn runtime_gather(
     out: &str,
 ) -> Result<Val> {
     if !matches!(l.kind(idx), ElemKind::Index64 | ElemKind::Index32) {
-        return Err(l.err(format!("indices of kind {} (int64 or int32 expected)", l.kind(idx))));
+        return Err(l.err(format!(
+            "indices of kind {} (int64 or int32 expected)",
+            l.kind(idx)
+        )));
     }
     let d = dims_of(x);
     if d.is_empty() {
@@ -432,14 +435,22 @@ fn runtime_gather(
     let a = l.to_plain(&a, out);
     let kind = l.kind(&a);
     let dest = l.alloc_kind(out, &dims, kind);
-    let base = if node.name.is_empty() { out.to_string() } else { node.name.clone() };
+    let base = if node.name.is_empty() {
+        out.to_string()
+    } else {
+        node.name.clone()
+    };
     l.inst(
         &base,
         Opcode::Gather,
         &[dest, a.v, idx.v],
         &[("Axis", MemberValue::Int(axis as i64))],
     );
-    Ok(Val::Act(Act { v: dest, dims, cl: false }))
+    Ok(Val::Act(Act {
+        v: dest,
+        dims,
+        cl: false,
+    }))
 }
 
 /// Ints from input `i` (opset >= 10 style) or attribute `name`.

@@ -463,4 +463,3 @@ fn softmax_cross_entropy(
     let loss = nll(l, node, attrs, &lp, n)?;
     Ok(vec![Val::Act(loss), Val::Act(lp)])
 }
-
