@@ -35,6 +35,23 @@ pub struct RunOptions {
     pub codegen: crate::bundle::CodegenOptions,
 }
 
+impl RunOptions {
+    /// One interpreter run with weights without contents filled from
+    /// `seed`: what the tools that compare runs (bisection, reduction, the
+    /// fuzzing oracle) start from.
+    pub fn interpreter(seed: u64) -> RunOptions {
+        RunOptions {
+            engine: Engine::Interp,
+            cc: CcOptions::new(None, ""),
+            seed,
+            strict_constants: false,
+            repeat: None,
+            build_dir: None,
+            codegen: Default::default(),
+        }
+    }
+}
+
 /// One output tensor: a mutable weight the function writes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {

@@ -3,8 +3,7 @@
 //! `--mode=infer` with the same seeded inputs, and the outputs must be
 //! bit-identical. Functions the backend does not support are counted, not run.
 
-use glow_backend::run::{self, Comparison, Engine, RunError, RunOptions};
-use glow_backend::CcOptions;
+use glow_backend::run::{self, Comparison, RunError, RunOptions};
 use glow_passes::cli::PipelineArgs;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,15 +34,7 @@ fn infer_pipeline_keeps_every_output_bit() {
     }
     .pipeline(&glow_passes::PassRegistry::builtin())
     .expect("the infer pipeline exists");
-    let opts = RunOptions {
-        engine: Engine::Interp,
-        cc: CcOptions::new(None, ""),
-        seed: 3,
-        strict_constants: false,
-        repeat: None,
-        build_dir: None,
-        codegen: Default::default(),
-    };
+    let opts = RunOptions::interpreter(3);
     let (mut compared, mut unsupported) = (0, 0);
     let mut failures = Vec::new();
     for file in &files {

@@ -3,72 +3,14 @@
 //! run on both engines and compared with values from ONNX's reference
 //! implementation (`onnx.reference`).
 
-use glow_backend::run::{resolve_weights, run, Engine, RunOptions};
-use glow_backend::CcOptions;
-use glow_import::onnx::{
-    AttributeProto, DimValue, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    TensorProto, TensorShapeProto, TypeProto, TypeTensor, ValueInfoProto,
+mod common;
+
+use common::{
+    attr_int, attr_str, f32_bytes, float, floats, import, import_err, int64s as ints, iota, model,
+    node, output_f32, run_both,
 };
-use glow_import::{import_model, Options};
-use prost::Message;
+use glow_import::onnx::{AttributeProto, NodeProto, TensorProto};
 use std::collections::BTreeMap;
-
-fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeTensor {
-                elem_type: 1,
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(DimValue::DimValue(d)),
-                        })
-                        .collect(),
-                }),
-            }),
-        }),
-    }
-}
-
-fn ints(name: &str, dims: &[i64], v: &[i64]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: 7,
-        int64_data: v.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn floats(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: 1,
-        float_data: v.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn attr_int(name: &str, i: i64) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: 2,
-        i,
-        ..Default::default()
-    }
-}
-
-fn attr_str(name: &str, s: &str) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: 3,
-        s: s.as_bytes().to_vec(),
-        ..Default::default()
-    }
-}
 
 /// A one-node model: `op(inputs...)` over the graph input `x` and the
 /// initializers, with outputs `outs` (name, dims).
@@ -86,102 +28,28 @@ struct Case<'a> {
 /// Imports the model and runs it on both engines (the C one when `cc`
 /// exists); the outputs must agree bit for bit. Returns them by name.
 fn run_case(c: Case) -> BTreeMap<String, Vec<f32>> {
-    let inputs = c.inputs.iter().map(|s| s.to_string()).collect();
-    let model = ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto {
-            domain: String::new(),
-            version: 18,
-        }],
-        graph: Some(GraphProto {
-            name: "g".into(),
-            node: std::iter::once(NodeProto {
-                input: inputs,
-                output: if c.then.is_empty() {
-                    c.outs.iter().map(|o| o.0.to_string()).collect()
-                } else {
-                    vec!["mid".into()]
-                },
-                name: "n".into(),
-                op_type: c.op.into(),
-                attribute: c.attrs,
-                ..Default::default()
-            })
-            .chain(c.then)
-            .collect(),
-            initializer: c.inits,
-            input: vec![value("x", c.x.0)],
-            output: c.outs.iter().map(|o| value(o.0, o.1)).collect(),
-        }),
-        ..Default::default()
+    let outs: Vec<&str> = if c.then.is_empty() {
+        c.outs.iter().map(|o| o.0).collect()
+    } else {
+        vec!["mid"]
     };
-    let imported = import_model(&model.encode_to_vec(), &Options::default()).expect("import");
-    let f = &imported.function;
-    let mut given = BTreeMap::new();
-    given.insert(
-        "x".to_string(),
-        c.x.1
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect::<Vec<u8>>(),
+    let first = NodeProto {
+        name: "n".into(),
+        ..node(c.op, &c.inputs, &outs, c.attrs)
+    };
+    let edges: Vec<_> = c.outs.iter().map(|o| float(o.0, o.1)).collect();
+    let bytes = model(
+        std::iter::once(first).chain(c.then).collect(),
+        &[float("x", c.x.0)],
+        &edges,
+        c.inits,
+        18,
     );
-    for w in &imported.weights {
-        given.insert(w.name.clone(), w.bytes.clone());
-    }
-    let has_cc = std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok();
-    let mut results = Vec::new();
-    for engine in [Engine::Interp, Engine::C] {
-        if engine == Engine::C && !has_cc {
-            continue;
-        }
-        let opts = RunOptions {
-            engine,
-            cc: CcOptions::new(None, "-O1"),
-            seed: 1,
-            strict_constants: true,
-            repeat: None,
-            build_dir: None,
-            codegen: Default::default(),
-        };
-        let weights = resolve_weights(f, &given, &opts).expect("weights");
-        let outs = run(f, &weights, &opts).expect("run");
-        let got: BTreeMap<String, Vec<f32>> = c
-            .outs
-            .iter()
-            .map(|(name, _)| {
-                let t = outs
-                    .tensors
-                    .iter()
-                    .find(|t| t.name == *name)
-                    .expect("output");
-                let v = t
-                    .data
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect();
-                (name.to_string(), v)
-            })
-            .collect();
-        results.push(got);
-    }
-    let bits = |m: &BTreeMap<String, Vec<f32>>| -> Vec<u32> {
-        m.values().flatten().map(|v| v.to_bits()).collect()
-    };
-    if let [a, b] = results.as_slice() {
-        assert_eq!(
-            bits(a),
-            bits(b),
-            "the C engine differs from the interpreter"
-        );
-    }
-    results.swap_remove(0)
-}
-
-fn iota(n: usize) -> Vec<f32> {
-    (0..n).map(|i| i as f32).collect()
+    let got = run_both(&import(&bytes), &[("x", f32_bytes(&c.x.1))]);
+    c.outs
+        .iter()
+        .map(|(name, _)| (name.to_string(), output_f32(&got, name)))
+        .collect()
 }
 
 fn y(c: Case) -> Vec<f32> {
@@ -411,32 +279,17 @@ fn import_error(
     inits: Vec<TensorProto>,
     attrs: Vec<AttributeProto>,
 ) -> String {
-    let model = ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto {
-            domain: String::new(),
-            version: 18,
-        }],
-        graph: Some(GraphProto {
-            name: "g".into(),
-            node: vec![NodeProto {
-                input: inputs.iter().map(|s| s.to_string()).collect(),
-                output: vec!["y".into()],
-                name: "n".into(),
-                op_type: op.into(),
-                attribute: attrs,
-                ..Default::default()
-            }],
-            initializer: inits,
-            input: vec![value("x", &[2, 3])],
-            output: vec![value("y", &[2, 3])],
-        }),
-        ..Default::default()
+    let n = NodeProto {
+        name: "n".into(),
+        ..node(op, inputs, &["y"], attrs)
     };
-    match import_model(&model.encode_to_vec(), &Options::default()) {
-        Ok(_) => panic!("{op} imported"),
-        Err(e) => e.to_string(),
-    }
+    import_err(&model(
+        vec![n],
+        &[float("x", &[2, 3])],
+        &[float("y", &[2, 3])],
+        inits,
+        18,
+    ))
 }
 
 #[test]

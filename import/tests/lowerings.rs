@@ -1,57 +1,22 @@
 //! Lowerings that the ONNX suites cannot reach as a user runs them (their
 //! axes, shapes and repeats are run-time int64 inputs there): one-node
-//! models built here with constant operands, imported, run on the
-//! interpreter and compared exactly with values computed by hand.
+//! models built here with constant operands, imported, run on both engines
+//! and compared exactly with values computed by hand.
 
-use glow_backend::run::{resolve_weights, run, Engine, RunOptions};
-use glow_backend::CcOptions;
-use glow_import::onnx::{
-    AttributeProto, DimValue, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    TensorProto, TensorShapeProto, TypeProto, TypeTensor, ValueInfoProto,
+mod common;
+
+use common::{
+    attr_int, attr_ints, f32_bytes, float, floats, import, import_err, int64s, iota, model, node,
+    output_f32, run_both,
 };
-use glow_import::{import_model, Options};
-use prost::Message;
-use std::collections::BTreeMap;
-
-fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeTensor {
-                elem_type: 1,
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(DimValue::DimValue(d)),
-                        })
-                        .collect(),
-                }),
-            }),
-        }),
-    }
-}
+use glow_import::onnx::{AttributeProto, NodeProto, TensorProto};
 
 fn ints(name: &str, v: &[i64]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: vec![v.len() as i64],
-        data_type: 7,
-        int64_data: v.to_vec(),
-        ..Default::default()
-    }
+    int64s(name, &[v.len() as i64], v)
 }
 
-fn attr_int(name: &str, i: i64) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: 2,
-        i,
-        ..Default::default()
-    }
-}
-
-/// Imports a one-node model `op(x, inits...)` and runs it on `x`.
+/// Imports a one-node model `op(x, inits...)` and runs it on `x` on both
+/// engines.
 fn run_one(
     op: &str,
     x: (&[i64], Vec<f32>),
@@ -59,62 +24,17 @@ fn run_one(
     attrs: Vec<AttributeProto>,
     out_dims: &[i64],
 ) -> Vec<f32> {
-    let mut inputs = vec!["x".to_string()];
-    inputs.extend(inits.iter().map(|t| t.name.clone()));
-    let model = ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto {
-            domain: String::new(),
-            version: 18,
-        }],
-        graph: Some(GraphProto {
-            name: "g".into(),
-            node: vec![NodeProto {
-                input: inputs,
-                output: vec!["y".into()],
-                name: "n".into(),
-                op_type: op.into(),
-                attribute: attrs,
-                ..Default::default()
-            }],
-            initializer: inits,
-            input: vec![value("x", x.0)],
-            output: vec![value("y", out_dims)],
-        }),
-        ..Default::default()
-    };
-    let imported = import_model(&model.encode_to_vec(), &Options::default()).expect("import");
-    let f = &imported.function;
-    let mut given = BTreeMap::new();
-    given.insert(
-        "x".to_string(),
-        x.1.iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect::<Vec<u8>>(),
+    let mut inputs = vec!["x"];
+    inputs.extend(inits.iter().map(|t| t.name.as_str()));
+    let n = node(op, &inputs, &["y"], attrs);
+    let bytes = model(
+        vec![n],
+        &[float("x", x.0)],
+        &[float("y", out_dims)],
+        inits.clone(),
+        18,
     );
-    for w in &imported.weights {
-        given.insert(w.name.clone(), w.bytes.clone());
-    }
-    let opts = RunOptions {
-        engine: Engine::Interp,
-        cc: CcOptions::new(None, "-O1"),
-        seed: 1,
-        strict_constants: true,
-        repeat: None,
-        build_dir: None,
-        codegen: Default::default(),
-    };
-    let weights = resolve_weights(f, &given, &opts).expect("weights");
-    let outs = run(f, &weights, &opts).expect("run");
-    let t = outs.tensors.iter().find(|t| t.name == "y").expect("y");
-    t.data
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn iota(n: usize) -> Vec<f32> {
-    (0..n).map(|i| i as f32).collect()
+    output_f32(&run_both(&import(&bytes), &[("x", f32_bytes(&x.1))]), "y")
 }
 
 #[test]
@@ -225,16 +145,6 @@ fn pad_constant_value() {
     assert_eq!(got, want);
 }
 
-fn floats(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: 1,
-        float_data: v.to_vec(),
-        ..Default::default()
-    }
-}
-
 /// LayerNormalization of one row in the reference's order, then `* w + b`.
 fn layer_norm_row(x: &[f32], eps: f32, w: f32, b: f32) -> Vec<f32> {
     let n = x.len() as f32;
@@ -287,32 +197,19 @@ fn layer_norm_over_two_axes_with_constant_scale() {
 
 /// Imports a one-node model and returns the error text.
 fn import_error(op: &str, inputs: &[(&str, &[i64])], attrs: Vec<AttributeProto>) -> String {
-    let model = ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto {
-            domain: String::new(),
-            version: 23,
-        }],
-        graph: Some(GraphProto {
-            name: "g".into(),
-            node: vec![NodeProto {
-                input: inputs.iter().map(|(n, _)| n.to_string()).collect(),
-                output: vec!["y".into()],
-                name: "n".into(),
-                op_type: op.into(),
-                attribute: attrs,
-                ..Default::default()
-            }],
-            initializer: vec![],
-            input: inputs.iter().map(|(n, d)| value(n, d)).collect(),
-            output: vec![value("y", inputs[0].1)],
-        }),
-        ..Default::default()
+    let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
+    let n = NodeProto {
+        name: "n".into(),
+        ..node(op, &names, &["y"], attrs)
     };
-    match import_model(&model.encode_to_vec(), &Options::default()) {
-        Ok(_) => panic!("{op} imported"),
-        Err(e) => e.to_string(),
-    }
+    let edges: Vec<_> = inputs.iter().map(|(n, d)| float(n, d)).collect();
+    import_err(&model(
+        vec![n],
+        &edges,
+        &[float("y", inputs[0].1)],
+        vec![],
+        23,
+    ))
 }
 
 #[test]
@@ -403,15 +300,6 @@ fn attention_errors_name_the_node() {
     assert!(e.contains("qk_matmul_output_mode 4"), "{e}");
     let e = import_error("Attention", &[q, q, q, ("mask", &[3, 2])], vec![]);
     assert!(e.contains("does not broadcast"), "{e}");
-}
-
-fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: 7,
-        ints: v.to_vec(),
-        ..Default::default()
-    }
 }
 
 #[test]

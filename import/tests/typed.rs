@@ -4,95 +4,14 @@
 //! exactly with values computed by hand. The error cases check that what
 //! cannot be lowered says so, naming the node and the input.
 
+mod common;
+
+use common::{attr_int, import, import_err, int64s, model, node, Edge};
 use glow_backend::elem::{read_int, write_int};
-use glow_backend::run::{resolve_weights, run, Engine, RunOptions};
-use glow_backend::CcOptions;
-use glow_import::onnx::{
-    dtype, AttributeProto, DimValue, Dimension, GraphProto, ModelProto, NodeProto,
-    OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, TypeTensor, ValueInfoProto,
-};
+use glow_import::onnx::{dtype, AttributeProto, TensorProto};
 use glow_import::{import_model, ImportError, Imported, Options};
 use glow_ir::ElemKind;
-use prost::Message;
 use std::collections::BTreeMap;
-
-/// A graph input or output: name, ONNX element type, dims.
-type Edge<'a> = (&'a str, i32, &'a [i64]);
-
-fn value(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeTensor {
-                elem_type: elem,
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(DimValue::DimValue(d)),
-                        })
-                        .collect(),
-                }),
-            }),
-        }),
-    }
-}
-
-fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
-    NodeProto {
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: outputs.iter().map(|s| s.to_string()).collect(),
-        name: outputs.first().map_or(String::new(), |s| s.to_string()),
-        op_type: op.into(),
-        attribute: attrs,
-        ..Default::default()
-    }
-}
-
-fn attr_int(name: &str, i: i64) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: 2,
-        i,
-        ..Default::default()
-    }
-}
-
-/// An int64 initializer.
-fn int64s(name: &str, dims: &[i64], v: &[i64]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: dtype::INT64,
-        int64_data: v.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn model(
-    nodes: Vec<NodeProto>,
-    inputs: &[Edge],
-    outputs: &[Edge],
-    inits: Vec<TensorProto>,
-    opset: i64,
-) -> Vec<u8> {
-    ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto {
-            domain: String::new(),
-            version: opset,
-        }],
-        graph: Some(GraphProto {
-            name: "g".into(),
-            node: nodes,
-            initializer: inits,
-            input: inputs.iter().map(|(n, e, d)| value(n, *e, d)).collect(),
-            output: outputs.iter().map(|(n, e, d)| value(n, *e, d)).collect(),
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec()
-}
 
 /// Values fed to or read from a tensor, as numbers: integers and bools as
 /// i64 (bools 0/1), floats as f32.
@@ -115,57 +34,24 @@ fn to_bytes(v: &Vals, kind: ElemKind) -> Vec<u8> {
     }
 }
 
-fn have_cc() -> bool {
-    std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// Runs `imported` on both engines with `inputs`; returns the outputs by
 /// name (the engines must agree byte for byte).
 fn run_both(imported: &Imported, inputs: &[(&str, Vals)]) -> BTreeMap<String, (ElemKind, Vals)> {
     let f = &imported.function;
-    let mut given = BTreeMap::new();
-    for (name, v) in inputs {
-        let w = f.weights.iter().find(|w| w.name == *name).expect("input");
-        given.insert(name.to_string(), to_bytes(v, w.ty.elem));
-    }
-    for w in &imported.weights {
-        given.insert(w.name.clone(), w.bytes.clone());
-    }
-    let mut opts = RunOptions {
-        engine: Engine::Interp,
-        cc: CcOptions::new(None, "-O1"),
-        seed: 1,
-        strict_constants: true,
-        repeat: None,
-        build_dir: None,
-        codegen: Default::default(),
-    };
-    let weights = resolve_weights(f, &given, &opts).expect("weights");
-    let interp = run(f, &weights, &opts).expect("interpreter runs");
-    if have_cc() {
-        opts.engine = Engine::C;
-        let c = run(f, &weights, &opts).expect("C engine runs");
-        for (a, b) in interp.tensors.iter().zip(&c.tensors) {
-            assert_eq!(a.name, b.name);
-            assert_eq!(a.data, b.data, "engines differ on `{}`", a.name);
-        }
-    }
-    interp
+    let feeds: Vec<(&str, Vec<u8>)> = inputs
+        .iter()
+        .map(|(name, v)| {
+            let w = f.weights.iter().find(|w| w.name == *name).expect("input");
+            (*name, to_bytes(v, w.ty.elem))
+        })
+        .collect();
+    common::run_both(imported, &feeds)
         .tensors
         .iter()
         .map(|t| {
             let k = t.ty.elem;
             let v = if k == ElemKind::Float {
-                Vals::F(
-                    t.data
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect(),
-                )
+                Vals::F(common::f32s(&t.data))
             } else {
                 let n = t.data.len() / k.bytes() as usize;
                 Vals::I((0..n).map(|i| read_int(k, &t.data, i)).collect())
@@ -173,17 +59,6 @@ fn run_both(imported: &Imported, inputs: &[(&str, Vals)]) -> BTreeMap<String, (E
             (t.name.clone(), (k, v))
         })
         .collect()
-}
-
-fn import(bytes: &[u8]) -> Imported {
-    import_model(bytes, &Options::default()).unwrap_or_else(|e| panic!("import: {e}"))
-}
-
-fn import_err(bytes: &[u8]) -> String {
-    match import_model(bytes, &Options::default()) {
-        Ok(i) => panic!("imported:\n{}", i.gir_text()),
-        Err(e) => e.to_string(),
-    }
 }
 
 /// One node `op(x, y...)` over typed inputs with one typed output `z`.

@@ -9,7 +9,7 @@
 use crate::gen::generate;
 use crate::rng::Rng;
 use glow_backend::memory::Region;
-use glow_backend::run::{self, Engine, Outputs, RunOptions, Tensor};
+use glow_backend::run::{self, Outputs, RunOptions, Tensor};
 use glow_backend::{emit_bundle, BundleOptions, CcOptions, Memory, MemoryLayout};
 use glow_ir::diag::render_all;
 use glow_ir::printer::{print_module, PrintOptions};
@@ -77,6 +77,18 @@ pub struct Report {
     pub c_runs: u64,
 }
 
+impl Report {
+    /// Adds the figures of a run over later seeds.
+    pub fn merge(&mut self, other: Report) {
+        self.passed += other.passed;
+        self.failures.extend(other.failures);
+        self.opcodes.extend(other.opcodes);
+        self.passes_changed.extend(other.passes_changed);
+        self.passes_run.extend(other.passes_run);
+        self.c_runs += other.c_runs;
+    }
+}
+
 /// Passes whose result is not meant to be bit-identical: fold-batchnorm
 /// rounds differently by design (docs/passes/fold-batchnorm.md); it is
 /// run and verified, not compared.
@@ -95,15 +107,7 @@ struct CJob {
 }
 
 fn interp_opts(seed: u64) -> RunOptions {
-    RunOptions {
-        engine: Engine::Interp,
-        cc: CcOptions::new(None, ""),
-        seed,
-        strict_constants: false,
-        repeat: None,
-        build_dir: None,
-        codegen: Default::default(),
-    }
+    RunOptions::interpreter(seed)
 }
 
 fn bits_equal(kind: ElemKind, a: &[u8], b: &[u8]) -> Option<usize> {
@@ -682,6 +686,59 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic".into())
+}
+
+/// Runs the oracle on `seeds` with `jobs` threads, each over one
+/// contiguous chunk, and merges the chunks' reports in seed order, so the
+/// report (and `c_limit`, counted from the first seed) does not depend on
+/// `jobs`. `progress` sees each failure as a thread finds it.
+pub fn run_seeds_parallel(
+    seeds: std::ops::Range<u64>,
+    jobs: usize,
+    cfg: &Config,
+    progress: impl Fn(&Failure) + Sync,
+) -> Report {
+    let n = seeds.end.saturating_sub(seeds.start);
+    let jobs = (jobs.max(1) as u64).min(n.max(1));
+    let chunk = n.div_ceil(jobs);
+    let reports: Vec<Report> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|i| {
+                let offset = i * chunk;
+                let start = seeds.start + offset;
+                let end = (start + chunk).min(seeds.end);
+                let cfg = Config {
+                    c_limit: cfg.c_limit.saturating_sub(offset),
+                    ..cfg.clone()
+                };
+                let progress = &progress;
+                (
+                    start,
+                    s.spawn(move || run_seeds(start..end, &cfg, progress)),
+                )
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(start, h)| {
+                // A panic outside the per-seed guard (in a C batch) fails
+                // the chunk's first seed rather than losing its count.
+                h.join().unwrap_or_else(|p| Report {
+                    failures: vec![Failure {
+                        seed: start,
+                        message: format!("panic in the runner: {}", panic_text(p)),
+                        file: None,
+                    }],
+                    ..Report::default()
+                })
+            })
+            .collect()
+    });
+    let mut report = Report::default();
+    for r in reports {
+        report.merge(r);
+    }
+    report
 }
 
 /// Runs the oracle on the programs of `seeds`; `progress` sees each

@@ -1,9 +1,10 @@
-//! The CI slice of the differential oracle: 150 programs through every
-//! pass, both pipelines and random sequences on the interpreter, the first
-//! 16 of them (before and after -O) also through the C engine in one build.
+//! The CI slice of the differential oracle: 150 programs on two threads
+//! through every pass, both pipelines and random sequences on the
+//! interpreter, the first 16 of them (before and after -O) also through the
+//! C engine.
 //! `glow-smith --count N` runs more (docs/fuzzing.md).
 
-use glow_smith::oracle::{run_seeds, Config};
+use glow_smith::oracle::{run_seeds, run_seeds_parallel, Config};
 
 #[test]
 fn a_bounded_differential_run_passes() {
@@ -20,22 +21,14 @@ fn a_bounded_differential_run_passes() {
         failure_dir: dir.path().to_path_buf(),
         ..Config::default()
     };
-    // Two threads over independent seeds; each runs its first 8 programs
+    // Two threads over halves of the seeds; the first 16 programs also go
     // through the C engine.
     let cfg = Config {
-        c_limit: 8,
+        c_limit: 16,
         batch: 8,
         ..cfg
     };
-    let (mut report, other) = std::thread::scope(|s| {
-        let a = s.spawn(|| run_seeds(75..150, &cfg, |_| {}));
-        let r = run_seeds(0..75, &cfg, |_| {});
-        (r, a.join().unwrap())
-    });
-    report.passed += other.passed;
-    report.failures.extend(other.failures);
-    report.opcodes.extend(other.opcodes);
-    report.c_runs += other.c_runs;
+    let report = run_seeds_parallel(0..150, 2, &cfg, |_| {});
     let failures: Vec<String> = report
         .failures
         .iter()
@@ -53,6 +46,26 @@ fn a_bounded_differential_run_passes() {
         "{:?}",
         report.opcodes
     );
+}
+
+#[test]
+fn the_report_does_not_depend_on_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        c_engine: false,
+        failure_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    let one = run_seeds(100..112, &cfg, |_| {});
+    for jobs in [3, 40] {
+        let many = run_seeds_parallel(100..112, jobs, &cfg, |_| {});
+        assert_eq!(many.passed, one.passed, "{jobs} threads");
+        assert_eq!(many.opcodes, one.opcodes, "{jobs} threads");
+        assert_eq!(many.passes_run, one.passes_run, "{jobs} threads");
+        assert_eq!(many.passes_changed, one.passes_changed, "{jobs} threads");
+    }
+    assert_eq!(one.passed, 12);
+    assert_eq!(run_seeds_parallel(5..5, 2, &cfg, |_| {}).passed, 0);
 }
 
 #[test]

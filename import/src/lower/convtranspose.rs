@@ -5,6 +5,7 @@
 //! end crops of the full output. An output larger than the full extent
 //! (a negative end crop) is the instruction's `OutputPadding`.
 
+use super::window::{self, ints, AutoPad};
 use super::{Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -20,19 +21,6 @@ struct Axis {
     out_pad: u64,
 }
 
-fn ints(v: &[u64]) -> MemberValue {
-    MemberValue::IntArray(v.iter().map(|&x| x as i64).collect())
-}
-
-/// An attribute of one value per spatial axis, or `default` on each.
-fn per_axis(l: &Lowerer, attrs: &Attrs, name: &str, nd: usize, default: i64) -> Result<Vec<i64>> {
-    match attrs.ints(name) {
-        Some(v) if v.len() == nd => Ok(v.to_vec()),
-        Some(v) => Err(l.err(format!("`{name}` has {} values for {nd} axes", v.len()))),
-        None => Ok(vec![default; nd]),
-    }
-}
-
 /// The crops of every axis from the ONNX attributes (the reference
 /// implementation's rules: `output_shape` keeps the begin pads and sets the
 /// end; `SAME_*` splits the total padding, the odd one at the end for
@@ -40,25 +28,10 @@ fn per_axis(l: &Lowerer, attrs: &Attrs, name: &str, nd: usize, default: i64) -> 
 fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64], kernel: &[u64]) -> Result<Vec<Axis>> {
     let nd = input.len();
     let max = glow_ir::limits::MAX_TENSOR_BYTES as i64;
-    let s = per_axis(l, attrs, "strides", nd, 1)?;
-    let d = per_axis(l, attrs, "dilations", nd, 1)?;
-    let op = per_axis(l, attrs, "output_padding", nd, 0)?;
-    for (name, v, lo) in [
-        ("strides", &s, 1),
-        ("dilations", &d, 1),
-        ("output_padding", &op, 0),
-    ] {
-        if let Some(x) = v.iter().find(|&&x| x < lo || x > max) {
-            return Err(l.err(format!("bad `{name}` value {x}")));
-        }
-    }
-    let pads = match attrs.ints("pads") {
-        Some(p) if p.len() == 2 * nd && p.iter().all(|&x| (0..=max).contains(&x)) => {
-            Some(p.to_vec())
-        }
-        Some(p) => return Err(l.err(format!("bad `pads`: {p:?}"))),
-        None => None,
-    };
+    let s = window::per_axis(l, attrs, "strides", nd, 1, 1)?;
+    let d = window::per_axis(l, attrs, "dilations", nd, 1, 1)?;
+    let op = window::per_axis(l, attrs, "output_padding", nd, 0, 0)?;
+    let pads = window::pads(l, attrs, nd)?;
     let shape = match attrs.ints("output_shape") {
         // Either the spatial extents or the whole output shape.
         Some(v) if v.len() == nd || v.len() == nd + 2 => Some(v[v.len() - nd..].to_vec()),
@@ -68,12 +41,8 @@ fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64], kernel: &[u64]) -> Result<Vec
     if let Some(x) = shape.iter().flatten().find(|&&x| x < 1 || x > max) {
         return Err(l.err(format!("bad `output_shape` value {x}")));
     }
-    let auto = attrs.string("auto_pad").unwrap_or_default();
-    let same = match auto.as_str() {
-        "" | "NOTSET" | "VALID" => false,
-        "SAME_UPPER" | "SAME_LOWER" => pads.is_none(),
-        other => return Err(l.err(format!("unknown auto_pad `{other}`"))),
-    };
+    let auto = AutoPad::read(l, attrs)?;
+    let same = auto.is_same() && pads.is_none();
     let mut out = Vec::with_capacity(nd);
     for i in 0..nd {
         // In i128: every factor is below the tensor limit, so nothing overflows.
@@ -83,7 +52,7 @@ fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64], kernel: &[u64]) -> Result<Vec
         let (begin, target) = if same {
             let target = shape.as_ref().map_or(inp * s, |v| v[i] as i128);
             let total = full + op - target;
-            let begin = if auto == "SAME_UPPER" {
+            let begin = if auto == AutoPad::SameUpper {
                 total.div_euclid(2)
             } else {
                 total - total.div_euclid(2)
@@ -91,7 +60,7 @@ fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64], kernel: &[u64]) -> Result<Vec
             (begin, target)
         } else {
             let p = pads.clone().unwrap_or_else(|| vec![0; 2 * nd]);
-            let (pb, pe) = if auto == "VALID" {
+            let (pb, pe) = if auto == AutoPad::Valid {
                 (0, 0)
             } else {
                 (p[i] as i128, p[i + nd] as i128)
@@ -164,14 +133,8 @@ pub(super) fn conv_transpose(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Va
         }
     }
     let ax = axes(l, &attrs, &spatial, &kernel)?;
-    let get = |name: &str, default: i64| -> Vec<u64> {
-        attrs
-            .ints(name)
-            .map_or(vec![default as u64; kernel.len()], |v| {
-                v.iter().map(|&x| x as u64).collect()
-            })
-    };
-    let (s, d) = (get("strides", 1), get("dilations", 1));
+    let s = window::per_axis(l, &attrs, "strides", kernel.len(), 1, 1)?;
+    let d = window::per_axis(l, &attrs, "dilations", kernel.len(), 1, 1)?;
     // 1-D runs as 2-D with a height-1 kernel.
     let lift = |v: &[u64], one: u64| -> [u64; 2] {
         if v.len() == 1 {

@@ -24,6 +24,7 @@ mod pool;
 mod recurrent;
 mod select;
 mod shape;
+mod window;
 
 use crate::error::{ImportError, Result};
 use crate::onnx::{AttributeProto, NodeProto};

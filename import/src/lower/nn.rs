@@ -4,6 +4,7 @@
 //! are brought channels-last and filters permuted at import time to
 //! `OutC x KH x KW x C/G`; in NCHW mode the instructions carry `Layout: NCHW`.
 
+use super::window::{self, ints, AutoPad};
 use super::{layout_is_nchw, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -107,65 +108,20 @@ impl Spatial {
 /// Reads kernel/strides/pads/dilations/auto_pad for a 1-D or 2-D window.
 fn window(l: &Lowerer, attrs: &Attrs, x: &Spatial, kernel: &[u64]) -> Result<Window> {
     let nd = kernel.len();
-    let get = |name: &str, default: i64| -> Result<Vec<u64>> {
-        match attrs.ints(name) {
-            Some(v) if v.len() == nd => v
-                .iter()
-                .map(|&x| u64::try_from(x).ok().filter(|&x| x > 0 || name == "pads"))
-                .collect::<Option<Vec<u64>>>()
-                .ok_or_else(|| l.err(format!("bad `{name}`: {v:?}"))),
-            Some(v) => Err(l.err(format!("`{name}` has {} values for {nd} axes", v.len()))),
-            None => Ok(vec![default as u64; nd]),
-        }
-    };
-    let s = get("strides", 1)?;
-    let d = get("dilations", 1)?;
-    // Past this no output fits the tensor limit, and below it the window
-    // arithmetic cannot overflow.
+    let s = window::per_axis(l, attrs, "strides", nd, 1, 1)?;
+    let d = window::per_axis(l, attrs, "dilations", nd, 1, 1)?;
     let max = glow_ir::limits::MAX_TENSOR_BYTES;
-    for (name, v) in [
-        ("strides", &s),
-        ("dilations", &d),
-        ("kernel", &kernel.to_vec()),
-    ] {
-        if let Some(x) = v.iter().find(|&&x| x > max) {
-            return Err(l.err(format!("`{name}` value {x} is above the limit of {max}")));
-        }
+    if let Some(x) = kernel.iter().find(|&&x| x > max) {
+        return Err(l.err(format!("`kernel` value {x} is above the limit of {max}")));
     }
-    let pads = match attrs.ints("pads") {
-        Some(p) if p.len() == 2 * nd && p.iter().all(|&x| x >= 0) => {
-            if let Some(x) = p.iter().find(|&&x| x as u64 > max) {
-                return Err(l.err(format!("`pads` value {x} is above the limit of {max}")));
-            }
-            p.iter().map(|&x| x as u64).collect()
-        }
-        Some(p) => return Err(l.err(format!("bad `pads`: {p:?}"))),
-        None => vec![0; 2 * nd],
-    };
+    let given = window::pads(l, attrs, nd)?.unwrap_or_else(|| vec![0; 2 * nd]);
     let inputs: Vec<u64> = if nd == 1 { vec![x.w] } else { vec![x.h, x.w] };
-    let auto = attrs.string("auto_pad").unwrap_or_default();
-    let pads = match auto.as_str() {
-        "" | "NOTSET" => pads,
-        "VALID" => vec![0; 2 * nd],
-        "SAME_UPPER" | "SAME_LOWER" => {
-            let mut p = vec![0; 2 * nd];
-            for i in 0..nd {
-                let out = inputs[i].div_ceil(s[i]);
-                let eff = (kernel[i] - 1) * d[i] + 1;
-                let total = ((out - 1) * s[i] + eff).saturating_sub(inputs[i]);
-                let small = total / 2;
-                let (b, e) = if auto == "SAME_UPPER" {
-                    (small, total - small)
-                } else {
-                    (total - small, small)
-                };
-                p[i] = b;
-                p[i + nd] = e;
-            }
-            p
-        }
-        other => return Err(l.err(format!("unknown auto_pad `{other}`"))),
-    };
+    let auto = AutoPad::read(l, attrs)?;
+    let mut pads = vec![0; 2 * nd];
+    for i in 0..nd {
+        let eff = (kernel[i] - 1) * d[i] + 1;
+        (pads[i], pads[i + nd]) = auto.pads((given[i], given[i + nd]), inputs[i], s[i], eff);
+    }
     // 1-D windows run as 2-D with a height-1 kernel.
     Ok(if nd == 1 {
         Window {
@@ -182,10 +138,6 @@ fn window(l: &Lowerer, attrs: &Attrs, x: &Spatial, kernel: &[u64]) -> Result<Win
             d: [d[0], d[1]],
         }
     })
-}
-
-fn ints(v: &[u64]) -> MemberValue {
-    MemberValue::IntArray(v.iter().map(|&x| x as i64).collect())
 }
 
 /// Output size along one axis, or an error when the window does not fit.

@@ -224,39 +224,55 @@ fn statistics(
     let sq = l.act(&sq).v;
     let ss = row_sum(l, sq, r.rows, &format!("{inv_name}.sum"), base);
     let ss = l.view(&format!("{inv_name}.col"), ss, &rc);
-    let var = apply(
+    let inv = inv_root_of_mean(
         l,
-        Opcode::ElementDiv,
         &act(ss, &rc),
         &cols,
-        &format!("{inv_name}.var"),
+        eps,
+        &inv_name,
+        [
+            &format!("{inv_name}.var"),
+            &format!("{inv_name}.vareps"),
+            &format!("{inv_name}.stddev"),
+            &inv_name,
+        ],
         base,
     )?;
-    let e = scalar(&format!("{inv_name}.eps"), eps);
-    let ve = apply(
-        l,
-        Opcode::ElementAdd,
-        &var,
-        &e,
-        &format!("{inv_name}.vareps"),
-        base,
-    )?;
-    let ve = l.act(&ve).v;
-    let sd = unary(
-        l,
-        Opcode::ElementSqrt,
-        ve,
-        &rc,
-        &format!("{inv_name}.stddev"),
-        base,
-    );
-    let one = scalar(&format!("{inv_name}.one"), 1.0);
-    let inv = apply(l, Opcode::ElementDiv, &one, &act(sd, &rc), &inv_name, base)?;
     let mv = l.act(&mean).v;
     let iv = l.act(&inv).v;
     let mean = l.view(&mean_name, mv, &r.stat);
     let inv = l.view(&inv_name, iv, &r.stat);
     Ok((act(mean, &r.stat), act(inv, &r.stat)))
+}
+
+/// `1 / sqrt(sum / count + eps)`, each step named by `names` (the
+/// quotient, plus eps, the root, the result); the constants are named
+/// after `prefix`.
+#[allow(clippy::too_many_arguments)]
+fn inv_root_of_mean(
+    l: &mut Lowerer,
+    sum: &Val,
+    count: &Val,
+    eps: f32,
+    prefix: &str,
+    names: [&str; 4],
+    base: &str,
+) -> Result<Val> {
+    let dims = dims_of(sum);
+    let q = apply(l, Opcode::ElementDiv, sum, count, names[0], base)?;
+    let e = scalar(&format!("{prefix}.eps"), eps);
+    let qe = apply(l, Opcode::ElementAdd, &q, &e, names[1], base)?;
+    let qe = l.act(&qe).v;
+    let root = unary(l, Opcode::ElementSqrt, qe, &dims, names[2], base);
+    let one = scalar(&format!("{prefix}.one"), 1.0);
+    apply(
+        l,
+        Opcode::ElementDiv,
+        &one,
+        &act(root, &dims),
+        names[3],
+        base,
+    )
 }
 
 /// `y = x * (1 / sqrt(mean(x^2 over the axes from axis) + eps)) * scale`.
@@ -276,39 +292,18 @@ pub(super) fn rms_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let sq = l.view(&format!("{out}.rows"), sq, &[r.rows, r.cols]);
     let s = row_sum(l, sq, r.rows, &format!("{out}.sum"), &base);
     let cols = scalar(&format!("{out}.count"), r.cols as f32);
-    let mean = apply(
+    let inv = inv_root_of_mean(
         l,
-        Opcode::ElementDiv,
         &act(s, &[r.rows]),
         &cols,
-        &format!("{out}.mean"),
-        &base,
-    )?;
-    let e = scalar(&format!("{out}.eps"), eps);
-    let me = apply(
-        l,
-        Opcode::ElementAdd,
-        &mean,
-        &e,
-        &format!("{out}.meaneps"),
-        &base,
-    )?;
-    let me = l.act(&me).v;
-    let rms = unary(
-        l,
-        Opcode::ElementSqrt,
-        me,
-        &[r.rows],
-        &format!("{out}.rms"),
-        &base,
-    );
-    let one = scalar(&format!("{out}.one"), 1.0);
-    let inv = apply(
-        l,
-        Opcode::ElementDiv,
-        &one,
-        &act(rms, &[r.rows]),
-        &format!("{out}.inv"),
+        eps,
+        &out,
+        [
+            &format!("{out}.mean"),
+            &format!("{out}.meaneps"),
+            &format!("{out}.rms"),
+            &format!("{out}.inv"),
+        ],
         &base,
     )?;
     let iv = l.act(&inv).v;

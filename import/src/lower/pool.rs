@@ -10,6 +10,7 @@
 //! `convolution` with a filter of ones for the window sum (zero padding
 //! adds nothing), `elementpow` by `1/p`.
 
+use super::window::{self, ints, AutoPad};
 use super::{Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -32,49 +33,19 @@ struct Axis {
 /// Resolves kernel, strides, dilations, pads, auto_pad and ceil_mode per axis.
 fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64]) -> Result<Vec<Axis>> {
     let nd = input.len();
-    let max = glow_ir::limits::MAX_TENSOR_BYTES as i64;
-    let get = |name: &str, default: i64, lo: i64| -> Result<Vec<u64>> {
-        match attrs.ints(name) {
-            Some(v) if v.len() == nd && v.iter().all(|&x| (lo..=max).contains(&x)) => {
-                Ok(v.iter().map(|&x| x as u64).collect())
-            }
-            Some(v) => Err(l.err(format!("bad `{name}` {v:?} for {nd} axes"))),
-            None => Ok(vec![default as u64; nd]),
-        }
-    };
     let kernel = match attrs.ints("kernel_shape") {
-        Some(_) => get("kernel_shape", 1, 1)?,
+        Some(_) => window::per_axis(l, attrs, "kernel_shape", nd, 1, 1)?,
         None => return Err(l.err("missing `kernel_shape`")),
     };
-    let s = get("strides", 1, 1)?;
-    let d = get("dilations", 1, 1)?;
-    let pads = match attrs.ints("pads") {
-        Some(p) if p.len() == 2 * nd && p.iter().all(|&x| (0..=max).contains(&x)) => {
-            p.iter().map(|&x| x as u64).collect()
-        }
-        Some(p) => return Err(l.err(format!("bad `pads`: {p:?}"))),
-        None => vec![0; 2 * nd],
-    };
-    let auto = attrs.string("auto_pad").unwrap_or_default();
+    let s = window::per_axis(l, attrs, "strides", nd, 1, 1)?;
+    let d = window::per_axis(l, attrs, "dilations", nd, 1, 1)?;
+    let pads = window::pads(l, attrs, nd)?.unwrap_or_else(|| vec![0; 2 * nd]);
+    let auto = AutoPad::read(l, attrs)?;
     let ceil = attrs.int("ceil_mode", 0) != 0;
     let mut out = Vec::with_capacity(nd);
     for i in 0..nd {
         let eff = (kernel[i] - 1) * d[i] + 1;
-        let (pb, pe) = match auto.as_str() {
-            "" | "NOTSET" => (pads[i], pads[i + nd]),
-            "VALID" => (0, 0),
-            "SAME_UPPER" | "SAME_LOWER" => {
-                let o = input[i].div_ceil(s[i]);
-                let total = ((o - 1) * s[i] + eff).saturating_sub(input[i]);
-                let small = total / 2;
-                if auto == "SAME_UPPER" {
-                    (small, total - small)
-                } else {
-                    (total - small, small)
-                }
-            }
-            other => return Err(l.err(format!("unknown auto_pad `{other}`"))),
-        };
+        let (pb, pe) = auto.pads((pads[i], pads[i + nd]), input[i], s[i], eff);
         let padded = input[i] + pb + pe;
         if padded < eff {
             return Err(l.err(format!(
@@ -101,10 +72,6 @@ fn axes(l: &Lowerer, attrs: &Attrs, input: &[u64]) -> Result<Vec<Axis>> {
         });
     }
     Ok(out)
-}
-
-fn ints(v: &[u64]) -> MemberValue {
-    MemberValue::IntArray(v.iter().map(|&x| x as i64).collect())
 }
 
 /// What one 2-D pass computes.

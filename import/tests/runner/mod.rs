@@ -130,11 +130,8 @@ impl Suite {
         let ropts = RunOptions {
             engine: self.engine,
             cc: CcOptions::new(None, "-O1"),
-            seed: 1,
             strict_constants: true,
-            repeat: None,
-            build_dir: None,
-            codegen: Default::default(),
+            ..RunOptions::interpreter(1)
         };
         let weights = resolve_weights(f, &given, &ropts)?;
         let outs = run(f, &weights, &ropts).map_err(|e| match e {

@@ -2,17 +2,18 @@
 //! differential oracle on them (docs/fuzzing.md).
 //!
 //! `glow-smith --count N --seed S` checks the programs of seeds S..S+N and
-//! ends with `P passed, F failed` (exit 1 when F > 0); `--print SEED` writes
+//! ends with `P passed, F failed` (exit 1 when F > 0), on `--jobs J` threads
+//! (default: the cores), with the same report for any J; `--print SEED` writes
 //! one program to stdout. Each failing program is written to the failures
 //! directory and reduced there by `glow-reduce` (unless `--no-reduce`), with
 //! `glow-smith --fails-like KIND FILE` as the interestingness test: the
 //! candidate still fails the oracle with a message of the same kind.
 
-use glow_smith::oracle::{check_text, failure_kind, run_seeds, Config, Failure};
+use glow_smith::oracle::{check_text, failure_kind, run_seeds_parallel, Config, Failure};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: glow-smith [--count N] [--seed S] [--no-c] [--batch B] [--sequences K] [--failures DIR] [--cflags FLAGS] [--no-reduce] | --print SEED | [--no-c] [--cflags FLAGS] --fails-like KIND FILE";
+const USAGE: &str = "usage: glow-smith [--count N] [--seed S] [--jobs J] [--no-c] [--batch B] [--sequences K] [--failures DIR] [--cflags FLAGS] [--no-reduce] | --print SEED | [--no-c] [--cflags FLAGS] --fails-like KIND FILE";
 
 fn main() -> ExitCode {
     match real_main() {
@@ -29,6 +30,7 @@ fn real_main() -> Result<ExitCode, String> {
     let (mut count, mut seed) = (100u64, 0u64);
     let mut cfg = Config::default();
     let mut reduce = true;
+    let mut jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let num = |v: Option<String>, flag: &str| -> Result<u64, String> {
         v.and_then(|s| s.parse().ok())
             .ok_or_else(|| format!("{flag} needs a number"))
@@ -37,6 +39,7 @@ fn real_main() -> Result<ExitCode, String> {
         match a.as_str() {
             "--count" => count = num(args.next(), "--count")?,
             "--seed" => seed = num(args.next(), "--seed")?,
+            "--jobs" | "-j" => jobs = (num(args.next(), "--jobs")? as usize).max(1),
             "--no-c" => cfg.c_engine = false,
             "--batch" => cfg.batch = num(args.next(), "--batch")? as usize,
             "--sequences" => cfg.sequences = num(args.next(), "--sequences")? as usize,
@@ -72,7 +75,7 @@ fn real_main() -> Result<ExitCode, String> {
     let end = seed
         .checked_add(count)
         .ok_or("--seed plus --count overflows")?;
-    let report = run_seeds(seed..end, &cfg, |f| {
+    let report = run_seeds_parallel(seed..end, jobs, &cfg, |f| {
         eprintln!("glow-smith: seed {} FAILED: {}", f.seed, f.message);
         if let Some(p) = &f.file {
             eprintln!("glow-smith: program written to {}", p.display());

@@ -8,7 +8,7 @@
 //! `glow-run --bisect-engines`: the first instruction whose written buffer
 //! differs between the C engine and the interpreter on the same program.
 
-use glow_backend::run::{self, Comparison, Engine, RunOptions, Written};
+use glow_backend::run::{self, Comparison, RunOptions, Written};
 use glow_ir::printer::{print_function, PrintOptions};
 use glow_ir::{ElemKind, Function, Module};
 use glow_passes::{Instrumentation, PassManager, Pipeline};
@@ -28,15 +28,7 @@ pub struct Finding {
 }
 
 fn interp() -> RunOptions {
-    RunOptions {
-        engine: Engine::Interp,
-        cc: glow_backend::CcOptions::new(None, ""),
-        seed: 1,
-        strict_constants: false,
-        repeat: None,
-        build_dir: None,
-        codegen: glow_backend::CodegenOptions::default(),
-    }
+    RunOptions::interpreter(1)
 }
 
 fn err(e: run::RunError) -> String {

@@ -201,37 +201,31 @@ fn run(name: &str, registry: &PassRegistry, cli: &Cli) -> Result<(), (u8, String
     }
 }
 
-/// The first error message of running `p` on `m`, if it fails.
-fn failure(p: &Pipeline, m: &Module) -> Option<String> {
+/// A pass manager for candidates: a failing one is expected, so it writes
+/// no crash reproducer.
+fn manager(p: &Pipeline) -> PassManager {
     let inst = Instrumentation {
         auto_reproducer: false,
         ..Instrumentation::default()
     };
+    PassManager::new(p.clone(), inst)
+}
+
+/// The first error message of running `p` on `m`, if it fails.
+fn failure(p: &Pipeline, m: &Module) -> Option<String> {
     let mut m = m.clone();
-    let err = PassManager::new(p.clone(), inst).run(&mut m).err()?;
+    let err = manager(p).run(&mut m).err()?;
     err.diagnostics.first().map(|d| d.message.clone())
 }
 
 /// Whether `f`'s interpreter outputs differ before and after `p`.
 fn miscompiled(p: &Pipeline, m: &Module) -> bool {
-    use glow_backend::run::{self, Comparison, Engine, RunOptions};
+    use glow_backend::run::{self, Comparison, RunOptions};
     let mut after = m.clone();
-    let inst = Instrumentation {
-        auto_reproducer: false,
-        ..Instrumentation::default()
-    };
-    if PassManager::new(p.clone(), inst).run(&mut after).is_err() {
+    if manager(p).run(&mut after).is_err() {
         return false;
     }
-    let opts = RunOptions {
-        engine: Engine::Interp,
-        cc: glow_backend::CcOptions::new(None, ""),
-        seed: 1,
-        strict_constants: false,
-        repeat: None,
-        build_dir: None,
-        codegen: glow_backend::CodegenOptions::default(),
-    };
+    let opts = RunOptions::interpreter(1);
     m.functions.iter().zip(&after.functions).any(|(f, g)| {
         let Ok(w) = run::resolve_weights(f, &Default::default(), &opts) else {
             return false;
