@@ -1,7 +1,8 @@
 #!/bin/sh
 # Long fuzzing runs: scripts/fuzz.sh MINUTES [TARGET...]
 # Runs each cargo-fuzz target (default: all) for MINUTES minutes under
-# libFuzzer, seeded from test/ and testdata/, then the glow-smith oracle for
+# libFuzzer, seeded from test/ and testdata/ (and the official ONNX suite's
+# models, from $GLOW_CORPUS or ../shared/corpus, when present), then the glow-smith oracle for
 # the same time. Crashes land in fuzz/artifacts/TARGET/; copy each into
 # fuzz/regressions/TARGET/ so `cargo test` replays it (docs/fuzzing.md).
 set -eu
@@ -11,10 +12,22 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 targets=${*:-gir onnx filecheck lit trace smith}
 seconds=$((minutes * 60))
 
+# The official ONNX node suite's models seed the onnx target when the corpus
+# is there (one flat directory, as libFuzzer wants).
+corpus=${GLOW_CORPUS:-$root/../shared/corpus}
+official_seeds=""
+if [ -d "$corpus/onnx/official" ]; then
+  official_seeds=$(mktemp -d)
+  trap 'rm -rf "$official_seeds"' EXIT
+  for d in "$corpus"/onnx/official/*/; do
+    [ -f "$d/model.onnx" ] && cp "$d/model.onnx" "$official_seeds/$(basename "$d").onnx"
+  done
+fi
+
 seeds() {
   case $1 in
     gir | lit) echo "$root/test" ;;
-    onnx) echo "$root/testdata/onnx" ;;
+    onnx) echo "$root/testdata/onnx $official_seeds" ;;
     filecheck) echo "$root/test/filecheck" ;;
     trace) echo "$root/testdata/glow-traces" ;;
     *) echo "" ;;

@@ -10,7 +10,8 @@ AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Const
 ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, DepthToSpace, Det, Div, Dropout, Elu, \
 Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
 GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, GroupNormalization, GRU, \
-Hardmax, HardSigmoid, HardSwish, Identity, InstanceNormalization, LayerNormalization, \
+Hardmax, HardSigmoid, HardSwish, Identity, InstanceNormalization, IsInf, IsNaN, \
+LayerNormalization, \
 LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, LpNormalization, LpPool, LRN, LSTM, \
 MatMul, Max, MaxPool, Mean, MeanVarianceNormalization, Min, Mish, Mod, Mul, Neg, \
 NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, Range, Reciprocal, \

@@ -48,6 +48,9 @@ pub struct Options {
     /// loader does for weights fed as inputs), e.g. a Conv filter or a
     /// Reshape shape that a test passes as an input.
     pub frozen_inputs: Vec<(String, tensor::Tensor)>,
+    /// A smaller budget for the constants the importer holds than
+    /// `glow_ir::limits::MAX_TOTAL_BYTES` (the default and the maximum).
+    pub max_constant_bytes: Option<u64>,
 }
 
 /// One const weight destined for the safetensors file: its `.gir` type

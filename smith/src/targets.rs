@@ -47,10 +47,20 @@ pub fn gir(data: &[u8]) {
     assert_eq!(once, print_module(&again, PrintOptions::default()));
 }
 
+/// The importer's options under fuzzing: the constants may take 64 MiB,
+/// enough for every seed, so the budget is what a huge constant meets
+/// rather than the fuzzer's memory limit.
+pub fn onnx_options() -> glow_import::Options {
+    glow_import::Options {
+        max_constant_bytes: Some(64 << 20),
+        ..glow_import::Options::default()
+    }
+}
+
 /// The ONNX reader and importer: the `.gir` of a successful import
 /// verifies.
 pub fn onnx(data: &[u8]) {
-    let Ok(imported) = glow_import::import_model(data, &glow_import::Options::default()) else {
+    let Ok(imported) = glow_import::import_model(data, &onnx_options()) else {
         return;
     };
     let text = imported.gir_text();

@@ -78,6 +78,22 @@ fn onnx_reader_importer() {
 }
 
 #[test]
+fn the_onnx_target_holds_constants_to_its_budget() {
+    // A fuzzed ConstantOfShape of 2^28 floats feeding a Reshape: under the
+    // target's budget it is refused before anything is allocated.
+    let p = root().join("fuzz/regressions/onnx/oom-constantofshape-reshape");
+    let data = std::fs::read(p).unwrap();
+    let e = glow_import::import_model(&data, &targets::onnx_options())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("(ConstantOfShape): constant") && e.contains("limit of 67108864 bytes"),
+        "{e}"
+    );
+}
+
+#[test]
 fn filecheck_parser() {
     replay("filecheck", 20);
 }

@@ -35,6 +35,10 @@ struct Args {
     /// Fill stripped tensors with seeded random values of their recorded mean and std.
     #[arg(long, value_name = "SEED")]
     fill_stripped: Option<u64>,
+    /// Refuse models whose constants (initializers and folded results, as f32) take more than
+    /// BYTES in total; at most the default, 4294967296.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=glow_ir::limits::MAX_TOTAL_BYTES))]
+    max_constant_bytes: Option<u64>,
 }
 
 fn run(args: &Args) -> Result<()> {
@@ -50,6 +54,7 @@ fn run(args: &Args) -> Result<()> {
         inline_weights: args.weights.is_none(),
         base_dir: args.model.parent().map(PathBuf::from),
         frozen_inputs: Vec::new(),
+        max_constant_bytes: args.max_constant_bytes,
     };
     if matches!(args.batch, Some(0)) {
         anyhow::bail!("--batch must be at least 1");

@@ -176,8 +176,7 @@ fn clip(l: &mut Lowerer, base: &str, dest: Value, src: Value, lo: f64, hi: f64) 
 
 /// Whether a Clip bound is an activation rather than a constant.
 fn runtime_bounds(l: &Lowerer, node: &NodeProto) -> Result<bool> {
-    Ok(matches!(l.opt_input(node, 1)?, Some(Val::Act(_)))
-        || matches!(l.opt_input(node, 2)?, Some(Val::Act(_))))
+    Ok(l.is_act(node, 1) || l.is_act(node, 2))
 }
 
 /// Clip bounds: attributes before opset 11, optional constant inputs after.
@@ -253,6 +252,7 @@ pub(super) fn apply(
 ) -> Result<Val> {
     let dims = broadcast_dims(l, &dims_of(a), &dims_of(b))?;
     if let (Val::Const { t: ta, .. }, Val::Const { t: tb, .. }) = (a, b) {
+        l.reserve_dims(out, &dims)?;
         return Ok(Val::Const {
             name: out.to_string(),
             t: fold(op, ta, tb, &dims),

@@ -138,24 +138,14 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             }
         }
         "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual"
-            if [0, 1]
-                .iter()
-                .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
+            if [0, 1].iter().any(|&i| l.is_act(node, i)) =>
         {
             super::select::compare(l, node, &out)?
         }
-        "Where"
-            if [0, 1, 2]
-                .iter()
-                .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
-        {
+        "Where" if [0, 1, 2].iter().any(|&i| l.is_act(node, i)) => {
             super::select::select(l, node, &out)?
         }
-        "And" | "Or" | "Xor"
-            if [0, 1]
-                .iter()
-                .any(|&i| matches!(l.opt_input(node, i), Ok(Some(Val::Act(_))))) =>
-        {
+        "And" | "Or" | "Xor" if [0, 1].iter().any(|&i| l.is_act(node, i)) => {
             let op = match op {
                 "And" => Opcode::ElementAnd,
                 "Or" => Opcode::ElementOr,
@@ -169,7 +159,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             };
             super::elementwise::apply(l, op, &a, &b, &out, &base)?
         }
-        "Not" if matches!(l.opt_input(node, 0)?, Some(Val::Act(_))) => {
+        "Not" if l.is_act(node, 0) => {
             let Val::Act(a) = l.input(node, 0)? else {
                 unreachable!("matched an activation")
             };
@@ -187,6 +177,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         | "Mod" => {
             let (a, b) = (const_or_err(l, node, 0)?, const_or_err(l, node, 1)?);
             let dims = super::elementwise::broadcast_dims(l, &a.dims, &b.dims)?;
+            l.reserve_dims(&out, &dims)?;
             let (ia, ib) = (bcast_index(&a.dims, &dims), bcast_index(&b.dims, &dims));
             let fmod = attrs.int("fmod", 0) != 0;
             let int = matches!((&a.data, &b.data), (Data::I64(_), Data::I64(_)));
@@ -245,6 +236,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             let (a, b) = (const_or_err(l, node, 1)?, const_or_err(l, node, 2)?);
             let d = super::elementwise::broadcast_dims(l, &c.dims, &a.dims)?;
             let dims = super::elementwise::broadcast_dims(l, &d, &b.dims)?;
+            l.reserve_dims(&out, &dims)?;
             let (ic, ia, ib) = (
                 bcast_index(&c.dims, &dims),
                 bcast_index(&a.dims, &dims),
@@ -362,6 +354,7 @@ fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
     let inner: u64 = d[axis + 1..].iter().product();
     match x {
         Val::Const { t, .. } => {
+            l.reserve_dims(out, &dims)?;
             let mut offs = Vec::new();
             for o in 0..outer {
                 for &i in &ids {
@@ -746,6 +739,8 @@ pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
     }
     if node.op_type == "Expand" {
         let dims = super::elementwise::broadcast_dims(l, &d, &arg)?;
+        // The result, or the ones it is multiplied by, is a constant.
+        l.reserve_dims(&out, &dims)?;
         match &x {
             // Constants broadcast at import time, keeping integers exact.
             Val::Const { t, .. } => {
@@ -779,8 +774,14 @@ pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
     if arg.len() != d.len() {
         return Err(l.err(format!("{} repeats for rank {}", arg.len(), d.len())));
     }
-    let dims: Vec<u64> = d.iter().zip(&arg).map(|(a, b)| a * b).collect();
+    let dims = d
+        .iter()
+        .zip(&arg)
+        .map(|(a, b)| a.checked_mul(*b))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| l.err(format!("repeats {arg:?} of {d:?} overflow")))?;
     if let Val::Const { t, .. } = &x {
+        l.reserve_dims(&out, &dims)?;
         // Output index i reads source index i mod d on every axis.
         let st = strides(&t.dims);
         let ost = strides(&dims);
@@ -900,6 +901,15 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 .collect::<Result<_>>()?
         }
     };
+    // The result's size is checked before any buffer of it is made.
+    let full = d
+        .iter()
+        .zip(&factors)
+        .map(|(n, f)| n.checked_mul(*f))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| l.err(format!("upscaling {d:?} by {factors:?} overflows")))?;
+    glow_ir::limits::check_tensor(&format!("tensor `{out}`"), &Type::float(&full))
+        .map_err(|m| l.err(m))?;
     let base = if node.name.is_empty() {
         out.clone()
     } else {
@@ -982,9 +992,13 @@ pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let mut dims = d.clone();
     for (i, &ax) in axes.iter().enumerate() {
         begin[ax] = pads[i] as u64;
-        dims[ax] += (pads[i] + pads[i + k]) as u64;
+        dims[ax] = dims[ax]
+            .checked_add(pads[i] as u64)
+            .and_then(|v| v.checked_add(pads[i + k] as u64))
+            .ok_or_else(|| l.err(format!("pads {pads:?} overflow")))?;
     }
     if let Val::Const { t, .. } = &x {
+        l.reserve_dims(&out, &dims)?;
         let n: u64 = dims.iter().product();
         let src = t.to_f32();
         let (st, ost) = (strides(&d), strides(&dims));

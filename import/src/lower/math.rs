@@ -1,9 +1,9 @@
 //! Element-wise ops built from the existing instructions: Neg, Abs,
 //! Reciprocal, Sign, ThresholdedRelu, Shrink, Softsign, Swish,
 //! PRelu, Identity, and the variadic Max, Min, Mean. Comparisons use
-//! `elementcmplte` (a strict `a < b` is `!(b <= a)`, so the select arms are
-//! swapped) and `elementselect`; every lowering is exact. Constant inputs
-//! are folded at import time.
+//! `elementcmplt`, strict as ONNX's are (false when either side is NaN),
+//! and `elementselect`; every lowering is exact. Constant inputs are folded
+//! at import time.
 
 use super::elementwise::apply;
 use super::{Act, Attrs, Lowerer, Val};
@@ -19,13 +19,14 @@ fn scalar(op: &str, attrs: &Attrs) -> Option<Box<dyn Fn(f32) -> f32>> {
         "Neg" => Box::new(|x: f32| -x),
         "Abs" => Box::new(|x: f32| x.abs()),
         "Reciprocal" => Box::new(|x: f32| 1.0 / x),
+        // NaN stays NaN and -0 gives +0, as numpy's sign.
         "Sign" => Box::new(|x: f32| {
             if x > 0.0 {
                 1.0
             } else if x < 0.0 {
                 -1.0
             } else {
-                0.0
+                x + 0.0
             }
         }),
         "ThresholdedRelu" => {
@@ -74,13 +75,14 @@ impl Ew<'_, '_> {
         self.l.inst(&self.base, op, &[d, a, b], &[]);
         d
     }
-    /// A bool buffer with `a <= b`.
-    fn le(&mut self, a: Value, b: Value) -> Value {
+    /// A bool buffer with `a < b` (false when either is NaN, as ONNX's
+    /// strict comparisons are).
+    fn lt(&mut self, a: Value, b: Value) -> Value {
         let ty = Type::new(ElemKind::Bool, &self.phys);
         let c = self.l.b().alloc(&format!("{}.cond", self.out), ty);
         self.l.track_alloc(c);
         self.l
-            .inst(&self.base, Opcode::ElementCmpLTE, &[c, a, b], &[]);
+            .inst(&self.base, Opcode::ElementCmpLT, &[c, a, b], &[]);
         c
     }
     fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
@@ -141,16 +143,17 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         }
         "Sign" => {
             let (zero, one, m) = (e.splat(0.0), e.splat(1.0), e.splat(-1.0));
-            // x <= 0: 0 when also 0 <= x, else -1; otherwise 1.
-            let nonpos = e.le(xv, zero);
-            let nonneg = e.le(zero, xv);
-            let t = e.select(nonneg, zero, m);
-            e.select(nonpos, t, one)
+            // 1 above 0, -1 below, else x + 0: +0 for either zero, NaN for NaN.
+            let rest = e.bin(Opcode::ElementAdd, xv, zero);
+            let neg = e.lt(xv, zero);
+            let t = e.select(neg, m, rest);
+            let pos = e.lt(zero, xv);
+            e.select(pos, one, t)
         }
         "ThresholdedRelu" => {
             let (zero, t) = (e.splat(0.0), e.splat(alpha(1.0)));
-            let c = e.le(xv, t);
-            e.select(c, zero, xv)
+            let c = e.lt(t, xv);
+            e.select(c, xv, zero)
         }
         "Shrink" => {
             let bias = attrs.float("bias", 0.0) as f64;
@@ -158,11 +161,11 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             let (zero, b, lo, hi) = (e.splat(0.0), e.splat(bias), e.splat(-lambd), e.splat(lambd));
             let xp = e.bin(Opcode::ElementAdd, xv, b);
             let xm = e.bin(Opcode::ElementSub, xv, b);
-            // x < -lambd is !(-lambd <= x); x > lambd is !(x <= lambd).
-            let c1 = e.le(lo, xv);
-            let y1 = e.select(c1, zero, xp);
-            let c2 = e.le(xv, hi);
-            e.select(c2, y1, xm)
+            // NaN is neither below -lambd nor above lambd: 0.
+            let c1 = e.lt(xv, lo);
+            let y1 = e.select(c1, xp, zero);
+            let c2 = e.lt(hi, xv);
+            e.select(c2, xm, y1)
         }
         "Softsign" => {
             let (m, one) = (e.splat(-1.0), e.splat(1.0));
@@ -214,8 +217,9 @@ pub(super) fn prelu(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         base,
         out,
     };
+    // x < 0 strictly: -0 stays -0 whatever the slope's sign.
     let zero = e.splat(0.0);
-    let c = e.le(xa.v, zero);
+    let c = e.lt(xa.v, zero);
     let v = e.select(c, prod.v, xa.v);
     Ok(vec![Val::Act(Act { v, ..prod })])
 }

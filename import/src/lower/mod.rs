@@ -219,26 +219,44 @@ impl<'o> Lowerer<'o> {
     pub fn bind(&mut self, name: &str, v: Val) {
         if let Val::Const { t, .. } = &v {
             self.const_bytes = self.const_bytes.saturating_add(4 * t.len() as u64);
-            if self.const_bytes > glow_ir::limits::MAX_TOTAL_BYTES && self.limit.is_none() {
+            if self.const_bytes > self.max_const_bytes() && self.limit.is_none() {
                 self.limit = Some(self.total_error(name));
             }
         }
         self.vals.insert(name.to_string(), v);
     }
 
-    /// Whether `bytes` more constant data stay within `MAX_TOTAL_BYTES`;
-    /// checked before a constant is materialized.
+    /// The budget of constant bytes: `Options::max_constant_bytes`, at most
+    /// `MAX_TOTAL_BYTES`.
+    fn max_const_bytes(&self) -> u64 {
+        let max = glow_ir::limits::MAX_TOTAL_BYTES;
+        self.opts.max_constant_bytes.map_or(max, |b| b.min(max))
+    }
+
+    /// Whether `bytes` more constant data stay within the budget; checked
+    /// before a constant is materialized.
     pub fn reserve_const(&self, name: &str, bytes: u64) -> Result<()> {
         match self.const_bytes.checked_add(bytes) {
-            Some(n) if n <= glow_ir::limits::MAX_TOTAL_BYTES => Ok(()),
+            Some(n) if n <= self.max_const_bytes() => Ok(()),
             _ => Err(self.total_error(name)),
         }
+    }
+
+    /// `reserve_const` for a folded constant of `dims`, and the tensor
+    /// limit, both before its elements (or the indices that build them)
+    /// are allocated: a broadcast or an Expand of small constants can ask
+    /// for far more than the model holds.
+    pub fn reserve_dims(&self, name: &str, dims: &[u64]) -> Result<()> {
+        glow_ir::limits::check_tensor(&format!("tensor `{name}`"), &Type::float(dims))
+            .map_err(|msg| self.err(msg))?;
+        let n = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        self.reserve_const(name, n.map_or(u64::MAX, |n| n.saturating_mul(4)))
     }
 
     fn total_error(&self, name: &str) -> ImportError {
         let msg = format!(
             "constant `{name}` takes the model's constants past the limit of {} bytes in total",
-            glow_ir::limits::MAX_TOTAL_BYTES
+            self.max_const_bytes()
         );
         if self.node.is_empty() {
             ImportError::model(msg)
@@ -430,6 +448,15 @@ impl<'o> Lowerer<'o> {
                 None => Err(self.err(format!("input `{name}` is not defined before this node"))),
             },
         }
+    }
+
+    /// Whether input `i` is present and an activation (a constant's data is
+    /// not copied to find out).
+    pub fn is_act(&self, node: &NodeProto, i: usize) -> bool {
+        node.input
+            .get(i)
+            .and_then(|name| self.vals.get(name))
+            .is_some_and(|v| matches!(v, Val::Act(_)))
     }
 
     pub fn input(&self, node: &NodeProto, i: usize) -> Result<Val> {
@@ -648,6 +675,10 @@ impl<'o> Lowerer<'o> {
             "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
             | "Swish" | "Identity" => math::unary(self, node)?,
             "PRelu" => math::prelu(self, node)?,
+            "IsNaN" | "IsInf" => {
+                let out = node.output.first().cloned().unwrap_or_default();
+                vec![select::is_special(self, node, &out)?]
+            }
             "Trilu" => select::trilu(self, node)?,
             "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
                 fold::reduce(self, node)?
@@ -713,6 +744,9 @@ impl<'o> Lowerer<'o> {
     fn check_input_kinds(&mut self, node: &NodeProto) -> Result<()> {
         let op = node.op_type.as_str();
         for i in 0..node.input.len() {
+            if !self.is_act(node, i) {
+                continue;
+            }
             let Some(Val::Act(a)) = self.opt_input(node, i)? else {
                 continue;
             };

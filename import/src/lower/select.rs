@@ -25,19 +25,13 @@ fn full(
     base: &str,
     kind: ElemKind,
 ) -> Result<Act> {
-    let ones = konst(
-        &format!("{out}.ones"),
-        Tensor::f32(
-            dims.to_vec(),
-            vec![1.0; dims.iter().product::<u64>() as usize],
-        ),
-    );
     let v = if dims_of(x) == dims {
         x.clone()
     } else if kind == ElemKind::Bool {
         return Err(l.unsupported(format!("broadcasting a bool tensor to {dims:?}")));
     } else if let Val::Const { name, t } = x {
         // A constant broadcasts at import time.
+        l.reserve_dims(out, dims)?;
         let pad = dims.len() - t.dims.len();
         let mut src = vec![1u64; pad];
         src.extend(&t.dims);
@@ -48,6 +42,12 @@ fn full(
             take(&t.reshaped(src), &idx, dims.to_vec()),
         )
     } else {
+        l.reserve_dims(out, dims)?;
+        let n = dims.iter().product::<u64>() as usize;
+        let ones = konst(
+            &format!("{out}.ones"),
+            Tensor::f32(dims.to_vec(), vec![1.0; n]),
+        );
         super::elementwise::apply(l, Opcode::ElementMul, x, &ones, out, base)?
     };
     let a = l.act_kind(&v, kind);
@@ -280,4 +280,55 @@ pub(super) fn trilu(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         }
     };
     Ok(vec![select_vals(l, &cond, &x, &zero, &out, &base)?])
+}
+
+/// IsNaN (`x != x`) and IsInf (`|x| == inf`, or `x == inf` / `x == -inf`
+/// as `detect_positive` / `detect_negative` ask) of a float tensor: one
+/// comparison into a bool buffer, or folded on a constant.
+pub(super) fn is_special(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Val> {
+    let attrs = super::Attrs(&node.attribute);
+    let nan = node.op_type == "IsNaN";
+    let pos = attrs.int("detect_positive", 1) != 0;
+    let neg = attrs.int("detect_negative", 1) != 0;
+    let test = move |x: f32| {
+        if nan {
+            x.is_nan()
+        } else {
+            (pos && x == f32::INFINITY) || (neg && x == f32::NEG_INFINITY)
+        }
+    };
+    let a = match l.input(node, 0)? {
+        Val::Const { t, .. } => {
+            let v = t.to_f32().into_iter().map(|x| test(x) as i64).collect();
+            return Ok(konst(out, Tensor::i64(t.dims.clone(), v)));
+        }
+        Val::Act(a) => a,
+    };
+    if l.kind(&a) != ElemKind::Float {
+        return Err(l.unsupported(format!("{} of {:?} tensors", node.op_type, l.kind(&a))));
+    }
+    let base = node_base(node, out);
+    let phys = a.phys();
+    let c = l.alloc_kind(out, &phys, ElemKind::Bool);
+    let (op, lhs, rhs) = if nan {
+        (Opcode::ElementCmpNEQ, a.v, a.v)
+    } else if pos && neg {
+        let abs = l.alloc(&format!("{out}.abs"), &phys);
+        l.inst(&base, Opcode::ElementAbs, &[abs, a.v], &[]);
+        let inf = l.splat_buffer(&format!("{out}.inf"), &phys, f64::INFINITY);
+        (Opcode::ElementCmpEQ, abs, inf)
+    } else if pos || neg {
+        let v = if pos {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
+        let inf = l.splat_buffer(&format!("{out}.inf"), &phys, v);
+        (Opcode::ElementCmpEQ, a.v, inf)
+    } else {
+        // Neither sign is detected: x < x is false everywhere, NaN too.
+        (Opcode::ElementCmpLT, a.v, a.v)
+    };
+    l.inst(&base, op, &[c, lhs, rhs], &[]);
+    Ok(Val::Act(Act { v: c, ..a }))
 }

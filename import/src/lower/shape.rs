@@ -262,6 +262,7 @@ fn concat(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
         dims[axis] += d[axis];
     }
     if inputs.iter().all(|v| matches!(v, Val::Const { .. })) {
+        l.reserve_dims(out, &dims)?;
         return Ok(Val::Const {
             name: out.to_string(),
             t: fold_concat(&inputs, axis, &dims),
