@@ -342,3 +342,26 @@ fn bad_index_nodes_are_clear_errors() {
     );
     assert!(e.contains("target of shape [3] where [2] is needed"), "{e}");
 }
+
+#[test]
+fn a_loss_of_a_rank_1_input_is_an_error() {
+    // Found by the onnx fuzz target: the class axis was indexed before the
+    // rank was checked.
+    let n = node(
+        "NegativeLogLikelihoodLoss",
+        &["x", "t"],
+        &["y"],
+        vec![attr_str("reduction", "none")],
+    );
+    let e = import_err(&model(
+        vec![n],
+        &[
+            float("x", &[3]),
+            ("t", glow_import::onnx::dtype::INT64, &[]),
+        ],
+        &[float("y", &[])],
+        vec![],
+        18,
+    ));
+    assert!(e.contains("input of shape [3] (at least 2-D"), "{e}");
+}

@@ -20,18 +20,11 @@
 //! `nonpad_kv_seqlen` (an int64 input) is unsupported.
 
 use super::elementwise::{apply, broadcast, broadcast_dims};
-use super::{Act, Attrs, Lowerer, Val};
+use super::{dims_of, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{Data, Tensor};
 use glow_ir::{ElemKind, MemberValue, Opcode, Type, Value};
-
-fn dims_of(v: &Val) -> Vec<u64> {
-    match v {
-        Val::Const { t, .. } => t.dims.clone(),
-        Val::Act(a) => a.dims.clone(),
-    }
-}
 
 fn act(v: Value, dims: &[u64]) -> Val {
     Val::Act(Act {
@@ -204,8 +197,8 @@ fn position_bias(p: &Params, s: u64, len: u64, past: u64) -> Option<Tensor> {
 }
 
 /// The attention mask as an additive float bias over `len` keys: a bool
-/// (0/1 integer) constant becomes 0 / -inf, a shorter last axis is padded
-/// with -inf.
+/// (0/1 integer) constant becomes 0 / -inf, a run-time bool mask an
+/// `elementselect` of 0 / -inf, and a shorter last axis is padded with -inf.
 fn mask_bias(l: &mut Lowerer, m: &Val, len: u64, out: &str, base: &str) -> Result<Val> {
     let d = dims_of(m);
     let last = *d.last().ok_or_else(|| l.err("attn_mask is a scalar"))?;
@@ -238,10 +231,23 @@ fn mask_bias(l: &mut Lowerer, m: &Val, len: u64, out: &str, base: &str) -> Resul
             t: Tensor::f32(pd, padded),
         });
     }
-    if last == len {
-        return Ok(m.clone());
-    }
     let a = l.act(m);
+    let a = if l.kind(&a) == ElemKind::Bool {
+        // A run-time bool mask: true keeps a key (0), false hides it (-inf).
+        let a = l.to_plain(&a, out);
+        let zero = l.splat_buffer(&format!("{name}.keep"), &a.dims, 0.0);
+        let ninf = l.splat_buffer(&format!("{name}.hide"), &a.dims, f64::NEG_INFINITY);
+        let bias = l.alloc(&format!("{name}.bias"), &a.dims);
+        l.inst(base, Opcode::ElementSelect, &[bias, a.v, zero, ninf], &[]);
+        Act { v: bias, ..a }
+    } else if last == len {
+        return Ok(m.clone());
+    } else {
+        a
+    };
+    if last == len {
+        return Ok(Val::Act(a));
+    }
     let a = l.to_plain(&a, out);
     let mut pd = a.dims.clone();
     *pd.last_mut().unwrap_or(&mut 0) = len;

@@ -6,7 +6,7 @@
 //! bias over the trailing dims), or tiled with `inserttensor`, as Glow's
 //! Broadcast/Tile lowering does.
 
-use super::{cl_perm, Act, Attrs, Lowerer, Val};
+use super::{cl_perm, dims_of, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{strides, Data, Tensor};
@@ -309,13 +309,6 @@ pub(super) fn apply(
     let rhs = expand(l, rhs, &phys, out);
     l.inst(base, op, &[dest, lhs, rhs], &[]);
     Ok(Val::Act(Act { v: dest, dims, cl }))
-}
-
-fn dims_of(v: &Val) -> Vec<u64> {
-    match v {
-        Val::Const { t, .. } => t.dims.clone(),
-        Val::Act(a) => a.dims.clone(),
-    }
 }
 
 fn dims_at(l: &Lowerer, v: Value) -> Vec<u64> {

@@ -356,11 +356,16 @@ fn binary(l: &mut Lowerer, n: &Names, op: Opcode, a: Value, b: Value, dims: &[u6
 /// weight (class weight, 0 for `ignore_index`), then the reduction (`mean`
 /// divides by the sum of the weights, or by the count without any).
 fn nll(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, x: &Act, n: &Names) -> Result<Act> {
-    let target = indices(l, node, 1)?;
     let xd = &x.dims;
+    if xd.len() < 2 {
+        return Err(l.err(format!(
+            "input of shape {xd:?} (at least 2-D: [N, C, d...])"
+        )));
+    }
+    let target = indices(l, node, 1)?;
     let mut want = vec![xd[0]];
     want.extend(&xd[2..]);
-    if xd.len() < 2 || target.dims != want {
+    if target.dims != want {
         return Err(l.err(format!(
             "target of shape {:?} where {want:?} is needed for input of shape {xd:?}",
             target.dims

@@ -11,8 +11,10 @@
 //! ops are permuted at import time instead.
 
 mod attention;
+mod attrs;
 mod compose;
 mod convtranspose;
+mod dispatch;
 mod elementwise;
 mod fold;
 mod index;
@@ -24,10 +26,13 @@ mod pool;
 mod recurrent;
 mod select;
 mod shape;
+mod static_shape;
 mod window;
 
+pub(crate) use attrs::Attrs;
+
 use crate::error::{ImportError, Result};
-use crate::onnx::{AttributeProto, NodeProto};
+use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
 use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
@@ -52,6 +57,21 @@ pub(crate) struct Act {
 pub(crate) enum Val {
     Const { name: String, t: Tensor },
     Act(Act),
+}
+
+impl Val {
+    /// The value's ONNX dims.
+    pub fn dims(&self) -> &[u64] {
+        match self {
+            Val::Const { t, .. } => &t.dims,
+            Val::Act(a) => &a.dims,
+        }
+    }
+}
+
+/// The value's ONNX dims, owned.
+pub(crate) fn dims_of(v: &Val) -> Vec<u64> {
+    v.dims().to_vec()
 }
 
 /// Physical dims of channels-last storage for logical `dims`.
@@ -88,55 +108,6 @@ pub(crate) fn elem_of_dtype(code: i32) -> Option<ElemKind> {
 
 /// The ONNX element types `elem_of_dtype` maps, for error messages.
 pub(crate) const RUNTIME_DTYPES: &str = "FLOAT, INT64, INT32, INT8, UINT8 and BOOL";
-
-/// Ops that read run-time tensors of any element kind (the others take
-/// float activations only).
-const ANY_KIND_OPS: &[&str] = &[
-    "Where",
-    "Not",
-    "Identity",
-    "Shape",
-    "Size",
-    "Equal",
-    "Less",
-    "Greater",
-    "LessOrEqual",
-    "GreaterOrEqual",
-    "And",
-    "Or",
-    "Xor",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Sum",
-    "Max",
-    "Min",
-    // Indices and data of any kind (lower/index.rs).
-    "GatherElements",
-    "GatherND",
-    "Scatter",
-    "ScatterElements",
-    "ScatterND",
-    "OneHot",
-    "NegativeLogLikelihoodLoss",
-    "SoftmaxCrossEntropyLoss",
-    "Reshape",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Transpose",
-    "Concat",
-    "Slice",
-    "Split",
-    "Gather",
-    "Expand",
-    "Tile",
-    "Pad",
-    "DepthToSpace",
-    "SpaceToDepth",
-    "Trilu",
-];
 
 /// IR dims for ONNX dims (a scalar is `<1>`).
 pub(crate) fn ir_dims(dims: &[u64]) -> Vec<u64> {
@@ -625,161 +596,6 @@ impl<'o> Lowerer<'o> {
         b
     }
 
-    /// Lowers one node: dispatch on the op type, then bind the outputs.
-    pub fn lower_node(&mut self, node: &NodeProto) -> Result<()> {
-        self.node = if node.name.is_empty() {
-            node.output.first().cloned().unwrap_or_default()
-        } else {
-            node.name.clone()
-        };
-        self.op = node.op_type.clone();
-        if !node.domain.is_empty() && node.domain != "ai.onnx" {
-            return Err(ImportError::Unsupported {
-                node: self.node.clone(),
-                op: format!("{}::{}", node.domain, node.op_type),
-            });
-        }
-        self.check_input_kinds(node)?;
-        let outs = self.dispatch(node)?;
-        self.limit_error()?;
-        // An output the lowering does not produce (a Dropout mask, training
-        // statistics) is refused here rather than missed later.
-        if let Some((i, name)) = node
-            .output
-            .iter()
-            .enumerate()
-            .skip(outs.len())
-            .find(|(_, n)| !n.is_empty() && self.needed.contains(*n))
-        {
-            return Err(self.unsupported(format!("output {i} (`{name}`) of {}", node.op_type)));
-        }
-        for (name, v) in node.output.iter().zip(outs) {
-            if !name.is_empty() {
-                self.bind(name, v);
-            }
-        }
-        Ok(())
-    }
-
-    /// The lowering of one node by its op type: the values of its outputs,
-    /// in order (fewer when trailing ones are not produced).
-    fn dispatch(&mut self, node: &NodeProto) -> Result<Vec<Val>> {
-        Ok(match node.op_type.as_str() {
-            "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "Clip" | "Dropout" | "HardSigmoid"
-            | "HardSwish" | "Sqrt" | "Exp" | "Log" | "Erf" | "Sin" | "Cos" | "Floor" | "Ceil"
-            | "Round" | "Acos" | "Asin" | "Atan" | "Acosh" | "Asinh" | "Atanh" | "Cosh"
-            | "Sinh" | "Tan" | "Softplus" | "Elu" | "Selu" | "Celu" | "Gelu" | "Mish" => {
-                elementwise::unary(self, node)?
-            }
-            "Add" | "Sub" | "Mul" | "Div" | "Sum" | "Pow" => elementwise::binary(self, node)?,
-            "Neg" | "Abs" | "Reciprocal" | "Sign" | "ThresholdedRelu" | "Shrink" | "Softsign"
-            | "Swish" | "Identity" => math::unary(self, node)?,
-            "PRelu" => math::prelu(self, node)?,
-            "IsNaN" | "IsInf" => {
-                let out = node.output.first().cloned().unwrap_or_default();
-                vec![select::is_special(self, node, &out)?]
-            }
-            "Trilu" => select::trilu(self, node)?,
-            "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
-                fold::reduce(self, node)?
-            }
-            "Expand" | "Tile" => fold::expand_tile(self, node)?,
-            "Resize" | "Upsample" => fold::resize(self, node)?,
-            "Pad" => fold::pad(self, node)?,
-            "Shape" | "Size" | "Cast" | "CastLike" | "Range" | "Equal" | "Less" | "Greater"
-            | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" | "Not" | "Mod" | "Where"
-            | "Gather" | "Slice" | "Split" | "DepthToSpace" | "SpaceToDepth" => {
-                fold::lower(self, node)?
-            }
-            "Max" | "Min" | "Mean" => math::variadic(self, node)?,
-            "Conv" => nn::conv(self, node)?,
-            "ConvTranspose" => convtranspose::conv_transpose(self, node)?,
-            "MaxPool" | "AveragePool" if pool::composed(self, node)? => pool::pool(self, node)?,
-            "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
-                nn::pool(self, node)?
-            }
-            "LpPool" => pool::lp_pool(self, node)?,
-            "BatchNormalization" => nn::batchnorm(self, node)?,
-            "LRN" => nn::lrn(self, node)?,
-            "Attention" => attention::attention(self, node)?,
-            "LayerNormalization" => norm::layer_norm(self, node)?,
-            "RMSNormalization" => norm::rms_norm(self, node)?,
-            "SwiGLU" => norm::swiglu(self, node)?,
-            "Gemm" => linalg::gemm(self, node)?,
-            "MatMul" => linalg::matmul(self, node)?,
-            "Softmax" | "LogSoftmax" => linalg::softmax(self, node)?,
-            "ArgMax"
-            | "ArgMin"
-            | "Hardmax"
-            | "GatherElements"
-            | "GatherND"
-            | "Scatter"
-            | "ScatterElements"
-            | "ScatterND"
-            | "OneHot"
-            | "NegativeLogLikelihoodLoss"
-            | "SoftmaxCrossEntropyLoss" => index::lower(self, node)?,
-            "Transpose" | "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" | "Concat"
-            | "Constant" | "ConstantOfShape" => shape::lower(self, node)?,
-            "LpNormalization"
-            | "MeanVarianceNormalization"
-            | "InstanceNormalization"
-            | "GroupNormalization" => compose::normalization(self, node)?,
-            "Det" => compose::det(self, node)?,
-            "RNN" | "GRU" | "LSTM" => recurrent::lower(self, node)?,
-            _ => {
-                return Err(ImportError::Unsupported {
-                    node: self.node.clone(),
-                    op: node.op_type.clone(),
-                })
-            }
-        })
-    }
-
-    /// Non-float run-time inputs reach only the ops that handle their kind
-    /// (`ANY_KIND_OPS`); elsewhere an integer input after the first is a
-    /// value the op needs at import time (a shape, axes, indices), and any
-    /// other is unsupported. Bool buffers stored negated are made plain for
-    /// every reader but Where and Not.
-    fn check_input_kinds(&mut self, node: &NodeProto) -> Result<()> {
-        let op = node.op_type.as_str();
-        for i in 0..node.input.len() {
-            if !self.is_act(node, i) {
-                continue;
-            }
-            let Some(Val::Act(a)) = self.opt_input(node, i)? else {
-                continue;
-            };
-            let kind = self.kind(&a);
-            if kind == ElemKind::Float {
-                continue;
-            }
-            if ANY_KIND_OPS.contains(&op) {
-                if kind == ElemKind::Bool && !matches!(op, "Where" | "Not") {
-                    let p = self.plain_bool(&a);
-                    self.vals.insert(node.input[i].clone(), Val::Act(p));
-                }
-                continue;
-            }
-            // Gather takes run-time integer indices (`gather`).
-            if op == "Gather" && i == 1 && matches!(kind, ElemKind::Index64 | ElemKind::Index32) {
-                continue;
-            }
-            if i > 0 && kind != ElemKind::Bool {
-                return Err(ImportError::NeedsConstant {
-                    node: self.node.clone(),
-                    op: self.op.clone(),
-                    input: node.input[i].clone(),
-                });
-            }
-            return Err(self.unsupported(format!(
-                "a run-time {kind} tensor (`{}`) as input {i} of {op}",
-                node.input[i]
-            )));
-        }
-        Ok(())
-    }
-
     /// Copies each graph output into its mutable weight (of the declared
     /// element kind), then deallocates every activation (in allocation order).
     pub fn finish(&mut self, outputs: &[(String, ElemKind)]) -> Result<()> {
@@ -849,37 +665,6 @@ fn nonempty(base: &str) -> &str {
 /// (one channel, or no spatial extent), so a view replaces a transpose.
 fn same_order(dims: &[u64]) -> bool {
     dims.len() < 3 || dims[1] == 1 || dims[2..].iter().product::<u64>() == 1
-}
-
-/// Typed access to a node's attributes.
-pub(crate) struct Attrs<'a>(pub &'a [AttributeProto]);
-
-impl<'a> Attrs<'a> {
-    fn get(&self, name: &str) -> Option<&'a AttributeProto> {
-        self.0.iter().find(|a| a.name == name)
-    }
-    pub fn has(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-    pub fn int(&self, name: &str, default: i64) -> i64 {
-        self.get(name).map_or(default, |a| a.i)
-    }
-    pub fn float(&self, name: &str, default: f32) -> f32 {
-        self.get(name).map_or(default, |a| a.f)
-    }
-    pub fn ints(&self, name: &str) -> Option<&'a [i64]> {
-        self.get(name).map(|a| a.ints.as_slice())
-    }
-    pub fn floats(&self, name: &str) -> Option<&'a [f32]> {
-        self.get(name).map(|a| a.floats.as_slice())
-    }
-    pub fn string(&self, name: &str) -> Option<String> {
-        self.get(name)
-            .map(|a| String::from_utf8_lossy(&a.s).into_owned())
-    }
-    pub fn tensor(&self, name: &str) -> Option<&'a crate::onnx::TensorProto> {
-        self.get(name).and_then(|a| a.t.as_ref())
-    }
 }
 
 /// Normalizes a possibly negative axis against `rank`.

@@ -11,7 +11,7 @@
 //! row sums.
 
 use super::elementwise::apply;
-use super::{norm_axis, Act, Attrs, Lowerer, Val};
+use super::{dims_of, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
@@ -22,13 +22,6 @@ fn node_base(node: &NodeProto, out: &str) -> String {
         out.to_string()
     } else {
         node.name.clone()
-    }
-}
-
-fn dims_of(v: &Val) -> Vec<u64> {
-    match v {
-        Val::Const { t, .. } => t.dims.clone(),
-        Val::Act(a) => a.dims.clone(),
     }
 }
 

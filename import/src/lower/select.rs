@@ -2,18 +2,11 @@
 //! buffers and `elementselect` of any element kind.
 
 use super::fold::{bcast_index, konst, take};
-use super::{Act, Lowerer, Val};
+use super::{dims_of, Act, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{Data, Tensor};
 use glow_ir::{ElemKind, Opcode};
-
-fn dims_of(v: &Val) -> Vec<u64> {
-    match v {
-        Val::Const { t, .. } => t.dims.clone(),
-        Val::Act(a) => a.dims.clone(),
-    }
-}
 
 /// `x` broadcast to `dims` in ONNX order, exactly (`x * 1`), as elements
 /// of `kind` (the kind of the activation operands).

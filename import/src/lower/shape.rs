@@ -67,16 +67,9 @@ fn constant(l: &Lowerer, attrs: &Attrs, out: &str) -> Result<Val> {
     })
 }
 
-fn dims_of(v: &Val) -> &[u64] {
-    match v {
-        Val::Const { t, .. } => &t.dims,
-        Val::Act(a) => &a.dims,
-    }
-}
-
 /// The output dims of Reshape, Flatten, Squeeze, Unsqueeze.
 fn new_dims(l: &Lowerer, node: &NodeProto, attrs: &Attrs, x: &Val) -> Result<Vec<u64>> {
-    let d = dims_of(x).to_vec();
+    let d = x.dims().to_vec();
     let total: u64 = d.iter().product();
     // Axes come from an attribute before opset 13, from input 1 after.
     let axes_of = |l: &Lowerer| -> Result<Option<Vec<i64>>> {
@@ -193,7 +186,7 @@ fn reshape(l: &mut Lowerer, x: &Val, dims: Vec<u64>, out: &str) -> Result<Val> {
 
 fn transpose(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<Val> {
     let x = l.input(node, 0)?;
-    let r = dims_of(&x).len();
+    let r = x.dims().len();
     let perm: Vec<usize> = match attrs.ints("perm") {
         Some(p) => p
             .iter()
@@ -249,12 +242,12 @@ fn concat(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
     let first = inputs
         .first()
         .ok_or_else(|| l.err("Concat without inputs"))?;
-    let r = dims_of(first).len();
+    let r = first.dims().len();
     let axis = norm_axis(l, attrs.int("axis", 0), r)?;
-    let mut dims = dims_of(first).to_vec();
+    let mut dims = first.dims().to_vec();
     dims[axis] = 0;
     for v in &inputs {
-        let d = dims_of(v);
+        let d = v.dims();
         let same = d.len() == r && (0..r).all(|i| i == axis || d[i] == dims[i]);
         if !same {
             return Err(l.err(format!("input dims {d:?} do not concatenate along {axis}")));
