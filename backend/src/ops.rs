@@ -7,7 +7,7 @@
 //! (index) operators wrap like two's complement and define division by zero
 //! as 0, so no input is undefined behaviour in C.
 
-use glow_ir::Opcode;
+use glow_ir::{ElemKind, Opcode};
 
 /// A binary element-wise operator.
 pub struct BinOp {
@@ -463,6 +463,81 @@ pub fn clip(x: f32, lo: f32, hi: f32) -> f32 {
         hi
     } else {
         m
+    }
+}
+
+/// How `convertto` turns one element of its source kind into its
+/// destination kind, defined once for both engines (docs/gir.md): to `bool`
+/// anything non-zero (NaN too) is true; integers and bools become the
+/// nearest `float`; a `float` becomes an integer by truncation toward zero,
+/// saturated to the kind's range, NaN giving 0; integers wrap to the
+/// destination's width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conversion {
+    Same,
+    FloatToBool,
+    FloatToInt { lo: i64, hi: i64 },
+    IntToFloat,
+    IntToBool,
+    IntToInt,
+}
+
+impl Conversion {
+    /// The conversion between two kinds `convertto` accepts.
+    pub fn between(src: ElemKind, dest: ElemKind) -> Option<Conversion> {
+        let int = |k: ElemKind| k.is_plain_int() || k == ElemKind::Bool;
+        Some(match (src, dest) {
+            (s, d) if s == d => Conversion::Same,
+            (ElemKind::Float, ElemKind::Bool) => Conversion::FloatToBool,
+            (ElemKind::Float, d) if d.is_plain_int() => {
+                let (lo, hi) = d.int_range()?;
+                Conversion::FloatToInt { lo, hi }
+            }
+            (s, ElemKind::Float) if int(s) => Conversion::IntToFloat,
+            (s, ElemKind::Bool) if int(s) => Conversion::IntToBool,
+            (s, d) if int(s) && d.is_plain_int() => Conversion::IntToInt,
+            _ => return None,
+        })
+    }
+
+    /// A float to an integer of range `lo..=hi`.
+    pub fn float_to_int(x: f32, lo: i64, hi: i64) -> i64 {
+        if x.is_nan() {
+            0
+        } else if x <= lo as f32 {
+            lo
+        } else if x >= hi as f32 {
+            hi
+        } else {
+            x as i64
+        }
+    }
+
+    /// The C expression over the source element `x` (of its C type) that
+    /// the emitter casts to the destination's C type.
+    pub fn c_expr(self) -> String {
+        match self {
+            Conversion::Same => "x".into(),
+            Conversion::FloatToBool | Conversion::IntToBool => "(x != 0)".into(),
+            Conversion::FloatToInt { lo, hi } => format!(
+                "(x != x ? 0 : x <= {} ? {} : x >= {} ? {} : (int64_t)x)",
+                c_float(lo as f32),
+                c_int(lo),
+                c_float(hi as f32),
+                c_int(hi)
+            ),
+            Conversion::IntToFloat => "(float)(int64_t)x".into(),
+            Conversion::IntToInt => "(int64_t)x".into(),
+        }
+    }
+}
+
+/// A C integer literal of type `int64_t` (the minimum has no literal).
+fn c_int(v: i64) -> String {
+    if v == i64::MIN {
+        "INT64_MIN".into()
+    } else {
+        format!("INT64_C({v})")
     }
 }
 

@@ -213,6 +213,18 @@ fn build() -> String {
         p.op("splat", &qt, &[], "Value: -0.3");
         p.op("elementcmplte", "bool<3 x 4>", &[&qt, &qt], "");
     }
+    // convertto between every two plain kinds.
+    let kinds = ["float", "index32", "index64", "int8", "uint8", "bool"];
+    for d in kinds {
+        for s in kinds.iter().filter(|&&s| s != d) {
+            p.op(
+                "convertto",
+                &format!("{d}<3 x 4>"),
+                &[&format!("{s}<3 x 4>")],
+                "",
+            );
+        }
+    }
     for dims in [vec![5u64], vec![3, 4, 5], vec![2, 3, 2, 3]] {
         for axis in 0..dims.len() {
             let mut out: Vec<u64> = dims

@@ -167,6 +167,8 @@ pub enum Family {
     Logical,
     Select,
     Quantization,
+    /// `convertto`: each element to `Dest`'s kind (docs/gir.md).
+    Convert,
     BatchedAdd,
     Reduce,
     /// fullyconnected, matmul, batchmatmul.
@@ -426,6 +428,7 @@ opcodes! {
     Quantize = "quantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::quantize, Quantization;
     Dequantize = "dequantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::dequantize, Quantization;
     RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
+    ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt("Format", M::Str, Default::Str("console")), opt("FileName", M::Str, Default::Str(""))],
         &[], shapes::none, DebugPrint;

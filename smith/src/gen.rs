@@ -534,8 +534,9 @@ impl Gen<'_> {
             34 | 35 => self.scatter(),
             36 => self.one_hot(),
             37 => self.arg_min_max(),
-            // The unary family is the largest: two more draws.
-            38 | 39 => self.unary(),
+            // The unary family is the largest: one more draw.
+            38 => self.unary(),
+            39 => self.convert(),
             _ => self.binary(),
         }
     }
@@ -1264,6 +1265,17 @@ impl Gen<'_> {
         let q = self.quant_kind(base);
         let src = self.input(&Type::new(q, &d));
         self.simple("dequantize", &Type::float(&d), &[src], &[], "");
+    }
+
+    /// `convertto` between two plain kinds (the same one is a copy).
+    fn convert(&mut self) {
+        use ElemKind::*;
+        const PLAIN: [ElemKind; 6] = [Float, Index32, Index64, Int8, UInt8, Bool];
+        let rank = self.rng.range(1, 4) as usize;
+        let d = self.dims(rank);
+        let (s, t) = (*self.rng.pick(&PLAIN), *self.rng.pick(&PLAIN));
+        let src = self.input(&Type::new(s, &d));
+        self.simple("convertto", &Type::new(t, &d), &[src], &[], "");
     }
 
     fn rescale(&mut self) {

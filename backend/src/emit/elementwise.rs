@@ -173,6 +173,20 @@ fn quantize_stmt(k: ElemKind) -> Option<String> {
 }
 
 /// `quantize`, `dequantize`, `rescalequantized`.
+/// `convertto`: `Dest[i] = (T)expr(Src[i])` by `ops::Conversion`.
+pub fn convert(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let conv = ops::Conversion::between(s.elem, d.elem).ok_or_else(|| c.unsupported(&d))?;
+    let dt = ctype(d.elem);
+    c.decl("Dest", dt)?;
+    c.decl("Src", ctype(s.elem))?;
+    c.w.for_loop("i", d.size());
+    c.w.line(&format!("const {} x = Src[i];", ctype(s.elem)));
+    c.w.line(&format!("Dest[i] = ({dt}){};", conv.c_expr()));
+    c.w.close();
+    Ok(())
+}
+
 pub fn quantization(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     let deq = |t: &Type| {

@@ -237,6 +237,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Select => elementwise::select(c),
         Unary => elementwise::unary(c),
         Quantization => elementwise::quantization(c),
+        Convert => elementwise::convert(c),
         BatchedAdd => linalg::batched_add(c),
         Reduce => linalg::batched_reduce_add(c),
         MatrixMultiply => match c.inst.opcode {

@@ -38,6 +38,7 @@ pub fn exec(x: &mut Exec) -> R {
         Select => select(x),
         Unary => unary(x),
         Quantization => quantization(x),
+        Convert => convert(x),
         BatchedAdd => batched_add(x),
         Reduce => batched_reduce_add(x),
         MatrixMultiply => match x.opcode() {
@@ -329,6 +330,43 @@ fn quantization(x: &mut Exec) -> R {
     let range = d.elem.quant_range().ok_or_else(|| x.unsupported(&d))?;
     let out: Vec<i64> = reals.iter().map(|&v| quantize(v, sc, o, range)).collect();
     x.put_ints("Dest", &out)
+}
+
+/// `convertto` by `ops::Conversion`.
+fn convert(x: &mut Exec) -> R {
+    use ops::Conversion as C;
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let conv = C::between(s.elem, d.elem).ok_or_else(|| x.unsupported(&d))?;
+    match conv {
+        C::Same => {
+            let v = x.bits("Src")?;
+            x.put_bits("Dest", &v)
+        }
+        C::FloatToBool => {
+            let v: Vec<i64> = x.f32s("Src")?.iter().map(|&f| (f != 0.0) as i64).collect();
+            x.put_ints("Dest", &v)
+        }
+        C::FloatToInt { lo, hi } => {
+            let v: Vec<i64> = x
+                .f32s("Src")?
+                .iter()
+                .map(|&f| C::float_to_int(f, lo, hi))
+                .collect();
+            x.put_ints("Dest", &v)
+        }
+        C::IntToFloat => {
+            let v: Vec<f32> = x.ints("Src")?.iter().map(|&i| i as f32).collect();
+            x.put_f32s("Dest", &v)
+        }
+        C::IntToBool => {
+            let v: Vec<i64> = x.ints("Src")?.iter().map(|&i| (i != 0) as i64).collect();
+            x.put_ints("Dest", &v)
+        }
+        C::IntToInt => {
+            let v = x.ints("Src")?;
+            x.put_ints("Dest", &v)
+        }
+    }
 }
 
 fn batched_add(x: &mut Exec) -> R {

@@ -7,6 +7,8 @@ use super::*;
 /// Ops that read run-time tensors of any element kind (the others take
 /// float activations only).
 const ANY_KIND_OPS: &[&str] = &[
+    "Cast",
+    "CastLike",
     "Where",
     "Not",
     "Identity",

@@ -5,8 +5,9 @@
 //! Xor, Not, Where and Mod on constants. Booleans are `I64` 0/1 constants.
 //! On activations Slice (unit steps) and Split become `extracttensor`s of
 //! the ONNX-order buffer, Gather with constant indices one `extracttensor`
-//! per index, and a float-to-float Cast is the identity; whatever else would
-//! need a run-time integer or bool tensor is an error naming the node.
+//! per index, and Cast/CastLike a `convertto` to the target kind (the
+//! identity when the kind does not change); whatever else would need a
+//! run-time integer or bool tensor is an error naming the node.
 
 use super::{dims_of, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
@@ -67,19 +68,28 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         }
         "Cast" | "CastLike" => {
             let x = l.input(node, 0)?;
-            let to = if op == "Cast" {
-                attrs.int("to", dtype::FLOAT as i64) as i32
+            let like = if op == "CastLike" {
+                Some(l.input(node, 1)?)
             } else {
-                match l.input(node, 1)? {
-                    Val::Const {
-                        t:
-                            Tensor {
-                                data: Data::I64(_), ..
-                            },
-                        ..
-                    } => dtype::INT64,
+                None
+            };
+            let to = match &like {
+                None => attrs.int("to", dtype::FLOAT as i64) as i32,
+                Some(Val::Act(a)) => match l.kind(a) {
+                    ElemKind::Index64 => dtype::INT64,
+                    ElemKind::Index32 => dtype::INT32,
+                    ElemKind::Int8 => dtype::INT8,
+                    ElemKind::UInt8 => dtype::UINT8,
+                    ElemKind::Bool => dtype::BOOL,
                     _ => dtype::FLOAT,
-                }
+                },
+                Some(Val::Const {
+                    t: Tensor {
+                        data: Data::I64(_), ..
+                    },
+                    ..
+                }) => dtype::INT64,
+                Some(_) => dtype::FLOAT,
             };
             let float = matches!(to, dtype::FLOAT | dtype::DOUBLE);
             match x {
@@ -94,12 +104,32 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                     };
                     konst(&out, t)
                 }
-                a @ Val::Act(_) if float => a,
-                Val::Act(_) => {
-                    return Err(l.unsupported(format!(
-                    "{op} of a run-time tensor to {} (integer activations need an integer IR type)",
-                    dtype::name(to)
-                )))
+                Val::Act(a) => {
+                    // DOUBLE computes in f32, as every float does.
+                    let kind = if float {
+                        Some(ElemKind::Float)
+                    } else {
+                        super::elem_of_dtype(to)
+                    };
+                    let kind = kind.ok_or_else(|| {
+                        l.unsupported(format!(
+                            "{op} of a run-time tensor to {} (run-time tensors are {})",
+                            dtype::name(to),
+                            super::RUNTIME_DTYPES
+                        ))
+                    })?;
+                    if l.kind(&a) == kind {
+                        Val::Act(a)
+                    } else {
+                        let base = if node.name.is_empty() {
+                            out.clone()
+                        } else {
+                            node.name.clone()
+                        };
+                        let v = l.alloc_kind(&out, &a.phys(), kind);
+                        l.inst(&base, Opcode::ConvertTo, &[v, a.v], &[]);
+                        Val::Act(Act { v, ..a })
+                    }
                 }
             }
         }

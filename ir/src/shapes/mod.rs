@@ -116,6 +116,8 @@ pub(crate) enum Kinds {
     Bool,
     /// index32 or index64.
     Index,
+    /// `float`, a plain integer kind or `bool` (what `convertto` converts).
+    Plain,
     Any,
 }
 
@@ -128,6 +130,7 @@ impl Kinds {
             Kinds::Quantized => e.is_quantized(),
             Kinds::Bool => e == ElemKind::Bool,
             Kinds::Index => matches!(e, ElemKind::Index32 | ElemKind::Index64),
+            Kinds::Plain => e == ElemKind::Float || e.is_plain_int() || e == ElemKind::Bool,
             Kinds::Any => true,
         }
     }
@@ -139,6 +142,7 @@ impl Kinds {
             Kinds::Quantized => "quantized element types",
             Kinds::Bool => "`bool`",
             Kinds::Index => "`index32` or `index64`",
+            Kinds::Plain => "`float`, `index32`, `index64`, `int8`, `uint8` or `bool`",
             Kinds::Any => "any element type",
         }
     }
@@ -388,6 +392,12 @@ fn convert(ctx: &ShapeCtx, src: Kinds, dest: Kinds) -> Vec<ShapeError> {
     check_kind(ctx, 1, src, &mut errs);
     check_same_shape(ctx, 0, 1, &mut errs);
     errs
+}
+
+/// `convertto`: `Src` → `Dest` of the same shape, each `float`, a plain
+/// integer kind or `bool`.
+pub fn convert_to(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    convert(ctx, Kinds::Plain, Kinds::Plain)
 }
 
 /// An `i64` member value as a positive `i128`, for checked arithmetic.

@@ -419,6 +419,41 @@ fn elementwise_kinds_and_shapes() {
 }
 
 #[test]
+fn convertto_shapes() {
+    let w = &[
+        "%f = WeightVar float<2 x 3> mutable",
+        "%i = WeightVar index64<2 x 3> mutable",
+        "%b = WeightVar bool<2 x 3> mutable",
+        "%u = WeightVar uint8<2 x 3> mutable",
+        "%q = WeightVar i8[S:0.5 O:0]<2 x 3> mutable",
+        "%h = WeightVar float16<2 x 3> mutable",
+        "%s = WeightVar index32<6> mutable",
+        "%g = WeightVar float<2 x 3> mutable",
+    ];
+    for (d, s) in [
+        ("i", "f"),
+        ("f", "i"),
+        ("b", "f"),
+        ("u", "b"),
+        ("g", "f"),
+        ("i", "u"),
+    ] {
+        accepts(w, &format!("%a = convertto @out %{d}, @in %{s}"));
+    }
+    rejects(
+        w,
+        "%a = convertto @out %f, @in %q",
+        "`Src` has element type i8",
+    );
+    rejects(
+        w,
+        "%a = convertto @out %h, @in %f",
+        "`Dest` has element type float16",
+    );
+    rejects(w, "%a = convertto @out %s, @in %f", "needs the same shape");
+}
+
+#[test]
 fn normalization_shapes() {
     let w = &[
         "%s = WeightVar float<2 x 5> mutable",
