@@ -9,7 +9,6 @@ use super::window::{self, ints, AutoPad};
 use super::{Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
-use crate::tensor::Tensor;
 use glow_ir::{MemberValue, Opcode};
 
 /// Begin pad, end pad and output padding of one axis.
@@ -167,25 +166,7 @@ pub(super) fn conv_transpose(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Va
             t
         }
     };
-    let bias = match l.opt_input(node, 2)? {
-        Some(Val::Act(b)) => {
-            if b.dims.iter().product::<u64>() != oc {
-                return Err(l.err(format!("bias dims {:?} for {oc} channels", b.dims)));
-            }
-            let p = l.to_plain(&b, &out);
-            l.view(&format!("{}.1d", node.input[2]), p.v, &[oc])
-        }
-        Some(Val::Const { t: b, .. }) => {
-            if b.len() as u64 != oc {
-                return Err(l.err(format!("bias has {} values for {oc} channels", b.len())));
-            }
-            l.const_weight(&node.input[2], &b.reshaped(vec![oc]))
-        }
-        None => l.const_weight(
-            &format!("{wname}.bias"),
-            &Tensor::f32(vec![oc], vec![0.0; oc as usize]),
-        ),
-    };
+    let bias = super::nn::conv_bias(l, node, &out, &wname, oc)?;
     let (oh, ow) = if r == 3 {
         (1, ax[0].out)
     } else {

@@ -140,6 +140,36 @@ fn window(l: &Lowerer, attrs: &Attrs, x: &Spatial, kernel: &[u64]) -> Result<Win
     })
 }
 
+/// The bias of a convolution (input 2) as a `[oc]` buffer: a run-time
+/// tensor viewed flat, a constant weight, or zeros named after the filter.
+pub(super) fn conv_bias(
+    l: &mut Lowerer,
+    node: &NodeProto,
+    out: &str,
+    wname: &str,
+    oc: u64,
+) -> Result<Value> {
+    Ok(match l.opt_input(node, 2)? {
+        Some(Val::Act(b)) => {
+            if b.dims.iter().product::<u64>() != oc {
+                return Err(l.err(format!("bias dims {:?} for {oc} channels", b.dims)));
+            }
+            let p = l.to_plain(&b, out);
+            l.view(&format!("{}.1d", node.input[2]), p.v, &[oc])
+        }
+        Some(Val::Const { t: b, .. }) => {
+            if b.len() as u64 != oc {
+                return Err(l.err(format!("bias has {} values for {oc} channels", b.len())));
+            }
+            l.const_weight(&node.input[2], &b.reshaped(vec![oc]))
+        }
+        None => l.const_weight(
+            &format!("{wname}.bias"),
+            &Tensor::f32(vec![oc], vec![0.0; oc as usize]),
+        ),
+    })
+}
+
 /// Output size along one axis, or an error when the window does not fit.
 fn out_size(l: &Lowerer, input: u64, k: u64, s: u64, pb: u64, pe: u64, d: u64) -> Result<u64> {
     let eff = (k - 1) * d + 1;
@@ -204,25 +234,7 @@ pub(super) fn conv(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             }
         }
     };
-    let bias = match l.opt_input(node, 2)? {
-        Some(Val::Act(b)) => {
-            if b.dims.iter().product::<u64>() != oc {
-                return Err(l.err(format!("bias dims {:?} for {oc} channels", b.dims)));
-            }
-            let p = l.to_plain(&b, &out);
-            l.view(&format!("{}.1d", node.input[2]), p.v, &[oc])
-        }
-        Some(Val::Const { t: b, .. }) => {
-            if b.len() as u64 != oc {
-                return Err(l.err(format!("bias has {} values for {oc} channels", b.len())));
-            }
-            l.const_weight(&node.input[2], &b.reshaped(vec![oc]))
-        }
-        None => l.const_weight(
-            &format!("{wname}.bias"),
-            &Tensor::f32(vec![oc], vec![0.0; oc as usize]),
-        ),
-    };
+    let bias = conv_bias(l, node, &out, &wname, oc)?;
     let oh = out_size(
         l,
         x.h,

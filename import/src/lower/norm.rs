@@ -107,7 +107,18 @@ fn cols_view(l: &mut Lowerer, v: &Val, r: &Rows, out: &str) -> Value {
     l.view(&format!("{out}.vec"), a.v, &[r.cols])
 }
 
-pub(super) fn layer_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+/// What LayerNormalization and RMSNormalization start from: the output
+/// and base names, epsilon, the plain input, its rows and the scale.
+struct NormInput {
+    out: String,
+    base: String,
+    eps: f32,
+    xa: Act,
+    r: Rows,
+    w: Val,
+}
+
+fn norm_input(l: &mut Lowerer, node: &NodeProto) -> Result<NormInput> {
     let out = node.output.first().cloned().unwrap_or_default();
     let base = node_base(node, &out);
     let eps = Attrs(&node.attribute).float("epsilon", 1e-5);
@@ -116,6 +127,19 @@ pub(super) fn layer_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> 
     let xa = l.to_plain(&xa, &out);
     let r = rows(l, node, &xa.dims)?;
     let w = l.input(node, 1)?;
+    Ok(NormInput {
+        out,
+        base,
+        eps,
+        xa,
+        r,
+        w,
+    })
+}
+
+pub(super) fn layer_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let n = norm_input(l, node)?;
+    let (out, base, eps, xa, r, w) = (n.out, n.base, n.eps, n.xa, n.r, n.w);
     let b = l.opt_input(node, 2)?;
     for v in std::iter::once(&w).chain(b.as_ref()) {
         super::elementwise::broadcast_dims(l, &dims_of(v), &r.dims)?;
@@ -270,14 +294,8 @@ fn inv_root_of_mean(
 
 /// `y = x * (1 / sqrt(mean(x^2 over the axes from axis) + eps)) * scale`.
 pub(super) fn rms_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
-    let out = node.output.first().cloned().unwrap_or_default();
-    let base = node_base(node, &out);
-    let eps = Attrs(&node.attribute).float("epsilon", 1e-5);
-    let x = l.input(node, 0)?;
-    let xa = l.act(&x);
-    let xa = l.to_plain(&xa, &out);
-    let r = rows(l, node, &xa.dims)?;
-    let w = l.input(node, 1)?;
+    let n = norm_input(l, node)?;
+    let (out, base, eps, xa, r, w) = (n.out, n.base, n.eps, n.xa, n.r, n.w);
     super::elementwise::broadcast_dims(l, &dims_of(&w), &r.dims)?;
     let xv = Val::Act(xa.clone());
     let sq = apply(l, Opcode::ElementMul, &xv, &xv, &format!("{out}.sq"), &base)?;
