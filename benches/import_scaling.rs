@@ -5,10 +5,7 @@
 //! `cargo bench --bench import_scaling` (`-- 2000 8000 32000 128000` picks
 //! other sizes; `-- --write DIR` also keeps the generated models in DIR).
 
-use glow_import::onnx::{
-    DimValue, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto,
-    TypeProto, TypeTensor, ValueInfoProto,
-};
+use glow_import::onnx::{GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto};
 use glow_import::{import_model, Options};
 use prost::Message;
 use std::path::PathBuf;
@@ -16,22 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn value_info(name: &str, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.to_string(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeTensor {
-                elem_type: glow_import::onnx::dtype::FLOAT,
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(DimValue::DimValue(d)),
-                        })
-                        .collect(),
-                }),
-            }),
-        }),
-    }
+    ValueInfoProto::tensor(name, glow_import::onnx::dtype::FLOAT, dims)
 }
 
 /// `x -> Relu -> Sigmoid -> Relu -> ... -> y`, `n` nodes on a [1, 64] tensor.

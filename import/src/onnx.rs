@@ -87,6 +87,29 @@ pub struct ValueInfoProto {
     pub r#type: Option<TypeProto>,
 }
 
+impl ValueInfoProto {
+    /// A tensor value of ONNX element type `elem` with static `dims`, as
+    /// tests and benchmarks build graph inputs and outputs.
+    pub fn tensor(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
+        ValueInfoProto {
+            name: name.into(),
+            r#type: Some(TypeProto {
+                tensor_type: Some(TypeTensor {
+                    elem_type: elem,
+                    shape: Some(TensorShapeProto {
+                        dim: dims
+                            .iter()
+                            .map(|&d| Dimension {
+                                value: Some(DimValue::DimValue(d)),
+                            })
+                            .collect(),
+                    }),
+                }),
+            }),
+        }
+    }
+}
+
 #[derive(Clone, PartialEq, Message)]
 pub struct TypeProto {
     /// Only the tensor case of the `value` oneof; other cases are unknown fields.

@@ -23,7 +23,7 @@ pub fn wrap_index(i: i64, n: u64) -> Option<u64> {
 }
 
 /// Multi-index of linear index `i` in `dims`.
-fn unravel(mut i: u64, dims: &[u64]) -> Vec<u64> {
+pub(super) fn unravel(mut i: u64, dims: &[u64]) -> Vec<u64> {
     let mut idx = vec![0; dims.len()];
     for k in (0..dims.len()).rev() {
         idx[k] = i % dims[k];

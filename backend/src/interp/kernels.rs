@@ -1,6 +1,7 @@
 //! The interpreter's kernels: one function per opcode family, each a plain
 //! loop nest with the operation order of the matching C kernel in `emit/`.
 
+use super::index::unravel;
 use super::Exec;
 use crate::elem::{dequantize, quantize, splat_bits};
 use crate::emit::{split, Window};
@@ -97,16 +98,6 @@ fn splat(x: &mut Exec) -> R {
     let d = x.ty("Dest")?;
     let bits = splat_bits(d.elem, member_f(x, "Value")?).ok_or_else(|| x.unsupported(&d))?;
     x.put_bits("Dest", &vec![bits; d.size() as usize])
-}
-
-/// Multi-index of linear index `i` in `dims`.
-fn unravel(mut i: u64, dims: &[u64]) -> Vec<u64> {
-    let mut idx = vec![0; dims.len()];
-    for k in (0..dims.len()).rev() {
-        idx[k] = i % dims[k];
-        i /= dims[k];
-    }
-    idx
 }
 
 fn ravel(idx: &[u64], dims: &[u64]) -> usize {

@@ -170,6 +170,15 @@ pub(super) fn conv_bias(
     })
 }
 
+/// Output height and width of `win` over `x`.
+fn out_hw(l: &Lowerer, x: &Spatial, win: &Window) -> Result<(u64, u64)> {
+    let axis = |i: usize, n: u64| {
+        let (k, s, d) = (win.k[i], win.s[i], win.d[i]);
+        out_size(l, n, k, s, win.pads[i], win.pads[i + 2], d)
+    };
+    Ok((axis(0, x.h)?, axis(1, x.w)?))
+}
+
 /// Output size along one axis, or an error when the window does not fit.
 fn out_size(l: &Lowerer, input: u64, k: u64, s: u64, pb: u64, pe: u64, d: u64) -> Result<u64> {
     let eff = (k - 1) * d + 1;
@@ -235,24 +244,7 @@ pub(super) fn conv(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         }
     };
     let bias = conv_bias(l, node, &out, &wname, oc)?;
-    let oh = out_size(
-        l,
-        x.h,
-        win.k[0],
-        win.s[0],
-        win.pads[0],
-        win.pads[2],
-        win.d[0],
-    )?;
-    let ow = out_size(
-        l,
-        x.w,
-        win.k[1],
-        win.s[1],
-        win.pads[1],
-        win.pads[3],
-        win.d[1],
-    )?;
+    let (oh, ow) = out_hw(l, &x, &win)?;
     let dest = l.alloc(&out, &x.dims(oc, oh, ow));
     let members = [
         ("Kernels", ints(&win.k)),
@@ -310,24 +302,7 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             return Err(l.err(format!("bad kernel_shape {kernel:?}")));
         }
         let mut win = window(l, &attrs, &x, &kernel)?;
-        let mut oh = out_size(
-            l,
-            x.h,
-            win.k[0],
-            win.s[0],
-            win.pads[0],
-            win.pads[2],
-            win.d[0],
-        )?;
-        let mut ow = out_size(
-            l,
-            x.w,
-            win.k[1],
-            win.s[1],
-            win.pads[1],
-            win.pads[3],
-            win.d[1],
-        )?;
+        let (mut oh, mut ow) = out_hw(l, &x, &win)?;
         if attrs.int("ceil_mode", 0) != 0 {
             // Ceil mode: grow the end pads so the floor rule gives the ceil size.
             oh = ceil_extend(x.h, &mut win, 0);

@@ -7,8 +7,8 @@
 use glow_backend::run::{resolve_weights, run, Engine, Outputs, RunOptions};
 use glow_backend::CcOptions;
 use glow_import::onnx::{
-    dtype, AttributeProto, DimValue, Dimension, GraphProto, ModelProto, NodeProto,
-    OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, TypeTensor, ValueInfoProto,
+    dtype, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
+    ValueInfoProto,
 };
 use glow_import::{import_model, Imported, Options};
 use prost::Message;
@@ -20,25 +20,6 @@ pub type Edge<'a> = (&'a str, i32, &'a [i64]);
 /// A float graph input or output.
 pub fn float<'a>(name: &'a str, dims: &'a [i64]) -> Edge<'a> {
     (name, dtype::FLOAT, dims)
-}
-
-pub fn value(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeTensor {
-                elem_type: elem,
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(DimValue::DimValue(d)),
-                        })
-                        .collect(),
-                }),
-            }),
-        }),
-    }
 }
 
 /// A node named after its first output.
@@ -120,8 +101,14 @@ pub fn model(
             name: "g".into(),
             node: nodes,
             initializer: inits,
-            input: inputs.iter().map(|(n, e, d)| value(n, *e, d)).collect(),
-            output: outputs.iter().map(|(n, e, d)| value(n, *e, d)).collect(),
+            input: inputs
+                .iter()
+                .map(|(n, e, d)| ValueInfoProto::tensor(n, *e, d))
+                .collect(),
+            output: outputs
+                .iter()
+                .map(|(n, e, d)| ValueInfoProto::tensor(n, *e, d))
+                .collect(),
         }),
         ..Default::default()
     }

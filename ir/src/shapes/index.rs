@@ -103,15 +103,23 @@ pub fn gather_nd(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
-/// `scatterelements @out Dest, @in Data, @in Indices, @in Updates { Axis,
-/// Reduction }`: `Dest` is `Data`'s type; `Updates` has `Indices`' dims.
-pub fn scatter_elements(ctx: &ShapeCtx) -> Vec<ShapeError> {
+/// What both scatters need: index `Indices`, `Dest` of `Data`'s type and
+/// `Updates` of its element kind.
+fn scatter_operands(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (dest, data, idx, upd) = (0, 1, 2, 3);
     let mut errs = Vec::new();
     check_kind(ctx, idx, Kinds::Index, &mut errs);
     same_elem_as_data(ctx, dest, data, &mut errs);
     same_elem_as_data(ctx, upd, data, &mut errs);
     check_same_shape(ctx, dest, data, &mut errs);
+    errs
+}
+
+/// `scatterelements @out Dest, @in Data, @in Indices, @in Updates { Axis,
+/// Reduction }`: `Dest` is `Data`'s type; `Updates` has `Indices`' dims.
+pub fn scatter_elements(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (data, idx, upd) = (1, 2, 3);
+    let mut errs = scatter_operands(ctx);
     let rank = ctx.ty(data).rank();
     if let Some(axis) = axis_in_range(ctx, "Axis", rank, data, &mut errs) {
         indices_fit(ctx, data, idx, axis, &mut errs);
@@ -124,12 +132,8 @@ pub fn scatter_elements(ctx: &ShapeCtx) -> Vec<ShapeError> {
 /// the last dimension `k` of `Indices` indexes `Data`; `Updates` is
 /// `Indices`' dims without the last followed by `Data`'s dims after `k`.
 pub fn scatter_nd(ctx: &ShapeCtx) -> Vec<ShapeError> {
-    let (dest, data, idx, upd) = (0, 1, 2, 3);
-    let mut errs = Vec::new();
-    check_kind(ctx, idx, Kinds::Index, &mut errs);
-    same_elem_as_data(ctx, dest, data, &mut errs);
-    same_elem_as_data(ctx, upd, data, &mut errs);
-    check_same_shape(ctx, dest, data, &mut errs);
+    let (data, idx, upd) = (1, 2, 3);
+    let mut errs = scatter_operands(ctx);
     let (d, i) = (&ctx.ty(data).dims, &ctx.ty(idx).dims);
     let k = *i.last().unwrap_or(&0) as usize;
     if k == 0 || k > d.len() {
