@@ -161,15 +161,9 @@ fn append_packed(
     for &(w, ref kind, at) in packings {
         let place = layout.weight_place(w);
         let size = f.weights[w].ty.bytes() as usize;
-        let src: Vec<f32> = weights[place.offset as usize..place.offset as usize + size]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        let mut at = at as usize;
-        for v in kind.pack(&src) {
-            weights[at..at + 4].copy_from_slice(&v.to_le_bytes());
-            at += 4;
-        }
+        let at = at as usize;
+        let packed = kind.pack_bytes(&weights[place.offset as usize..place.offset as usize + size]);
+        weights[at..at + packed.len()].copy_from_slice(&packed);
     }
 }
 

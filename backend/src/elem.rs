@@ -69,23 +69,7 @@ pub fn write_f32(bytes: &mut [u8], i: usize, v: f32) {
     bytes[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// `real = scale * (q - offset)`, in f32 as the C kernel computes it.
-pub fn dequantize(q: i64, scale: f32, offset: i32) -> f32 {
-    scale * ((q - offset as i64) as f32)
-}
-
-/// `q = clamp(round_half_even(x / scale + offset))`. The sum is formed in
-/// double so large offsets stay exact; NaN maps to the lowest value.
-pub fn quantize(x: f32, scale: f32, offset: i32, range: (i64, i64)) -> i64 {
-    let r = ((x / scale) as f64 + offset as f64).round_ties_even();
-    if r > range.1 as f64 {
-        range.1
-    } else if r >= range.0 as f64 {
-        r as i64
-    } else {
-        range.0
-    }
-}
+pub use glow_ir::quant::{dequantize, quantize};
 
 /// The stored bits of `v` in `kind` (what `splat` writes), or `None` for
 /// 16-bit floats. Quantized kinds quantize the real value; index kinds

@@ -10,6 +10,8 @@
 //! - `bundle`: `emit_bundle` and `Bundle::write_to`.
 //! - `interp`: the reference interpreter; `cc`: the generated driver and
 //!   compiler invocation; `run`: both engines behind one call.
+//! - `quant`: the quantized kernels' integer parameters, derived once for
+//!   both engines (docs/quantization.md).
 //! - `npy`, `text`: tensor file and text formats; `weights`: safetensors.
 
 pub mod bundle;
@@ -24,6 +26,7 @@ pub mod memory;
 pub mod namer;
 pub mod npy;
 pub mod ops;
+pub mod quant;
 pub mod run;
 pub mod text;
 pub mod weights;

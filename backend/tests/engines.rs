@@ -96,6 +96,272 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// (src, its scale, filter, its scale, dest, group, in channels, out channels, members).
+type QConvCase = (
+    &'static str,
+    f32,
+    &'static str,
+    f32,
+    &'static str,
+    u64,
+    u64,
+    u64,
+    &'static str,
+);
+
+/// The integer quantized kernels (docs/quantization.md): element-wise
+/// arithmetic mixing `i8`/`ui8` and parameters (some saturating), the
+/// activations, products of every shape family, pools, channel-wise
+/// convolutions; constant and mutable filters.
+fn quantized_cases(p: &mut Prog) {
+    let (a, u, o) = (
+        "i8[S:0.01 O:3]",
+        "ui8[S:0.0078125 O:128]",
+        "i8[S:0.015 O:-4]",
+    );
+    let sat = "ui8[S:0.001 O:10]";
+    for (l, r, d) in [(a, a, a), (a, u, o), (u, u, sat), (u, a, u)] {
+        let t = |q: &str| format!("{q}<3 x 5>");
+        for op in [
+            "elementadd",
+            "elementsub",
+            "elementmul",
+            "elementmax",
+            "elementmin",
+        ] {
+            p.op(op, &t(d), &[&t(l), &t(r)], "");
+        }
+        p.op("batchedadd", &t(d), &[&t(l), &format!("{r}<5>")], "");
+    }
+    for (s, d) in [(a, a), (u, o), (a, sat)] {
+        let t = |q: &str| format!("{q}<2 x 7>");
+        p.op("relu", &t(d), &[&t(s)], "");
+        p.op("clip", &t(d), &[&t(s)], "Min: -0.3, Max: 0.2");
+        p.op("rescalequantized", &t(d), &[&t(s)], "");
+    }
+    // Convolutions: (src, filter, dest, group, in channels, out channels, members).
+    let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
+    let convs: [QConvCase; 6] = [
+        (
+            "ui8[S:0.03125 O:128]",
+            0.03125,
+            "i8[S:0.0625 O:0]",
+            0.0625,
+            "ui8[S:0.125 O:7]",
+            1,
+            3,
+            5,
+            "Kernels: [3, 3], Pads: [1, 1, 1, 1]",
+        ),
+        (
+            "i8[S:0.03125 O:-3]",
+            0.03125,
+            "i8[S:0.0625 O:2]",
+            0.0625,
+            "i8[S:0.25 O:0]",
+            2,
+            4,
+            6,
+            "Kernels: [3, 2], Strides: [2, 1], Pads: [0, 1, 1, 0], Dilation: [1, 2]",
+        ),
+        (
+            "ui8[S:0.03125 O:100]",
+            0.03125,
+            "i8[S:0.0625 O:0]",
+            0.0625,
+            "ui8[S:0.5 O:0]",
+            4,
+            4,
+            4,
+            "Kernels: [3, 3], Pads: [1, 1, 1, 1], Group: 4, FusedActivation: RELU",
+        ),
+        (
+            "ui8[S:0.03125 O:128]",
+            0.03125,
+            "ui8[S:0.0625 O:128]",
+            0.0625,
+            "ui8[S:0.0078125 O:128]",
+            1,
+            8,
+            20,
+            "Kernels: [1, 1], FusedActivation: CLIP, FusedActivationArgs: [-0.5, 0.75]",
+        ),
+        (
+            "i8[S:0.03125 O:0]",
+            0.03125,
+            "i8[S:0.0625 O:0]",
+            0.0625,
+            "i8[S:0.125 O:-1]",
+            1,
+            2,
+            3,
+            "Kernels: [2, 2], Strides: [2, 2], Layout: NCHW",
+        ),
+        (
+            "ui8[S:0.5 O:0]",
+            0.5,
+            "i8[S:0.5 O:0]",
+            0.5,
+            "ui8[S:0.00001 O:0]",
+            1,
+            16,
+            2,
+            "Kernels: [3, 3]",
+        ),
+    ];
+    for (src, ss, filt, fs, dest, group, ci, co, members) in convs {
+        let nchw = members.contains("NCHW");
+        let kernels: Vec<u64> = members
+            .split("Kernels: [")
+            .nth(1)
+            .and_then(|r| r.split(']').next())
+            .map(|k| k.split(", ").map(|v| v.parse().unwrap()).collect())
+            .unwrap();
+        let ints = |key: &str, d: Vec<u64>| -> Vec<u64> {
+            members
+                .split(&format!("{key}: ["))
+                .nth(1)
+                .and_then(|r| r.split(']').next())
+                .map(|k| k.split(", ").map(|v| v.parse().unwrap()).collect())
+                .unwrap_or(d)
+        };
+        let (st, pads, dil) = (
+            ints("Strides", vec![1, 1]),
+            ints("Pads", vec![0; 4]),
+            ints("Dilation", vec![1, 1]),
+        );
+        let (h, w) = (6u64, 7u64);
+        let out = |i: u64, a: usize| {
+            (i + pads[a] + pads[a + 2] - (kernels[a] - 1) * dil[a] - 1) / st[a] + 1
+        };
+        let (oh, ow) = (out(h, 0), out(w, 1));
+        let (st_, ft, dt) = if nchw {
+            (
+                format!("{src}<2 x {ci} x {h} x {w}>"),
+                format!(
+                    "{filt}<{co} x {} x {} x {}>",
+                    ci / group,
+                    kernels[0],
+                    kernels[1]
+                ),
+                format!("{dest}<2 x {co} x {oh} x {ow}>"),
+            )
+        } else {
+            (
+                format!("{src}<2 x {h} x {w} x {ci}>"),
+                format!(
+                    "{filt}<{co} x {} x {} x {}>",
+                    kernels[0],
+                    kernels[1],
+                    ci / group
+                ),
+                format!("{dest}<2 x {oh} x {ow} x {co}>"),
+            )
+        };
+        let bt = format!("{}<{co}>", bias(ss, fs));
+        let m = if members.contains("Group") {
+            members.to_string()
+        } else {
+            format!("{members}, Group: {group}")
+        };
+        p.op_const("convolution", &dt, &[&st_, &ft, &bt], &[1, 2], &m);
+        p.op("convolution", &dt, &[&st_, &ft, &bt], &m);
+    }
+    // Channel-wise: per-channel filter scales, offsets and bias scales.
+    {
+        let (co, ci) = (3u64, 4u64);
+        let fsc = [0.0625f32, 0.125, 0.03125];
+        let list = |v: &[String]| v.join(", ");
+        let fs: Vec<String> = fsc.iter().map(|v| format!("{v:?}")).collect();
+        let bs: Vec<String> = fsc.iter().map(|v| format!("{:?}", v * 0.03125)).collect();
+        let d = p.weight(&format!("ui8[S:0.0625 O:5]<1 x 5 x 5 x {co}>"));
+        let s = p.weight(&format!("ui8[S:0.03125 O:128]<1 x 5 x 5 x {ci}>"));
+        let fw = p.weight_of(&format!("i8[S:1.0 O:0]<{co} x 3 x 3 x {ci}>"), "const");
+        let bw = p.weight_of(&format!("i32[S:1.0 O:0]<{co}>"), "const");
+        let f1 = p.weight_of(
+            &format!("float<{co}>"),
+            &format!("const {{ Data: [{}] }}", list(&fs)),
+        );
+        let f2 = p.weight_of(&format!("index32<{co}>"), "const { Data: [0, 1, -2] }");
+        let f3 = p.weight_of(
+            &format!("float<{co}>"),
+            &format!("const {{ Data: [{}] }}", list(&bs)),
+        );
+        let f4 = p.weight_of(&format!("index32<{co}>"), "const { Data: [0, 0, 0] }");
+        p.inst(&format!("channelwisequantizedconvolution @out %{d}, @in %{s}, @in %{fw}, @in %{bw}, @in %{f1}, @in %{f2}, @in %{f3}, @in %{f4} {{ Kernels: [3, 3], Pads: [1, 0, 1, 2], FusedActivation: RELU }}"));
+    }
+    let (x, wq, y) = (
+        "ui8[S:0.03125 O:128]",
+        "i8[S:0.0625 O:0]",
+        "ui8[S:0.0625 O:120]",
+    );
+    let fcb = bias(0.03125, 0.0625);
+    p.op_const(
+        "fullyconnected",
+        &format!("{y}<3 x 17>"),
+        &[
+            &format!("{x}<3 x 9>"),
+            &format!("{wq}<9 x 17>"),
+            &format!("{fcb}<17>"),
+        ],
+        &[1, 2],
+        "",
+    );
+    p.op(
+        "fullyconnected",
+        &format!("{y}<3 x 17>"),
+        &[
+            &format!("{x}<3 x 9>"),
+            &format!("{wq}<9 x 17>"),
+            &format!("{fcb}<17>"),
+        ],
+        "",
+    );
+    p.op(
+        "matmul",
+        &format!("{y}<4 x 6>"),
+        &[&format!("{x}<4 x 5>"), &format!("{a}<5 x 6>")],
+        "",
+    );
+    p.op(
+        "batchmatmul",
+        &format!("{o}<2 x 3 x 4>"),
+        &[&format!("{a}<2 x 3 x 5>"), &format!("{u}<2 x 5 x 4>")],
+        "",
+    );
+    for (k, st, pads, extra) in [
+        ("[2, 2]", "[2, 2]", "[0, 0, 0, 0]", ""),
+        ("[3, 3]", "[1, 2]", "[1, 1, 1, 1]", ""),
+        (
+            "[3, 3]",
+            "[2, 2]",
+            "[1, 0, 1, 2]",
+            ", CountIncludePads: false",
+        ),
+    ] {
+        let m = format!("Kernels: {k}, Strides: {st}, Pads: {pads}");
+        let s_ = format!("{u}<1 x 6 x 7 x 3>");
+        let out = |i: u64, k: u64, s: u64, p: u64| (i + p - k) / s + 1;
+        let kk: u64 = k[1..2].parse().unwrap();
+        let sv: Vec<u64> = st[1..st.len() - 1]
+            .split(", ")
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let pv: Vec<u64> = pads[1..pads.len() - 1]
+            .split(", ")
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let (oh, ow) = (
+            out(6, kk, sv[0], pv[0] + pv[2]),
+            out(7, kk, sv[1], pv[1] + pv[3]),
+        );
+        let d_ = format!("{sat}<1 x {oh} x {ow} x 3>");
+        p.op("maxpool", &d_, &[&s_], &m);
+        p.op("avgpool", &d_, &[&s_], &format!("{m}{extra}"));
+        p.op("maxpool", &format!("{u}<1 x {oh} x {ow} x 3>"), &[&s_], &m);
+    }
+}
+
 fn build() -> String {
     let mut p = Prog::default();
     let shapes: [&[u64]; 3] = [&[7], &[3, 5], &[2, 3, 4]];
@@ -206,13 +472,14 @@ fn build() -> String {
         let base = q.split('[').next().unwrap_or("i8");
         p.op(
             "rescalequantized",
-            &format!("{base}[S:0.02 O:-1]<3 x 4>"),
+            &format!("{base}[S:0.02 O:1]<3 x 4>"),
             &[&qt],
             "",
         );
         p.op("splat", &qt, &[], "Value: -0.3");
         p.op("elementcmplte", "bool<3 x 4>", &[&qt, &qt], "");
     }
+    quantized_cases(&mut p);
     // convertto between every two plain kinds.
     let kinds = ["float", "index32", "index64", "int8", "uint8", "bool"];
     for d in kinds {

@@ -15,6 +15,7 @@ pub mod opcode;
 pub mod output;
 pub mod parser;
 pub mod printer;
+pub mod quant;
 pub mod shapes;
 pub mod span;
 pub mod types;

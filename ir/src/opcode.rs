@@ -300,6 +300,17 @@ opcodes! {
          extra("FusedActivation", M::Enum(FUSED_ACTIVATIONS), Default::Enum("NONE")),
          extra("FusedActivationArgs", M::FloatArray, Default::FloatArray(&[]))],
         &[], shapes::convolution, Convolution;
+    ChannelwiseQuantizedConvolution = "channelwisequantizedconvolution",
+        [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In),
+         op("FilterScales", In), op("FilterOffsets", In), op("BiasScales", In), op("BiasOffsets", In)],
+        [req("Kernels", M::IntArray).rule(R::TwoPositive),
+         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt("Group", M::Int, Default::Int(1)).rule(R::AtLeastOne),
+         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         extra("FusedActivation", M::Enum(FUSED_ACTIVATIONS), Default::Enum("NONE")),
+         extra("FusedActivationArgs", M::FloatArray, Default::FloatArray(&[]))],
+        &[], shapes::channelwise_convolution, Convolution;
     ConvTranspose = "convtranspose",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In)],
         [req("Kernels", M::IntArray).rule(R::TwoPositive),

@@ -133,6 +133,11 @@ fn candidate(
         return None;
     }
     let shape = elems(f, dv)?;
+    // A quantized convolution has no residual form: its sum is requantized
+    // before the add (docs/quantization.md).
+    if shape.0.is_quantized() {
+        return None;
+    }
     // Users of %x: the convolution (maybe through a view), full views used
     // only by the add, deallocs, and the add itself.
     let mut dead = vec![x];

@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(40) {
+        match self.rng.below(43) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -537,6 +537,7 @@ impl Gen<'_> {
             // The unary family is the largest: one more draw.
             38 => self.unary(),
             39 => self.convert(),
+            40..=42 => self.quantized(),
             _ => self.binary(),
         }
     }
@@ -1247,6 +1248,233 @@ impl Gen<'_> {
             &members,
         );
         self.wrote(&[dest, scale]);
+    }
+
+    /// An `i8` or `ui8` kind with an offset inside its range.
+    fn q8(&mut self) -> ElemKind {
+        let b = self.rng.below(2) as u8;
+        self.quant_kind(b)
+    }
+
+    /// A constant weight with the given inline data.
+    fn const_data(&mut self, ty: &Type, data: String) -> usize {
+        let name = self.fresh("w");
+        let b = self.push(name, ty.clone(), Role::Const, None);
+        self.bufs[b].data = Some(data);
+        b
+    }
+
+    /// The integer quantized kernels (docs/quantization.md): products with
+    /// `i32` biases of scale input × filter, channel-wise convolutions,
+    /// element-wise arithmetic, activations (also as fuse-activations'
+    /// pattern) and pools, on `i8`/`ui8` mixed.
+    fn quantized(&mut self) {
+        let scale = |k: ElemKind| k.quant().map_or(1.0, |q| q.0);
+        match self.rng.below(6) {
+            0 | 1 => {
+                let channelwise = self.rng.chance(40);
+                let nchw = !channelwise && self.rng.chance(25);
+                let group = *self.rng.pick(&[1u64, 1, 2]);
+                let (cpg, opg) = (self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64);
+                let (c, oc) = (group * cpg, group * opg);
+                let (k, st, pads, dil, [h, w]) = self.window(true);
+                let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], dil[0], h);
+                let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], dil[1], w);
+                let (src_d, filt_d, dest_d) = if nchw {
+                    ([1, c, h, w], [oc, cpg, k[0], k[1]], [1, oc, oh, ow])
+                } else {
+                    ([1, h, w, c], [oc, k[0], k[1], cpg], [1, oh, ow, oc])
+                };
+                let (sk, fk, dk) = (self.q8(), self.q8(), self.q8());
+                let src = self.input(&Type::new(sk, &src_d));
+                let (act, args) = match self.rng.below(4) {
+                    0 => ("RELU", "[]"),
+                    1 => ("CLIP", "[-0.5, 0.75]"),
+                    _ => ("NONE", "[]"),
+                };
+                let mut members = format!(
+                    "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, FusedActivation: {act}, FusedActivationArgs: {args}",
+                    Self::list(&k),
+                    Self::list(&st),
+                    Self::list(&pads),
+                    Self::list(&dil),
+                );
+                let dest_ty = Type::new(dk, &dest_d);
+                if channelwise {
+                    let fk = match fk {
+                        ElemKind::Int8Q { .. } => ElemKind::Int8Q {
+                            scale: 1.0,
+                            offset: 0,
+                        },
+                        _ => ElemKind::UInt8Q {
+                            scale: 1.0,
+                            offset: 0,
+                        },
+                    };
+                    let filter = self.new_weight(&Type::new(fk, &filt_d), false, false);
+                    let bias = self.input(&Type::new(
+                        ElemKind::Int32Q {
+                            scale: 1.0,
+                            offset: 0,
+                        },
+                        &[oc],
+                    ));
+                    let scales: Vec<f32> = (0..oc)
+                        .map(|_| *self.rng.pick(&[0.5f32, 0.25, 0.125, 0.0625, 0.1, 0.03125]))
+                        .collect();
+                    let offs: Vec<i64> = (0..oc).map(|_| self.rng.range(-3, 3)).collect();
+                    let fmt = |v: &[String]| format!("[{}]", v.join(", "));
+                    let f32s = |v: &[f32]| {
+                        fmt(&v
+                            .iter()
+                            .map(|x| {
+                                let mut s = String::new();
+                                format_f32(*x, &mut s);
+                                s
+                            })
+                            .collect::<Vec<_>>())
+                    };
+                    let sx = scale(sk);
+                    let bs: Vec<f32> = scales.iter().map(|&f| sx * f).collect();
+                    let fs = self.const_data(&Type::float(&[oc]), f32s(&scales));
+                    let fo = self.const_data(
+                        &Type::new(ElemKind::Index32, &[oc]),
+                        fmt(&offs.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
+                    );
+                    let bsw = self.const_data(&Type::float(&[oc]), f32s(&bs));
+                    let bo = self
+                        .const_data(&Type::new(ElemKind::Index32, &[oc]), "splat(0)".to_string());
+                    self.simple(
+                        "channelwisequantizedconvolution",
+                        &dest_ty,
+                        &[src, filter, bias, fs, fo, bsw, bo],
+                        &[],
+                        &members,
+                    );
+                    return;
+                }
+                members.push_str(if nchw {
+                    ", Layout: NCHW"
+                } else {
+                    ", Layout: NHWC"
+                });
+                let filt_ty = Type::new(fk, &filt_d);
+                let filter = if self.rng.chance(70) {
+                    self.new_weight(&filt_ty, false, false)
+                } else {
+                    self.input(&filt_ty)
+                };
+                let bk = ElemKind::Int32Q {
+                    scale: scale(sk) * scale(fk),
+                    offset: 0,
+                };
+                let bias = self.input(&Type::new(bk, &[oc]));
+                let d = self.simple("convolution", &dest_ty, &[src, filter, bias], &[], &members);
+                if act == "NONE" && self.bufs[d].role == Role::Alloc && self.rng.chance(50) {
+                    if self.rng.chance(50) {
+                        self.simple("relu", &dest_ty, &[d], &[], "");
+                    } else {
+                        self.simple("clip", &dest_ty, &[d], &[], "Min: -0.25, Max: 0.5");
+                    }
+                    if self.rng.chance(70) {
+                        self.dealloc(d);
+                    }
+                }
+            }
+            2 => {
+                let (xk, wk, dk) = (self.q8(), self.q8(), self.q8());
+                let [a, z, b] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
+                match self.rng.below(3) {
+                    0 => {
+                        let src = self.input(&Type::new(xk, &[a, z]));
+                        let wt = Type::new(wk, &[z, b]);
+                        let weights = if self.rng.chance(70) {
+                            self.new_weight(&wt, false, false)
+                        } else {
+                            self.input(&wt)
+                        };
+                        let bk = ElemKind::Int32Q {
+                            scale: scale(xk) * scale(wk),
+                            offset: 0,
+                        };
+                        let bias = self.input(&Type::new(bk, &[b]));
+                        self.simple(
+                            "fullyconnected",
+                            &Type::new(dk, &[a, b]),
+                            &[src, weights, bias],
+                            &[],
+                            "",
+                        );
+                    }
+                    1 => {
+                        let l = self.input(&Type::new(xk, &[a, z]));
+                        let r = self.input(&Type::new(wk, &[z, b]));
+                        self.simple("matmul", &Type::new(dk, &[a, b]), &[l, r], &[], "");
+                    }
+                    _ => {
+                        let n = self.rng.range(1, 3) as u64;
+                        let l = self.input(&Type::new(xk, &[n, a, z]));
+                        let r = self.input(&Type::new(wk, &[n, z, b]));
+                        self.simple("batchmatmul", &Type::new(dk, &[n, a, b]), &[l, r], &[], "");
+                    }
+                }
+            }
+            3 => {
+                let op = *self.rng.pick(&[
+                    "elementadd",
+                    "elementsub",
+                    "elementmul",
+                    "elementmax",
+                    "elementmin",
+                    "batchedadd",
+                ]);
+                let rank = self.rng.range(if op == "batchedadd" { 2 } else { 1 }, 4) as usize;
+                let d = self.dims(rank);
+                let (lk, rk, dk) = (self.q8(), self.q8(), self.q8());
+                let l = self.input(&Type::new(lk, &d));
+                let rd: &[u64] = if op == "batchedadd" { &d[1..] } else { &d };
+                let r = self.input(&Type::new(rk, rd));
+                self.simple(op, &Type::new(dk, &d), &[l, r], &[], "");
+            }
+            4 => {
+                let rank = self.rng.range(1, 4) as usize;
+                let d = self.dims(rank);
+                let (sk, dk) = (self.q8(), self.q8());
+                let src = self.input(&Type::new(sk, &d));
+                if self.rng.chance(50) {
+                    self.simple("relu", &Type::new(dk, &d), &[src], &[], "");
+                } else {
+                    self.simple(
+                        "clip",
+                        &Type::new(dk, &d),
+                        &[src],
+                        &[],
+                        "Min: -0.3, Max: 0.6",
+                    );
+                }
+            }
+            _ => {
+                let avg = self.rng.chance(50);
+                let c = self.rng.range(1, 4) as u64;
+                let (k, st, pads, dil, [h, w]) = self.window(!avg);
+                let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], dil[0], h);
+                let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], dil[1], w);
+                let (sk, dk) = (self.q8(), self.q8());
+                let src = self.input(&Type::new(sk, &[1, h, w, c]));
+                let mut members = format!(
+                    "Kernels: {}, Strides: {}, Pads: {}, Dilation: {}",
+                    Self::list(&k),
+                    Self::list(&st),
+                    Self::list(&pads),
+                    Self::list(&dil)
+                );
+                if avg {
+                    let _ = write!(members, ", CountIncludePads: {}", self.rng.chance(50));
+                }
+                let op = if avg { "avgpool" } else { "maxpool" };
+                self.simple(op, &Type::new(dk, &[1, oh, ow, c]), &[src], &[], &members);
+            }
+        }
     }
 
     fn quantize(&mut self) {

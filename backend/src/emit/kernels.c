@@ -889,3 +889,157 @@ static void glow_fill(uint8_t *dst, size_t n, size_t esize, uint64_t v) {
   for (size_t i = 0; i < n; i++) memcpy(dst + i * esize, e, esize);
 }
 /*@end*/
+
+/*@qconv*/
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+/* Quantized NHWC convolution (docs/quantization.md). The filter is packed at
+ * emit time as int16 `w - woff[o]` in [group][block of 16 output channels]
+ * [kh][kw][pair of input channels][16][2] (zero past the group's channels);
+ * each thread widens the input rows one output row needs to int16 `x - xoff`
+ * (zero outside the input) and sums pairs of products into 32-bit lanes
+ * (vpmaddwd with AVX2). Every sum is exact modulo 2^32 in any order, so the
+ * result equals the reference loop's bit for bit. */
+typedef struct {
+  size_t n, h, w, c, oh, ow, oc, kh, kw, sh, sw, pt, pl, dh, dw, group;
+  int src_signed, dst_signed;
+  int64_t xoff, ooff, lo, hi;
+} glow_qconv_t;
+
+typedef struct {
+  void *dst;
+  const void *src;
+  const int16_t *pk;
+  const int64_t *bterm, *qm;
+  const int *qs;
+  const glow_qconv_t *p;
+} glow_qconv_args;
+
+#define GLOW_QP 6
+
+/* The widened band of one output row: [kh][span][group][cg2]. */
+static void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
+                            size_t span, size_t cg2) {
+  const glow_qconv_t *p = q->p;
+  const size_t cg = p->c / p->group, row = span * p->group * cg2;
+  for (size_t a = 0; a < p->kh; a++) {
+    int16_t *r = band + a * row;
+    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+    if (iy < 0 || iy >= (long long)p->h) {
+      memset(r, 0, row * sizeof(int16_t));
+      continue;
+    }
+    for (size_t j = 0; j < span; j++) {
+      int16_t *e = r + j * p->group * cg2;
+      const long long ix = (long long)j - (long long)p->pl;
+      if (ix < 0 || ix >= (long long)p->w) {
+        memset(e, 0, p->group * cg2 * sizeof(int16_t));
+        continue;
+      }
+      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
+      for (size_t g = 0; g < p->group; g++) {
+        int16_t *o = e + g * cg2;
+        if (p->src_signed) {
+          const int8_t *s = (const int8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
+        } else {
+          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
+        }
+        if (cg2 > cg) o[cg] = 0;
+      }
+    }
+  }
+}
+
+/* Stores one pixel's `lanes` sums of output channels o0.. at `at`. */
+static inline void glow_qconv_store(const glow_qconv_args *q, size_t at, size_t o0,
+                                    const uint32_t *acc, size_t lanes) {
+  const glow_qconv_t *p = q->p;
+  for (size_t l = 0; l < lanes; l++) {
+    const size_t o = o0 + l;
+    const int64_t s = glow_wrap32((int64_t)acc[l] + q->bterm[o]);
+    const int64_t v = glow_clamp64(p->ooff + glow_rq(s, q->qm[o], q->qs[o]), p->lo, p->hi);
+    if (p->dst_signed)
+      ((int8_t *)q->dst)[at + o] = (int8_t)v;
+    else
+      ((uint8_t *)q->dst)[at + o] = (uint8_t)v;
+  }
+}
+
+static void glow_qconv_part(const void *args, size_t part, size_t parts) {
+  const glow_qconv_args *q = args;
+  const glow_qconv_t *p = q->p;
+  const size_t cg = p->c / p->group, ocg = p->oc / p->group, cg2 = (cg + 1) & ~(size_t)1;
+  const size_t pairs = cg2 / 2, blocks = (ocg + 15) / 16;
+  const size_t span = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+  const size_t gstride = p->group * cg2, row = span * gstride;
+  const size_t kblock = p->kh * p->kw * pairs * 32;
+  /* The band lives on the stack: the emitter checks it is small. */
+  int16_t band[GLOW_QBAND];
+  size_t r0, r1;
+  glow_range(p->n * p->oh, part, parts, &r0, &r1);
+  for (size_t r = r0; r < r1; r++) {
+    const size_t n = r / p->oh, oy = r % p->oh;
+    glow_qconv_band(band, q, n, oy, span, cg2);
+    for (size_t g = 0; g < p->group; g++)
+      for (size_t b = 0; b < blocks; b++) {
+        const int16_t *wk = q->pk + (g * blocks + b) * kblock;
+        const size_t o0 = g * ocg + b * 16, lanes = glow_min(16, ocg - b * 16);
+        for (size_t ox0 = 0; ox0 < p->ow; ox0 += GLOW_QP) {
+          const size_t np = glow_min(GLOW_QP, p->ow - ox0);
+          uint32_t acc[GLOW_QP][16];
+#if defined(__AVX2__)
+          __m256i v[GLOW_QP][2];
+          for (size_t i = 0; i < GLOW_QP; i++) v[i][0] = v[i][1] = _mm256_setzero_si256();
+          const int16_t *w = wk;
+          for (size_t a = 0; a < p->kh; a++)
+            for (size_t kx = 0; kx < p->kw; kx++) {
+              const int16_t *x = band + a * row + kx * p->dw * gstride + g * cg2;
+              for (size_t c = 0; c < pairs; c++, w += 32) {
+                const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+                const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
+                for (size_t i = 0; i < GLOW_QP; i++) {
+                  /* Pixels past the row end read a valid pixel and are not stored. */
+                  const size_t px = ox0 + (i < np ? i : 0);
+                  int32_t pair;
+                  memcpy(&pair, x + px * p->sw * gstride + 2 * c, 4);
+                  const __m256i xb = _mm256_set1_epi32(pair);
+                  v[i][0] = _mm256_add_epi32(v[i][0], _mm256_madd_epi16(xb, w0));
+                  v[i][1] = _mm256_add_epi32(v[i][1], _mm256_madd_epi16(xb, w1));
+                }
+              }
+            }
+          for (size_t i = 0; i < np; i++) {
+            _mm256_storeu_si256((__m256i *)acc[i], v[i][0]);
+            _mm256_storeu_si256((__m256i *)(acc[i] + 8), v[i][1]);
+          }
+#else
+          memset(acc, 0, sizeof acc);
+          const int16_t *w = wk;
+          for (size_t a = 0; a < p->kh; a++)
+            for (size_t kx = 0; kx < p->kw; kx++) {
+              const int16_t *x = band + a * row + kx * p->dw * gstride + g * cg2;
+              for (size_t c = 0; c < pairs; c++, w += 32)
+                for (size_t i = 0; i < np; i++) {
+                  const int16_t *xp = x + (ox0 + i) * p->sw * gstride + 2 * c;
+                  const int32_t x0 = xp[0], x1 = xp[1];
+                  for (size_t l = 0; l < 16; l++)
+                    acc[i][l] += (uint32_t)(x0 * w[2 * l] + x1 * w[2 * l + 1]);
+                }
+            }
+#endif
+          for (size_t i = 0; i < np; i++)
+            glow_qconv_store(q, ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc, o0, acc[i], lanes);
+        }
+      }
+  }
+}
+
+static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
+                       const int64_t *qm, const int *qs, const glow_qconv_t *p) {
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+  glow_parallel(glow_qconv_part, &q);
+}
+/*@end*/

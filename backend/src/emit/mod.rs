@@ -8,6 +8,7 @@ mod elementwise;
 mod index;
 mod linalg;
 mod movement;
+mod quant;
 pub mod runtime;
 mod spatial;
 
@@ -216,7 +217,9 @@ pub fn emit_body(
 /// a new family must get a kernel here.
 fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
     use glow_ir::opcode::Family::*;
-    match c.inst.opcode.info().family {
+    let quantized = crate::quant::is_quantized(c.f, c.id);
+    let op = c.inst.opcode;
+    match op.info().family {
         Memory => Ok(()),
         Copy => movement::copy(c),
         Splat => movement::splat(c),
@@ -231,15 +234,20 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         OneHot => index::one_hot(c),
         ArgMinMax => index::arg_min_max(c),
         DebugPrint => movement::debugprint(c),
+        Binary if quantized && crate::quant::has_integer_binary(op) => quant::binary(c),
         Binary => elementwise::binary(c),
         Compare => elementwise::cmplte(c),
         Logical => elementwise::logical(c),
         Select => elementwise::select(c),
+        Unary if quantized && matches!(op, Opcode::Relu | Opcode::Clip) => quant::activation(c),
         Unary => elementwise::unary(c),
+        Quantization if op == Opcode::RescaleQuantized => quant::activation(c),
         Quantization => elementwise::quantization(c),
         Convert => elementwise::convert(c),
+        BatchedAdd if quantized => quant::binary(c),
         BatchedAdd => linalg::batched_add(c),
         Reduce => linalg::batched_reduce_add(c),
+        MatrixMultiply if quantized => quant::matrix_multiply(c),
         MatrixMultiply => match c.inst.opcode {
             Opcode::FullyConnected => linalg::fully_connected(c),
             Opcode::BatchMatMul => linalg::batch_matmul(c),
@@ -249,8 +257,10 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         BatchNorm => linalg::batchnorm(c),
         LayerNorm => linalg::layernorm(c),
         Lrn => linalg::lrn(c),
+        Convolution if quantized => quant::convolution(c),
         Convolution => spatial::convolution(c),
         ConvTranspose => spatial::conv_transpose(c),
+        Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),
     }
 }

@@ -11,7 +11,13 @@ const SOURCE: &str = include_str!("kernels.c");
 /// `kernels.c`, plus the generated kernels), so the namer can keep IR names
 /// away from all of them.
 pub fn kernel_identifiers() -> Vec<&'static str> {
-    let mut out = vec!["glow_unary_f32", "glow_binary_f32"];
+    let mut out = vec![
+        "glow_unary_f32",
+        "glow_binary_f32",
+        "glow_rq",
+        "glow_clamp64",
+        "glow_wrap32",
+    ];
     let bytes = SOURCE.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -49,6 +55,10 @@ pub enum Kernel {
     /// Float element-wise binary operators, generated from `ops::BINARY`.
     Binary,
     Fill,
+    /// The quantized kernels' integer helpers (`crate::quant::C_HELPERS`).
+    Quant,
+    /// The widening int16 quantized convolution.
+    QConv,
 }
 
 impl Kernel {
@@ -65,6 +75,8 @@ impl Kernel {
             Kernel::BatchNorm => "batchnorm",
             Kernel::Binary => "binary",
             Kernel::Fill => "fill",
+            Kernel::Quant => "quant",
+            Kernel::QConv => "qconv",
         }
     }
 
@@ -78,10 +90,12 @@ impl Kernel {
             | Kernel::Unary
             | Kernel::BatchNorm
             | Kernel::Binary
-            | Kernel::Fill => &[Kernel::Common],
+            | Kernel::Fill
+            | Kernel::Quant => &[Kernel::Common],
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
+            Kernel::QConv => &[Kernel::Common, Kernel::Quant],
         }
     }
 
@@ -91,6 +105,9 @@ impl Kernel {
         }
         if self == Kernel::Unary {
             return unary_source();
+        }
+        if self == Kernel::Quant {
+            return crate::quant::C_HELPERS.to_string();
         }
         let open = format!("/*@{}*/\n", self.tag());
         let start = SOURCE.find(&open).map(|i| i + open.len()).unwrap_or(0);
@@ -155,6 +172,18 @@ pub enum PackKind {
     },
     /// A `[k][n]` matrix to `[n / 16][k][16]`.
     GemmPanels { k: u64, n: u64 },
+    /// A quantized NHWC filter `[oc][kh][kw][cg]` (int8, or uint8 when not
+    /// `signed`) to int16 `w - woff[o]` in `[group][block of 16][kh][kw]
+    /// [pair][16][2]`, zero past the group's channels.
+    QConvPanels {
+        group: u64,
+        ocg: u64,
+        kh: u64,
+        kw: u64,
+        cg: u64,
+        signed: bool,
+        woff: Vec<i64>,
+    },
 }
 
 impl PackKind {
@@ -171,14 +200,88 @@ impl PackKind {
             } => group * ocg.div_ceil(16) * kh * kw * cg * 16,
             PackKind::Depthwise { c, kh, kw, .. } => kh * kw * c,
             PackKind::GemmPanels { k, n } => n.div_ceil(16) * k * 16,
+            PackKind::QConvPanels {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                ..
+            } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(2) * 32,
         }
+    }
+
+    /// Bytes of one packed element.
+    pub fn elem_bytes(&self) -> u64 {
+        match self {
+            PackKind::QConvPanels { .. } => 2,
+            _ => 4,
+        }
+    }
+
+    /// The packed bytes of `src`, the stored weight's bytes.
+    pub fn pack_bytes(&self, src: &[u8]) -> Vec<u8> {
+        if let PackKind::QConvPanels {
+            group,
+            ocg,
+            kh,
+            kw,
+            cg,
+            signed,
+            woff,
+        } = self
+        {
+            let (group, ocg, kh, kw, cg) = (*group, *ocg, *kh, *kw, *cg);
+            let get = |i: u64| -> i64 {
+                let b = src.get(i as usize).copied().unwrap_or(0);
+                if *signed {
+                    b as i8 as i64
+                } else {
+                    b as i64
+                }
+            };
+            let mut out = Vec::with_capacity(self.len() as usize * 2);
+            let (blocks, pairs) = (ocg.div_ceil(16), cg.div_ceil(2));
+            for g in 0..group {
+                for b in 0..blocks {
+                    for a in 0..kh {
+                        for x in 0..kw {
+                            for p in 0..pairs {
+                                for l in 0..16 {
+                                    for t in 0..2 {
+                                        let (o, c) = (b * 16 + l, 2 * p + t);
+                                        let v = if o < ocg && c < cg {
+                                            let o = g * ocg + o;
+                                            let at = ((o * kh + a) * kw + x) * cg + c;
+                                            get(at) - woff.get(o as usize).copied().unwrap_or(0)
+                                        } else {
+                                            0
+                                        };
+                                        out.extend_from_slice(&(v as i16).to_le_bytes());
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            return out;
+        }
+        let floats: Vec<f32> = src
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        self.pack(&floats)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// The packed elements of `src` (the stored weight).
+    /// The packed elements of `src` (a stored float weight).
     pub fn pack(&self, src: &[f32]) -> Vec<f32> {
         let mut out = vec![0f32; self.len() as usize];
         let get = |i: u64| src.get(i as usize).copied().unwrap_or(0.0);
@@ -224,6 +327,7 @@ impl PackKind {
                     }
                 }
             }
+            PackKind::QConvPanels { .. } => {}
             PackKind::GemmPanels { k, n } => {
                 let mut at = 0usize;
                 for pb in 0..n.div_ceil(16) {
@@ -254,6 +358,8 @@ pub struct Runtime<'a> {
     end: u64,
     /// Length of `glow_zero`, the zeros padded window positions read.
     zeros: u64,
+    /// int16 elements of the largest quantized convolution band.
+    qband: u64,
     /// The constant region's bytes (weights only) and each weight's offset.
     constants: &'a [u8],
     finite: BTreeMap<usize, bool>,
@@ -284,6 +390,16 @@ impl<'a> Runtime<'a> {
         })
     }
 
+    /// Bytes `a..b` of the constant region (the weights), known at emit time.
+    pub fn constant_bytes(&self, a: usize, b: usize) -> Option<&[u8]> {
+        self.constants.get(a..b)
+    }
+
+    /// Makes the quantized convolution's band at least `n` int16 long.
+    pub fn need_qband(&mut self, n: u64) {
+        self.qband = self.qband.max(n);
+    }
+
     /// Makes `glow_zero` at least `n` floats long.
     pub fn need_zeros(&mut self, n: u64) {
         self.zeros = self.zeros.max(n);
@@ -298,7 +414,7 @@ impl<'a> Runtime<'a> {
 
     /// The constant-region byte offset of weight `w` packed as `kind`.
     pub fn packed(&mut self, w: usize, kind: PackKind) -> u64 {
-        let bytes = kind.len() * 4;
+        let bytes = kind.len() * kind.elem_bytes();
         let end = &mut self.end;
         *self.packed.entry((w, kind)).or_insert_with(|| {
             let at = *end;
@@ -321,6 +437,9 @@ impl<'a> Runtime<'a> {
     pub fn source(&self) -> String {
         let mut out = String::new();
         for k in &self.kernels {
+            if *k == Kernel::QConv {
+                out.push_str(&format!("#define GLOW_QBAND {}\n", self.qband.max(1)));
+            }
             out.push_str(&k.text());
             let packed_conv =
                 self.kernels.contains(&Kernel::Conv) || self.kernels.contains(&Kernel::Depthwise);

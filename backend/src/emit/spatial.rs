@@ -62,7 +62,7 @@ impl Window {
     }
 }
 
-fn idx(vars: [&str; 4], strides: [u64; 4]) -> String {
+pub(super) fn idx(vars: [&str; 4], strides: [u64; 4]) -> String {
     let t: Vec<String> = vars
         .iter()
         .zip(strides)
@@ -73,7 +73,7 @@ fn idx(vars: [&str; 4], strides: [u64; 4]) -> String {
 
 /// Emits the window loops: `ih`/`iw` as signed positions, skipping those
 /// outside the input; the caller writes the body and closes two loops.
-fn open_window(c: &mut KCtx, win: &Window, h: u64, w: u64) {
+pub(super) fn open_window(c: &mut KCtx, win: &Window, h: u64, w: u64) {
     let [pt, pl, _, _] = win.pads;
     c.w.for_loop("kh", win.kernels[0]);
     c.w.line(&format!(

@@ -33,15 +33,24 @@ pub fn exec(x: &mut Exec) -> R {
         OneHot => super::index::one_hot(x),
         ArgMinMax => super::index::arg_min_max(x),
         DebugPrint => debugprint(x),
+        Binary if quantized(x) && crate::quant::has_integer_binary(x.opcode()) => {
+            super::quant::binary(x)
+        }
         Binary => binary(x),
         Compare => cmplte(x),
         Logical => logical(x),
         Select => select(x),
+        Unary if quantized(x) && matches!(x.opcode(), Opcode::Relu | Opcode::Clip) => {
+            super::quant::activation(x)
+        }
         Unary => unary(x),
+        Quantization if x.opcode() == Opcode::RescaleQuantized => super::quant::activation(x),
         Quantization => quantization(x),
         Convert => convert(x),
+        BatchedAdd if quantized(x) => super::quant::binary(x),
         BatchedAdd => batched_add(x),
         Reduce => batched_reduce_add(x),
+        MatrixMultiply if quantized(x) => super::quant::matrix_multiply(x),
         MatrixMultiply => match x.opcode() {
             Opcode::FullyConnected => fully_connected(x),
             Opcode::BatchMatMul => batch_matmul(x),
@@ -51,10 +60,17 @@ pub fn exec(x: &mut Exec) -> R {
         BatchNorm => batchnorm(x),
         LayerNorm => layernorm(x),
         Lrn => lrn(x),
+        Convolution if quantized(x) => super::quant::convolution(x),
         Convolution => convolution(x),
         ConvTranspose => conv_transpose(x),
+        Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
     }
+}
+
+/// Whether the instruction computes on quantized values.
+fn quantized(x: &Exec) -> bool {
+    crate::quant::is_quantized(x.f, x.id)
 }
 
 // Members through the accessor the C emitter uses too.
@@ -678,7 +694,7 @@ fn conv_transpose(x: &mut Exec) -> R {
 }
 
 /// Calls `body(kh, kw, ih, iw)` for every window position inside the input.
-fn for_window(
+pub(super) fn for_window(
     win: &Window,
     oh: u64,
     ow: u64,

@@ -6,6 +6,9 @@
 
 mod index;
 mod kernels;
+mod quant;
+
+pub use quant::filter_strides;
 
 use crate::error::{inst_error, unsupported, BackendError};
 use crate::memory::{MemoryLayout, Region};

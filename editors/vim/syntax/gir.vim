@@ -5,7 +5,7 @@ if exists("b:current_syntax")
 endif
 
 syn keyword girOpcode allocactivation argmax argmin avgpool batchedadd batchedreduceadd
-      \ batchedreducemax batchedreducemin batchedreduceprod batchmatmul batchnormalization celu clip
+      \ batchedreducemax batchedreducemin batchedreduceprod batchmatmul batchnormalization celu channelwisequantizedconvolution clip
       \ convertto convolution convtranspose copy deallocactivation debugprint dequantize elementabs
       \ elementacos elementacosh elementadd elementand elementasin elementasinh elementatan
       \ elementatanh elementceil elementcmpeq elementcmplt elementcmplte elementcmpneq elementcos

@@ -6,23 +6,24 @@
 use super::*;
 
 /// Kinds of a matrix product: float (all share the kind) or quantized
-/// (`Dest` and the inputs share the base kind; `bias` may be any quantized).
+/// (`quant::product`: `i8`/`ui8` inputs and result, an `i32` bias).
 fn product_kinds(ctx: &ShapeCtx, ops: &[usize], bias: Option<usize>, errs: &mut Vec<ShapeError>) {
     let src = ops[1];
     if !check_kind(ctx, src, Kinds::FloatOrQuantized, errs) {
         return;
     }
     let quantized = ctx.ty(src).elem.is_quantized();
+    if let (true, &[dest, src, w]) = (quantized, ops) {
+        quant::product(ctx, [dest, src, w], bias, errs);
+        return;
+    }
     let kinds = if quantized {
         Kinds::Quantized
     } else {
         Kinds::Float
     };
     for &k in ops.iter().chain(bias.iter()) {
-        if k == src {
-            continue;
-        }
-        if check_kind(ctx, k, kinds, errs) && (Some(k) != bias || !quantized) {
+        if k != src && check_kind(ctx, k, kinds, errs) {
             check_same_elem(ctx, k, src, Same::Base, errs);
         }
     }
@@ -90,7 +91,11 @@ pub fn batch_matmul(ctx: &ShapeCtx) -> Vec<ShapeError> {
 pub fn batched_add(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (dest, batch, slice) = (0, 1, 2);
     let mut errs = Vec::new();
-    product_kinds(ctx, &[dest, batch], Some(slice), &mut errs);
+    if ctx.ty(batch).elem.is_quantized() {
+        quant::binary(ctx, [dest, batch, slice], &mut errs);
+    } else {
+        product_kinds(ctx, &[dest, batch], Some(slice), &mut errs);
+    }
     check_same_shape(ctx, dest, batch, &mut errs);
     let b = &ctx.ty(batch).dims;
     if b.len() < 2 {

@@ -35,6 +35,7 @@
 mod index;
 mod linalg;
 mod movement;
+mod quant;
 mod spatial;
 
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
@@ -43,7 +44,7 @@ pub use linalg::{
     layer_normalization, lrn, matmul, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
-pub use spatial::{conv_transpose, convolution, pool};
+pub use spatial::{channelwise_convolution, conv_transpose, convolution, pool};
 
 use crate::function::InstData;
 use crate::types::{ElemKind, Type};
@@ -294,15 +295,31 @@ pub fn same_type(ctx: &ShapeCtx) -> Vec<ShapeError> {
 }
 
 /// Binary arithmetic: same shape and base kind; float, quantized or index.
+/// Quantized operands may mix `i8` and `ui8` and their parameters
+/// (`quant::binary`).
 pub fn elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
+    if ctx.types.len() == 3 && ctx.types.iter().any(|t| t.elem.is_quantized()) {
+        quant::binary(ctx, [0, 1, 2], &mut errs);
+        check_same_shape(ctx, 1, 0, &mut errs);
+        check_same_shape(ctx, 2, 0, &mut errs);
+        return errs;
+    }
     uniform(ctx, &all_operands(ctx), Kinds::Numeric, &mut errs);
     errs
 }
 
-/// `relu`, `clip`: same shape and base kind; float or quantized.
+/// `relu`, `clip`: same shape and base kind; float or quantized (a
+/// quantized `Dest` may have other parameters: the result is rescaled).
 pub fn activation(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
+    if ctx.types.len() == 2 && ctx.ty(1).elem.is_quantized() {
+        if check_kind(ctx, 0, Kinds::Quantized, &mut errs) {
+            quant::rescale(ctx, &mut errs);
+        }
+        check_same_shape(ctx, 0, 1, &mut errs);
+        return errs;
+    }
     uniform(ctx, &all_operands(ctx), Kinds::FloatOrQuantized, &mut errs);
     errs
 }
@@ -369,19 +386,28 @@ pub fn select(ctx: &ShapeCtx) -> Vec<ShapeError> {
 
 /// `quantize`: float `Src` → quantized `Dest` of the same shape.
 pub fn quantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
-    convert(ctx, Kinds::Float, Kinds::Quantized)
+    let mut errs = convert(ctx, Kinds::Float, Kinds::Quantized);
+    if errs.is_empty() {
+        quant::params(ctx, 0, &mut errs);
+    }
+    errs
 }
 
 /// `dequantize`: quantized `Src` → float `Dest` of the same shape.
 pub fn dequantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
-    convert(ctx, Kinds::Quantized, Kinds::Float)
+    let mut errs = convert(ctx, Kinds::Quantized, Kinds::Float);
+    if errs.is_empty() {
+        quant::params(ctx, 1, &mut errs);
+    }
+    errs
 }
 
-/// `rescalequantized`: quantized → quantized, same base kind and shape.
+/// `rescalequantized`: quantized → quantized of the same shape, any kinds
+/// (`i32` accumulators to `i8`, `ui8` to `i8`, ...).
 pub fn rescale_quantized(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = convert(ctx, Kinds::Quantized, Kinds::Quantized);
     if errs.is_empty() {
-        check_same_elem(ctx, 0, 1, Same::Base, &mut errs);
+        quant::rescale(ctx, &mut errs);
     }
     errs
 }

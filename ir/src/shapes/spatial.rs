@@ -76,24 +76,140 @@ fn activation_dims(n: u64, c: u64, h: u64, w: u64, nchw: bool) -> Vec<u64> {
 
 /// `convolution @out Dest, @in Src, @in Filter, @in Bias`.
 pub fn convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
-    let (dest, src, filter, bias) = (0, 1, 2, 3);
     let mut errs = Vec::new();
     conv_kinds(ctx, &mut errs);
+    conv_geometry(ctx, is_nchw(ctx), &mut errs);
+    // An optional residual is added to the result before the activation,
+    // element by element in `Dest`'s row-major order.
+    let (dest, residual) = (0, 4);
+    if ctx.types.len() > residual {
+        let (r, d) = (ctx.ty(residual), ctx.ty(dest));
+        if r.elem != d.elem || r.size() != d.size() {
+            errs.push(ShapeError::at_operand(
+                residual,
+                format!(
+                    "`Residual` has type {r} but must have the element kind and element count of `Dest` ({d})"
+                ),
+            ));
+        } else if d.elem.is_quantized() {
+            errs.push(ShapeError::at_operand(
+                residual,
+                "a quantized `convolution` takes no `Residual` (add it with a quantized `elementadd`)",
+            ));
+        }
+    }
+    errs
+}
+
+/// `channelwisequantizedconvolution @out Dest, @in Src, @in Filter, @in Bias,
+/// @in FilterScales, @in FilterOffsets, @in BiasScales, @in BiasOffsets`
+/// (NHWC): a quantized convolution whose filter and bias parameters are given
+/// per output channel (the `Filter` and `Bias` types' own parameters are
+/// ignored); the parameter operands are `float` / `index32` vectors of the
+/// output channels, and the engines need them as constant weights.
+pub fn channelwise_convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, filter, bias) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    let mut ok = quant::compute(ctx, src, &mut errs);
+    ok &= quant::compute(ctx, dest, &mut errs);
+    if check_kind(ctx, filter, Kinds::Quantized, &mut errs)
+        && !crate::quant::is_compute_kind(ctx.ty(filter).elem)
+    {
+        errs.push(ShapeError::at_operand(
+            filter,
+            format!(
+                "`Filter` has element type {} but a quantized filter is `i8` or `ui8`",
+                ctx.ty(filter).elem
+            ),
+        ));
+    }
+    if check_kind(ctx, bias, Kinds::Quantized, &mut errs)
+        && !matches!(ctx.ty(bias).elem, ElemKind::Int32Q { .. })
+    {
+        errs.push(ShapeError::at_operand(
+            bias,
+            format!(
+                "`Bias` has element type {} but a channel-wise bias is `i32`",
+                ctx.ty(bias).elem
+            ),
+        ));
+    }
+    if ok {
+        if let Err(e) = crate::quant::activation_clamp(
+            ctx.inst.member_str("FusedActivation").unwrap_or("NONE"),
+            ctx.inst
+                .member("FusedActivationArgs")
+                .and_then(|v| v.as_floats())
+                .unwrap_or(&[]),
+            crate::quant::QParams::of(ctx.ty(dest).elem).unwrap_or(crate::quant::QParams {
+                scale: 1.0,
+                offset: 0,
+                lo: 0,
+                hi: 0,
+            }),
+        ) {
+            errs.push(ShapeError::at_member("FusedActivation", e));
+        }
+    }
+    let out_c = ctx.ty(filter).dims.first().copied().unwrap_or(0);
+    for (k, kinds) in [
+        (4, Kinds::Float),
+        (5, Kinds::Index),
+        (6, Kinds::Float),
+        (7, Kinds::Index),
+    ] {
+        if k >= ctx.types.len() {
+            continue;
+        }
+        let kinds_ok = if kinds == Kinds::Index {
+            let e = ctx.ty(k).elem;
+            if e != ElemKind::Index32 {
+                errs.push(ShapeError::at_operand(
+                    k,
+                    format!(
+                        "`{}` has element type {e} but must be `index32`",
+                        ctx.name(k)
+                    ),
+                ));
+            }
+            e == ElemKind::Index32
+        } else {
+            check_kind(ctx, k, Kinds::Float, &mut errs) && {
+                let e = ctx.ty(k).elem;
+                if e != ElemKind::Float {
+                    errs.push(ShapeError::at_operand(
+                        k,
+                        format!("`{}` has element type {e} but must be `float`", ctx.name(k)),
+                    ));
+                }
+                e == ElemKind::Float
+            }
+        };
+        if kinds_ok && ctx.ty(filter).rank() == 4 {
+            check_dims(ctx, k, &[out_c], "expects", &mut errs);
+        }
+    }
+    conv_geometry(ctx, false, &mut errs);
+    errs
+}
+
+/// The shapes of `Src`, `Filter`, `Bias` and `Dest` of a convolution.
+fn conv_geometry(ctx: &ShapeCtx, nchw: bool, errs: &mut Vec<ShapeError>) {
+    let (dest, src, filter, bias) = (0, 1, 2, 3);
     let ranks = [(src, 4), (filter, 4), (bias, 1), (dest, 4)];
     let mut ranks_ok = true;
     for (k, r) in ranks {
-        ranks_ok &= check_rank(ctx, k, r, &mut errs);
+        ranks_ok &= check_rank(ctx, k, r, errs);
     }
     let Some(win) = Window::read(ctx) else {
-        return errs;
+        return;
     };
     let Some(group) = ctx.int("Group").filter(|&g| g > 0) else {
-        return errs;
+        return;
     };
     if !ranks_ok {
-        return errs;
+        return;
     }
-    let nchw = is_nchw(ctx);
     let (n, c, h, w) = nchw_of(&ctx.ty(src).dims, nchw);
     let out_c = ctx.ty(filter).dims[0];
     let group = group as u64;
@@ -120,31 +236,16 @@ pub fn convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
         } else {
             [out_c, kh, kw, per_group]
         };
-        check_dims(ctx, filter, &want, "expects", &mut errs);
+        check_dims(ctx, filter, &want, "expects", errs);
     }
-    check_dims(ctx, bias, &[out_c], "expects", &mut errs);
+    check_dims(ctx, bias, &[out_c], "expects", errs);
     match (win.out_dim(0, h), win.out_dim(1, w)) {
         (Ok(oh), Ok(ow)) => {
             let want = activation_dims(n, out_c, oh, ow, nchw);
-            check_dims(ctx, dest, &want, "produces", &mut errs);
+            check_dims(ctx, dest, &want, "produces", errs);
         }
         (a, b) => errs.extend(a.err().into_iter().chain(b.err())),
     }
-    // An optional residual is added to the result before the activation,
-    // element by element in `Dest`'s row-major order.
-    let residual = 4;
-    if ctx.types.len() > residual {
-        let (r, d) = (ctx.ty(residual), ctx.ty(dest));
-        if r.elem != d.elem || r.size() != d.size() {
-            errs.push(ShapeError::at_operand(
-                residual,
-                format!(
-                    "`Residual` has type {r} but must have the element kind and element count of `Dest` ({d})"
-                ),
-            ));
-        }
-    }
-    errs
 }
 
 /// `convtranspose @out Dest, @in Src, @in Filter, @in Bias` (NHWC, float):
@@ -217,21 +318,18 @@ pub fn conv_transpose(ctx: &ShapeCtx) -> Vec<ShapeError> {
 }
 
 /// Element kinds of a convolution: float (all four share the kind) or
-/// quantized (`Dest`, `Src`, `Filter` share the base kind, `Bias` is any
-/// quantized kind).
+/// quantized (the rules of `quant::product`).
 fn conv_kinds(ctx: &ShapeCtx, errs: &mut Vec<ShapeError>) {
     let (dest, src, filter, bias) = (0, 1, 2, 3);
     if !check_kind(ctx, src, Kinds::FloatOrQuantized, errs) {
         return;
     }
-    let quantized = ctx.ty(src).elem.is_quantized();
+    if ctx.ty(src).elem.is_quantized() {
+        quant::product(ctx, [dest, src, filter], Some(bias), errs);
+        return;
+    }
     for k in [filter, bias, dest] {
-        let kinds = if quantized {
-            Kinds::Quantized
-        } else {
-            Kinds::Float
-        };
-        if check_kind(ctx, k, kinds, errs) && (k != bias || !quantized) {
+        if check_kind(ctx, k, Kinds::Float, errs) {
             check_same_elem(ctx, k, src, Same::Base, errs);
         }
     }
@@ -245,7 +343,11 @@ pub fn pool(ctx: &ShapeCtx) -> Vec<ShapeError> {
     if check_kind(ctx, src, Kinds::FloatOrQuantized, &mut errs)
         && check_kind(ctx, dest, Kinds::FloatOrQuantized, &mut errs)
     {
-        check_same_elem(ctx, dest, src, Same::Base, &mut errs);
+        if ctx.ty(src).elem.is_quantized() {
+            quant::pool(ctx, &mut errs);
+        } else {
+            check_same_elem(ctx, dest, src, Same::Base, &mut errs);
+        }
     }
     let ranks_ok = check_rank(ctx, src, 4, &mut errs) & check_rank(ctx, dest, 4, &mut errs);
     let Some(win) = Window::read(ctx) else {

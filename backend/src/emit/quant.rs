@@ -1,0 +1,443 @@
+//! C kernels of the quantized instructions: integer loop nests over the
+//! constants of `crate::quant` (the interpreter applies the same numbers),
+//! with `glow_rq` / `glow_wrap32` / `glow_clamp64` from the `quant` section
+//! of the shared kernels.
+
+use super::runtime::{Kernel, PackKind};
+use super::spatial::{idx, open_window, Window};
+use super::KCtx;
+use crate::elem::ctype;
+use crate::error::BackendError;
+use crate::quant::{self as q, ChannelParams};
+use glow_ir::quant::{Multiplier, Product, Requant};
+use glow_ir::{Opcode, Type};
+
+type R = Result<(), BackendError>;
+
+/// The largest input band (int16 elements) a quantized convolution keeps on
+/// each thread's stack; larger ones take the reference loops.
+const MAX_BAND: u64 = 1 << 17;
+
+fn kw_of(win: &Window) -> u64 {
+    win.kernels[1]
+}
+
+fn list<T: std::fmt::Display>(v: impl IntoIterator<Item = T>) -> String {
+    v.into_iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `static const` arrays of each product's filter offset, bias multiplier
+/// and output multiplier (`woff`, `bm`, `bs`, `qm`, `qs`), and the shared
+/// `xoff`, `ooff`, `lo`, `hi`.
+fn product_tables(c: &mut KCtx, ps: &[Product]) -> R {
+    let p0 = ps.first().ok_or_else(|| c.err("no output channels"))?;
+    if ps.iter().any(|p| {
+        p.x_off != p0.x_off
+            || p.out.offset != p0.out.offset
+            || (p.out.lo, p.out.hi) != (p0.out.lo, p0.out.hi)
+    }) {
+        return Err(c.err("output parameters differ between channels"));
+    }
+    let n = ps.len();
+    let bias = |p: &Product| p.bias.unwrap_or(Multiplier { mult: 0, shift: 0 });
+    c.w.line(&format!(
+        "static const int64_t woff[{n}] = {{{}}};",
+        list(ps.iter().map(|p| p.w_off))
+    ));
+    c.w.line(&format!(
+        "static const int64_t bm[{n}] = {{{}}};",
+        list(ps.iter().map(|p| bias(p).mult))
+    ));
+    c.w.line(&format!(
+        "static const int bs[{n}] = {{{}}};",
+        list(ps.iter().map(|p| bias(p).shift))
+    ));
+    c.w.line(&format!(
+        "static const int64_t qm[{n}] = {{{}}};",
+        list(ps.iter().map(|p| p.out.m.mult))
+    ));
+    c.w.line(&format!(
+        "static const int qs[{n}] = {{{}}};",
+        list(ps.iter().map(|p| p.out.m.shift))
+    ));
+    c.w.line(&format!(
+        "const int64_t xoff = {}, ooff = {}, lo = {}, hi = {};",
+        p0.x_off, p0.out.offset, p0.out.lo, p0.out.hi
+    ));
+    c.w.line("(void)bm; (void)bs;");
+    Ok(())
+}
+
+/// The per-channel vectors of a channel-wise convolution, read from the
+/// constant region at emit time.
+fn channel_params(c: &KCtx) -> Result<Option<ChannelParams>, BackendError> {
+    if c.inst.opcode != Opcode::ChannelwiseQuantizedConvolution {
+        return Ok(None);
+    }
+    let read = |name: &str| -> Result<Vec<u8>, BackendError> {
+        let w = c.const_weight(name).ok_or_else(|| {
+            c.err(format!(
+                "`{name}` of `channelwisequantizedconvolution` must be a constant weight (its multipliers are derived at compile time)"
+            ))
+        })?;
+        let t = c.ty(name)?;
+        let place = c.mem.weight_place(w);
+        let (a, b) = (place.offset as usize, (place.offset + t.bytes()) as usize);
+        c.rt.constant_bytes(a, b)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| c.err(format!("`{name}` lies outside the constant region")))
+    };
+    let f32s = |b: Vec<u8>| {
+        b.chunks_exact(4)
+            .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+            .collect::<Vec<_>>()
+    };
+    let i32s = |b: Vec<u8>| {
+        b.chunks_exact(4)
+            .map(|x| i32::from_le_bytes([x[0], x[1], x[2], x[3]]) as i64)
+            .collect::<Vec<_>>()
+    };
+    Ok(Some(ChannelParams {
+        filter_scales: f32s(read("FilterScales")?),
+        filter_offsets: i32s(read("FilterOffsets")?),
+        bias_scales: f32s(read("BiasScales")?),
+        bias_offsets: i32s(read("BiasOffsets")?),
+    }))
+}
+
+/// The store of a product result: `Dest[at] = clamp(ooff + rq(acc))`.
+fn store(c: &mut KCtx, dest: &str, ch: &str, acc: &str, d: &Type) {
+    c.w.line(&format!(
+        "{dest} = ({})glow_clamp64(ooff + glow_rq({acc}, qm[{ch}], qs[{ch}]), lo, hi);",
+        ctype(d.elem)
+    ));
+}
+
+pub fn convolution(c: &mut KCtx) -> R {
+    let (d, s, f) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Filter")?);
+    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
+    let group = c.member_int("Group")?.max(1) as u64;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, oc, oh, ow] = win.nchw_of(&d.dims);
+    let (cg, ocg) = (ch / group, oc / group);
+    let cp = channel_params(c)?;
+    let ps = q::products(c.f, c.id, oc, cp.as_ref())?;
+    c.rt.use_kernel(Kernel::Quant);
+    for (nm, t) in [("Dest", &d), ("Src", &s), ("Filter", &f)] {
+        c.decl(nm, ctype(t.elem))?;
+    }
+    c.decl("Bias", ctype(c.ty("Bias")?.elem))?;
+    product_tables(c, &ps)?;
+    let span = (ow - 1) * win.strides[1] + (kw_of(&win) - 1) * win.dilation[1] + 1;
+    let band = win.kernels[0] * span * group * cg.div_ceil(2) * 2;
+    if let (false, Some(wi), true) = (win.nchw, c.const_weight("Filter"), band <= MAX_BAND) {
+        let p0 = ps[0];
+        c.rt.use_kernel(Kernel::QConv);
+        c.rt.need_qband(band);
+        let kind = PackKind::QConvPanels {
+            group,
+            ocg,
+            kh: win.kernels[0],
+            kw: win.kernels[1],
+            cg,
+            signed: matches!(f.elem, glow_ir::ElemKind::Int8Q { .. }),
+            woff: ps.iter().map(|p| p.w_off).collect(),
+        };
+        let at = c.rt.packed(wi, kind);
+        let signed = |t: &Type| u8::from(matches!(t.elem, glow_ir::ElemKind::Int8Q { .. }));
+        c.w.line("(void)Filter; (void)xoff; (void)ooff; (void)lo; (void)hi; (void)woff;");
+        c.w.line(
+            &format!(
+                "static const glow_qconv_t shape = {{{}, {}, {}, {}, {}, {}, {}, {}}};",
+                list([
+                    n,
+                    h,
+                    w,
+                    ch,
+                    oh,
+                    ow,
+                    oc,
+                    win.kernels[0],
+                    win.kernels[1],
+                    win.strides[0],
+                    win.strides[1],
+                    win.pads[0],
+                    win.pads[1],
+                    win.dilation[0],
+                    win.dilation[1],
+                    group
+                ]),
+                signed(&s),
+                signed(&d),
+                p0.x_off,
+                p0.out.offset,
+                p0.out.lo,
+                p0.out.hi,
+                ""
+            )
+            .replace(", }", "}"),
+        );
+        c.w.line(&format!("int64_t bterm[{oc}];"));
+        c.w.line(&format!(
+            "for (size_t o = 0; o < {oc}u; o++) bterm[o] = glow_rq(Bias[o], bm[o], bs[o]);"
+        ));
+        c.w.line(&format!(
+            "glow_qconv(Dest, Src, (const int16_t *)(constantWeight + {at}u), bterm, qm, qs, &shape);"
+        ));
+        return Ok(());
+    }
+    let fs = crate::interp::filter_strides(&win, cg);
+    c.w.for_loop("n", n);
+    c.w.for_loop("oh", oh);
+    c.w.for_loop("ow", ow);
+    c.w.for_loop("o", oc);
+    c.w.line(&format!("const size_t g = o / {ocg}u;"));
+    c.w.line("int64_t sum = 0;");
+    open_window(c, &win, h, w);
+    c.w.for_loop("ci", cg);
+    let src = idx(
+        [
+            "n",
+            &format!("(g * {cg}u + ci)"),
+            "(size_t)ih",
+            "(size_t)iw",
+        ],
+        win.act_strides(&s.dims),
+    );
+    let filt = idx(["o", "kh", "kw", "ci"], fs);
+    c.w.line(&format!(
+        "sum += ((int64_t)Src[{src}] - xoff) * ((int64_t)Filter[{filt}] - woff[o]);"
+    ));
+    for _ in 0..3 {
+        c.w.close();
+    }
+    c.w.line("const int64_t acc = glow_wrap32(sum + glow_rq(Bias[o], bm[o], bs[o]));");
+    let dest = format!(
+        "Dest[{}]",
+        idx(["n", "o", "oh", "ow"], win.act_strides(&d.dims))
+    );
+    store(c, &dest, "o", "acc", &d);
+    for _ in 0..4 {
+        c.w.close();
+    }
+    Ok(())
+}
+
+/// `fullyconnected`, `matmul`, `batchmatmul`.
+pub fn matrix_multiply(c: &mut KCtx) -> R {
+    let op = c.inst.opcode;
+    let (l, r) = if op == Opcode::FullyConnected {
+        ("Src", "Weights")
+    } else {
+        ("LHS", "RHS")
+    };
+    let (d, lt, rt) = (c.ty("Dest")?, c.ty(l)?, c.ty(r)?);
+    let (nb, rows, inner, cols) = match op {
+        Opcode::BatchMatMul => (lt.dims[0], lt.dims[1], lt.dims[2], rt.dims[2]),
+        Opcode::FullyConnected => (1, lt.dims[0], lt.size() / lt.dims[0].max(1), rt.dims[1]),
+        _ => (1, lt.dims[0], lt.dims[1], rt.dims[1]),
+    };
+    let ps = q::products(c.f, c.id, cols, None)?;
+    c.rt.use_kernel(Kernel::Quant);
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl(l, ctype(lt.elem))?;
+    c.decl(r, ctype(rt.elem))?;
+    let bias = op == Opcode::FullyConnected;
+    if bias {
+        c.decl("Bias", ctype(c.ty("Bias")?.elem))?;
+    }
+    product_tables(c, &ps)?;
+    c.w.for_loop("b", nb);
+    c.w.for_loop("i", rows);
+    c.w.for_loop("j", cols);
+    c.w.line("int64_t sum = 0;");
+    c.w.for_loop("k", inner);
+    c.w.line(&format!(
+        "sum += ((int64_t){l}[b * {}u + i * {inner}u + k] - xoff) * ((int64_t){r}[b * {}u + k * {cols}u + j] - woff[j]);",
+        rows * inner,
+        inner * cols
+    ));
+    c.w.close();
+    let bt = if bias {
+        "glow_rq(Bias[j], bm[j], bs[j])"
+    } else {
+        "0"
+    };
+    c.w.line(&format!("const int64_t acc = glow_wrap32(sum + {bt});"));
+    let dest = format!("Dest[b * {}u + i * {cols}u + j]", rows * cols);
+    store(c, &dest, "j", "acc", &d);
+    for _ in 0..3 {
+        c.w.close();
+    }
+    Ok(())
+}
+
+/// A rescale `clamp(off + rq(q - in_off))` as C over `v`.
+fn rescale_expr(v: &str, in_off: i64, r: &Requant) -> String {
+    format!(
+        "glow_clamp64({} + glow_rq((int64_t)({v}) - {in_off}, {}, {}), {}, {})",
+        r.offset, r.m.mult, r.m.shift, r.lo, r.hi
+    )
+}
+
+/// Element-wise add/sub/mul/max/min and `batchedadd` (the slice repeats).
+pub fn binary(c: &mut KCtx) -> R {
+    let op = q::Binary::of(c.f, c.id)?;
+    let (l, r) = if c.inst.opcode == Opcode::BatchedAdd {
+        ("Batch", "Slice")
+    } else {
+        ("LHS", "RHS")
+    };
+    let (d, lt, rt) = (c.ty("Dest")?, c.ty(l)?, c.ty(r)?);
+    c.rt.use_kernel(Kernel::Quant);
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl(l, ctype(lt.elem))?;
+    c.decl(r, ctype(rt.elem))?;
+    c.w.for_loop("i", d.size());
+    let ri = if rt.size() == d.size() {
+        "i".to_string()
+    } else {
+        format!("i % {}u", rt.size().max(1))
+    };
+    c.w.line(&format!("const int64_t a = {l}[i], b = {r}[{ri}];"));
+    let e = match op {
+        q::Binary::Add(a) => {
+            let sign = if a.sub { "-" } else { "+" };
+            format!(
+                "glow_clamp64({} + glow_rq((a - {}) * {}ll {sign} (b - {}) * {}ll, 1, {}), {}, {})",
+                a.offset, a.l_off, a.m.a, a.r_off, a.m.b, a.m.shift, a.lo, a.hi
+            )
+        }
+        q::Binary::Mul(m) => format!(
+            "glow_clamp64({} + glow_rq((a - {}) * (b - {}), {}, {}), {}, {})",
+            m.out.offset, m.l_off, m.r_off, m.out.m.mult, m.out.m.shift, m.out.lo, m.out.hi
+        ),
+        q::Binary::MinMax { l, r, max } => {
+            c.w.line(&format!(
+                "const int64_t x = {};",
+                rescale_expr("a", l.in_off, &l.out)
+            ));
+            c.w.line(&format!(
+                "const int64_t y = {};",
+                rescale_expr("b", r.in_off, &r.out)
+            ));
+            let cmp = if max { ">" } else { "<" };
+            format!("(x {cmp} y ? x : y)")
+        }
+    };
+    c.w.line(&format!("Dest[i] = ({}){e};", ctype(d.elem)));
+    c.w.close();
+    Ok(())
+}
+
+/// `relu`, `clip`, `rescalequantized`.
+pub fn activation(c: &mut KCtx) -> R {
+    let a = q::Activation::of(c.f, c.id)?;
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    c.rt.use_kernel(Kernel::Quant);
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl("Src", ctype(s.elem))?;
+    c.w.for_loop("i", d.size());
+    c.w.line(&format!(
+        "Dest[i] = ({})glow_clamp64({}, {}, {});",
+        ctype(d.elem),
+        rescale_expr("Src[i]", a.rescale.in_off, &a.rescale.out),
+        a.lo,
+        a.hi
+    ));
+    c.w.close();
+    Ok(())
+}
+
+/// `maxpool` and `avgpool` on quantized values.
+pub fn pool(c: &mut KCtx) -> R {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
+    let is_max = c.inst.opcode == Opcode::MaxPool;
+    let include = c
+        .inst
+        .member("CountIncludePads")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true);
+    let area = win.kernels[0] * win.kernels[1];
+    let resc = q::Activation::of(c.f, c.id)?;
+    let in_off = resc.rescale.in_off;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, _, oh, ow] = win.nchw_of(&d.dims);
+    c.rt.use_kernel(Kernel::Quant);
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl("Src", ctype(s.elem))?;
+    let avg = if is_max {
+        None
+    } else {
+        let a = q::average(c.f, c.id, area)?;
+        c.w.line(&format!(
+            "static const int64_t am[{area}] = {{{}}};",
+            list(a.table.iter().map(|r| r.m.mult))
+        ));
+        c.w.line(&format!(
+            "static const int as[{area}] = {{{}}};",
+            list(a.table.iter().map(|r| r.m.shift))
+        ));
+        Some(a)
+    };
+    c.w.for_loop("n", n);
+    c.w.for_loop("oh", oh);
+    c.w.for_loop("ow", ow);
+    c.w.for_loop("ch", ch);
+    c.w.line("int64_t acc = INT64_MIN, sum = 0;");
+    c.w.line("size_t cnt = 0;");
+    open_window(c, &win, h, w);
+    let src = format!(
+        "Src[{}]",
+        idx(
+            ["n", "ch", "(size_t)ih", "(size_t)iw"],
+            win.act_strides(&s.dims)
+        )
+    );
+    c.w.line(&format!("const int64_t v = {src};"));
+    c.w.line("if (v > acc) acc = v;");
+    c.w.line(&format!("sum += v - {in_off};"));
+    c.w.line("cnt++;");
+    c.w.close();
+    c.w.close();
+    let dest = format!(
+        "Dest[{}]",
+        idx(["n", "ch", "oh", "ow"], win.act_strides(&d.dims))
+    );
+    let e = match &avg {
+        None => format!(
+            "glow_clamp64({}, {}, {})",
+            rescale_expr(
+                &format!("(cnt ? acc : {in_off})"),
+                in_off,
+                &resc.rescale.out
+            ),
+            resc.lo,
+            resc.hi
+        ),
+        Some(a) => {
+            let r = &a.table[0];
+            let count = if include {
+                format!("{area}u")
+            } else {
+                "cnt".to_string()
+            };
+            c.w.line(&format!(
+                "const size_t k = ({count} < 1u ? 1u : {count}) - 1u;"
+            ));
+            format!(
+                "glow_clamp64({} + glow_rq(sum, am[k], as[k]), {}, {})",
+                r.offset, r.lo, r.hi
+            )
+        }
+    };
+    c.w.line(&format!("{dest} = ({}){e};", ctype(d.elem)));
+    for _ in 0..4 {
+        c.w.close();
+    }
+    Ok(())
+}

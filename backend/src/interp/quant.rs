@@ -1,0 +1,190 @@
+//! The interpreter's quantized kernels: integer loops over the parameters of
+//! `crate::quant`, in the operation order the C kernels use (the order does
+//! not change a result: integer sums are exact modulo 2^32).
+
+use super::kernels::for_window;
+use super::Exec;
+use crate::emit::Window;
+use crate::error::BackendError;
+use crate::quant::{self as q, ChannelParams};
+use glow_ir::quant::wrap32;
+use glow_ir::{Opcode, Type};
+
+type R = Result<(), BackendError>;
+
+/// Filter strides over (oc, kh, kw, c) of a convolution's filter.
+pub fn filter_strides(win: &Window, cg: u64) -> [u64; 4] {
+    let [kh, kw] = win.kernels;
+    if win.nchw {
+        [cg * kh * kw, kw, 1, kh * kw]
+    } else {
+        [kh * kw * cg, kw * cg, cg, 1]
+    }
+}
+
+/// The per-channel vectors of a `channelwisequantizedconvolution`.
+fn channel_params(x: &Exec) -> Result<Option<ChannelParams>, BackendError> {
+    if x.opcode() != Opcode::ChannelwiseQuantizedConvolution {
+        return Ok(None);
+    }
+    Ok(Some(ChannelParams {
+        filter_scales: x.f32s("FilterScales")?,
+        filter_offsets: x.ints("FilterOffsets")?,
+        bias_scales: x.f32s("BiasScales")?,
+        bias_offsets: x.ints("BiasOffsets")?,
+    }))
+}
+
+pub fn convolution(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
+    let group = x.m().int("Group")?.max(1) as u64;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, oc, oh, ow] = win.nchw_of(&d.dims);
+    let cp = channel_params(x)?;
+    let ps = q::products(x.f, x.id, oc, cp.as_ref())?;
+    let (src, filt, bias) = (x.ints("Src")?, x.ints("Filter")?, x.ints("Bias")?);
+    let (cg, ocg) = (ch / group, oc / group);
+    let (ss, ds, fs) = (
+        win.act_strides(&s.dims),
+        win.act_strides(&d.dims),
+        filter_strides(&win, cg),
+    );
+    let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
+    let mut out = vec![0i64; d.size() as usize];
+    for b in 0..n {
+        for y in 0..oh {
+            for xx in 0..ow {
+                for o in 0..oc {
+                    let p = &ps[o as usize];
+                    let g = o / ocg;
+                    let mut sum = 0i64;
+                    for_window(&win, y, xx, h, w, |a, r, py, px| {
+                        for c in 0..cg {
+                            let v = src[at(ss, [b, g * cg + c, py, px])] - p.x_off;
+                            sum += v * (filt[at(fs, [o, a, r, c])] - p.w_off);
+                        }
+                    });
+                    let acc = wrap32(sum + p.bias_term(bias[o as usize]));
+                    out[at(ds, [b, o, y, xx])] = p.out.apply(acc);
+                }
+            }
+        }
+    }
+    x.put_ints("Dest", &out)
+}
+
+/// `fullyconnected`, `matmul`, `batchmatmul`: `[nb][rows][inner]` times
+/// `[nb][inner][cols]`, an optional bias per column.
+pub fn matrix_multiply(x: &mut Exec) -> R {
+    let op = x.opcode();
+    let (l, r) = if op == Opcode::FullyConnected {
+        ("Src", "Weights")
+    } else {
+        ("LHS", "RHS")
+    };
+    let (lt, rt): (Type, Type) = (x.ty(l)?, x.ty(r)?);
+    let dims = |t: &Type| t.dims.iter().map(|&v| v as usize).collect::<Vec<_>>();
+    let (ld, rd) = (dims(&lt), dims(&rt));
+    let (nb, rows, inner, cols) = match op {
+        Opcode::BatchMatMul => (ld[0], ld[1], ld[2], rd[2]),
+        Opcode::FullyConnected => (1, ld[0], lt.size() as usize / ld[0].max(1), rd[1]),
+        _ => (1, ld[0], ld[1], rd[1]),
+    };
+    let ps = q::products(x.f, x.id, cols as u64, None)?;
+    let (a, bm) = (x.ints(l)?, x.ints(r)?);
+    let bias = if op == Opcode::FullyConnected {
+        Some(x.ints("Bias")?)
+    } else {
+        None
+    };
+    let mut out = vec![0i64; nb * rows * cols];
+    for b in 0..nb {
+        for i in 0..rows {
+            for j in 0..cols {
+                let p = &ps[j];
+                let mut sum = 0i64;
+                for k in 0..inner {
+                    let u = a[b * rows * inner + i * inner + k] - p.x_off;
+                    sum += u * (bm[b * inner * cols + k * cols + j] - p.w_off);
+                }
+                let bt = bias.as_ref().map_or(0, |v| p.bias_term(v[j]));
+                out[b * rows * cols + i * cols + j] = p.out.apply(wrap32(sum + bt));
+            }
+        }
+    }
+    x.put_ints("Dest", &out)
+}
+
+/// Element-wise binary operators and `batchedadd` (the slice repeats).
+pub fn binary(x: &mut Exec) -> R {
+    let op = q::Binary::of(x.f, x.id)?;
+    let (l, r) = if x.opcode() == Opcode::BatchedAdd {
+        ("Batch", "Slice")
+    } else {
+        ("LHS", "RHS")
+    };
+    let (a, b) = (x.ints(l)?, x.ints(r)?);
+    let out: Vec<i64> = a
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| op.apply(v, b[i % b.len().max(1)]))
+        .collect();
+    x.put_ints("Dest", &out)
+}
+
+/// `relu`, `clip`, `rescalequantized`.
+pub fn activation(x: &mut Exec) -> R {
+    let a = q::Activation::of(x.f, x.id)?;
+    let out: Vec<i64> = x.ints("Src")?.iter().map(|&v| a.apply(v)).collect();
+    x.put_ints("Dest", &out)
+}
+
+/// `maxpool` (the largest stored value, rescaled) and `avgpool` (the
+/// centred sum through the multiplier of its count). An empty window is
+/// the real value 0.
+pub fn pool(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
+    let is_max = x.opcode() == Opcode::MaxPool;
+    let include = x
+        .inst
+        .member("CountIncludePads")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true);
+    let area = win.kernels[0] * win.kernels[1];
+    let resc = q::Activation::of(x.f, x.id)?;
+    let avg = if is_max {
+        None
+    } else {
+        Some(q::average(x.f, x.id, area)?)
+    };
+    let in_off = resc.rescale.in_off;
+    let src = x.ints("Src")?;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, _, oh, ow] = win.nchw_of(&d.dims);
+    let (ss, ds) = (win.act_strides(&s.dims), win.act_strides(&d.dims));
+    let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
+    let mut out = vec![0i64; d.size() as usize];
+    for b in 0..n {
+        for y in 0..oh {
+            for xx in 0..ow {
+                for c in 0..ch {
+                    let (mut acc, mut cnt) = (i64::MIN, 0u64);
+                    let mut sum = 0i64;
+                    for_window(&win, y, xx, h, w, |_, _, p, qq| {
+                        let v = src[at(ss, [b, c, p, qq])];
+                        acc = acc.max(v);
+                        sum += v - in_off;
+                        cnt += 1;
+                    });
+                    out[at(ds, [b, c, y, xx])] = match &avg {
+                        None => resc.apply(if cnt == 0 { in_off } else { acc }),
+                        Some(a) => a.apply(sum, if include { area } else { cnt }),
+                    };
+                }
+            }
+        }
+    }
+    x.put_ints("Dest", &out)
+}
