@@ -968,6 +968,63 @@ static inline void glow_qconv_store(const glow_qconv_args *q, size_t at, size_t 
   }
 }
 
+#if defined(__AVX2__)
+/* The requantization of 8 output channels in 64-bit lanes: the even and odd
+ * channels' products `(acc + bterm) * M`, plus the rounding half and 2^62 so
+ * the logical shift floors like the arithmetic one, minus 2^(62 - s). */
+typedef struct {
+  __m256i bt, m, m_odd, rnd_e, rnd_o, sub_e, sub_o, sh_e, sh_o;
+} glow_qrq8;
+
+static inline void glow_qrq8_init(glow_qrq8 *r, const glow_qconv_args *q, size_t o0) {
+  int32_t bt[8], m[8];
+  int64_t rnd[8], sub[8], sh[8];
+  for (size_t l = 0; l < 8; l++) {
+    const size_t o = o0 + l;
+    const int s = q->qs[o];
+    bt[l] = (int32_t)glow_wrap32(q->bterm[o]);
+    m[l] = (int32_t)q->qm[o];
+    rnd[l] = (s ? (int64_t)1 << (s - 1) : 0) + ((int64_t)1 << 62);
+    sub[l] = (int64_t)1 << (62 - s);
+    sh[l] = s;
+  }
+  memcpy(&r->bt, bt, 32);
+  memcpy(&r->m, m, 32);
+  r->m_odd = _mm256_srli_epi64(r->m, 32);
+  r->rnd_e = _mm256_setr_epi64x(rnd[0], rnd[2], rnd[4], rnd[6]);
+  r->rnd_o = _mm256_setr_epi64x(rnd[1], rnd[3], rnd[5], rnd[7]);
+  r->sub_e = _mm256_setr_epi64x(sub[0], sub[2], sub[4], sub[6]);
+  r->sub_o = _mm256_setr_epi64x(sub[1], sub[3], sub[5], sub[7]);
+  r->sh_e = _mm256_setr_epi64x(sh[0], sh[2], sh[4], sh[6]);
+  r->sh_o = _mm256_setr_epi64x(sh[1], sh[3], sh[5], sh[7]);
+}
+
+static inline __m256i glow_clamp64x4(__m256i v, __m256i lo, __m256i hi) {
+  v = _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
+  return _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
+}
+
+/* clamp(ooff + rq(wrap32(acc + bterm))) of 8 channels, as 8 int32 lanes. */
+static inline __m256i glow_qrq8_apply(__m256i acc, const glow_qrq8 *r, __m256i off, __m256i lo,
+                                      __m256i hi) {
+  const __m256i s = _mm256_add_epi32(acc, r->bt);
+  __m256i e = _mm256_mul_epi32(s, r->m);
+  __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(s, 32), r->m_odd);
+  e = _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_add_epi64(e, r->rnd_e), r->sh_e), r->sub_e);
+  o = _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_add_epi64(o, r->rnd_o), r->sh_o), r->sub_o);
+  e = glow_clamp64x4(_mm256_add_epi64(e, off), lo, hi);
+  o = glow_clamp64x4(_mm256_add_epi64(o, off), lo, hi);
+  return _mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA);
+}
+
+/* Stores 16 clamped int32 lanes as bytes. */
+static inline void glow_qstore16(void *d, __m256i a, __m256i b, int is_signed) {
+  const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
+  const __m256i x = is_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+  _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(_mm256_permute4x64_epi64(x, 0x08)));
+}
+#endif
+
 static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
   const glow_qconv_t *p = q->p;
@@ -987,30 +1044,62 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
       for (size_t b = 0; b < blocks; b++) {
         const int16_t *wk = q->pk + (g * blocks + b) * kblock;
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16, ocg - b * 16);
+#if defined(__AVX2__)
+        glow_qrq8 rq0, rq1;
+        if (lanes == 16) {
+          glow_qrq8_init(&rq0, q, o0);
+          glow_qrq8_init(&rq1, q, o0 + 8);
+        }
+        const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
+                      hi = _mm256_set1_epi64x(p->hi);
+#endif
         for (size_t ox0 = 0; ox0 < p->ow; ox0 += GLOW_QP) {
           const size_t np = glow_min(GLOW_QP, p->ow - ox0);
           uint32_t acc[GLOW_QP][16];
 #if defined(__AVX2__)
-          __m256i v[GLOW_QP][2];
-          for (size_t i = 0; i < GLOW_QP; i++) v[i][0] = v[i][1] = _mm256_setzero_si256();
+          /* Six pixels x 16 channels in 12 named accumulators (an array
+           * of them would live on the stack). Pixels past the row end read
+           * the first pixel and are not stored. */
+          size_t d[GLOW_QP];
+          for (size_t i = 0; i < GLOW_QP; i++) d[i] = (ox0 + (i < np ? i : 0)) * p->sw * gstride;
+          __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00,
+                  a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
           const int16_t *w = wk;
           for (size_t a = 0; a < p->kh; a++)
             for (size_t kx = 0; kx < p->kw; kx++) {
               const int16_t *x = band + a * row + kx * p->dw * gstride + g * cg2;
-              for (size_t c = 0; c < pairs; c++, w += 32) {
+              const int16_t *x0 = x + d[0], *x1 = x + d[1], *x2 = x + d[2], *x3 = x + d[3],
+                            *x4 = x + d[4], *x5 = x + d[5];
+              for (size_t c = 0; c < 2 * pairs; c += 2, w += 32) {
                 const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
                 const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
-                for (size_t i = 0; i < GLOW_QP; i++) {
-                  /* Pixels past the row end read a valid pixel and are not stored. */
-                  const size_t px = ox0 + (i < np ? i : 0);
-                  int32_t pair;
-                  memcpy(&pair, x + px * p->sw * gstride + 2 * c, 4);
-                  const __m256i xb = _mm256_set1_epi32(pair);
-                  v[i][0] = _mm256_add_epi32(v[i][0], _mm256_madd_epi16(xb, w0));
-                  v[i][1] = _mm256_add_epi32(v[i][1], _mm256_madd_epi16(xb, w1));
-                }
+                int32_t pr;
+#define GLOW_QSTEP(xi, v0, v1)                                                                  \
+  memcpy(&pr, xi + c, 4);                                                                       \
+  {                                                                                             \
+    const __m256i xb = _mm256_set1_epi32(pr);                                                   \
+    v0 = _mm256_add_epi32(v0, _mm256_madd_epi16(xb, w0));                                       \
+    v1 = _mm256_add_epi32(v1, _mm256_madd_epi16(xb, w1));                                       \
+  }
+                GLOW_QSTEP(x0, a00, a01)
+                GLOW_QSTEP(x1, a10, a11)
+                GLOW_QSTEP(x2, a20, a21)
+                GLOW_QSTEP(x3, a30, a31)
+                GLOW_QSTEP(x4, a40, a41)
+                GLOW_QSTEP(x5, a50, a51)
+#undef GLOW_QSTEP
               }
             }
+          __m256i v[GLOW_QP][2] = {{a00, a01}, {a10, a11}, {a20, a21},
+                                   {a30, a31}, {a40, a41}, {a50, a51}};
+          if (lanes == 16) {
+            for (size_t i = 0; i < np; i++) {
+              const size_t at = ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0;
+              glow_qstore16((uint8_t *)q->dst + at, glow_qrq8_apply(v[i][0], &rq0, off, lo, hi),
+                            glow_qrq8_apply(v[i][1], &rq1, off, lo, hi), p->dst_signed);
+            }
+            continue;
+          }
           for (size_t i = 0; i < np; i++) {
             _mm256_storeu_si256((__m256i *)acc[i], v[i][0]);
             _mm256_storeu_si256((__m256i *)(acc[i] + 8), v[i][1]);
