@@ -2,7 +2,7 @@
 """The compiled bundle against onnxruntime on the corpus CNNs, interleaved in one run.
 
 usage: scripts/bench_models.py [--rounds N] [--threads T] [--models a,b,...] [--work DIR]
-                               [--convs] [--no-ort]
+                               [--convs] [--no-ort] [--int8]
 
 For each model of ../shared/corpus/models/torchvision (or $GLOW_CORPUS/models/torchvision): fills
 the stripped weights (seeded, their recorded mean/std), imports it with glow-import, builds the
@@ -12,6 +12,12 @@ thread. T threads (`--threads T`: the bundle emitted with --threads T, ORT with 
 the median wall time (ORT's pool told not to spin, so it does not hold a core while the
 bundle runs). Prints the ratio glow/ORT and how much of the tolerance 1e-5 + 1e-3|ref| the
 worst output element uses (<= 1 passes). `--convs` adds GFLOP/s of single ResNet-50 convolutions.
+
+`--int8`: the static int8 QDQ model onnxruntime's `quantize_static` makes of each model
+(per-channel QInt8 weights, QUInt8 activations, calibrated on 8 seeded standard-normal inputs),
+imported with glow-import and built the same way; times ORT on the QDQ model, our int8 bundle
+and our fp32 bundle interleaved, and reports the relative L2 distance of our int8 output to
+ORT's int8 output and to the float output (and ORT int8's own distance to float).
 
 Needs numpy, onnx and onnxruntime for the comparison (python3 -m venv v && v/bin/pip install numpy
 onnx onnxruntime); without them (or with --no-ort) it times the bundles alone.
@@ -85,6 +91,119 @@ class Bundle:
         self.p.wait()
 
 
+def build(a, bins, work, gir, wts, tag):
+    """Builds the timing server of a bundle made by `glow-opt -O` from GIR; returns (exe, weights, cc s)."""
+    cdir = os.path.join(work, f"c{tag}")
+    shutil.rmtree(cdir, ignore_errors=True)
+    emit = [bins["glow-opt"], "-O", gir, "--emit=c", "-o", cdir, "--weights", wts]
+    if a.threads > 1:
+        emit += [f"--threads={a.threads}"]
+    if a.fast_math:
+        emit += ["--fast-math"]
+    run(emit)
+    cc = os.environ.get("CC", "cc")
+    flags = ["-O3", "-march=native"]
+    libs = ["-lm"] + (["-lpthread"] if a.threads > 1 else [])
+    t0 = time.monotonic()
+    obj = os.path.join(work, f"main_graph{tag}.o")
+    run([cc] + flags + ["-c", os.path.join(cdir, "main_graph.c"), "-o", obj])
+    cc_s = time.monotonic() - t0
+    exe = os.path.join(work, f"server{tag}")
+    run([cc] + flags + ["-I", cdir, "-DB=main_graph", "-DIN=input", "-DOUT=logits",
+                        os.path.join(ROOT, "scripts", "bench", "server.c"), obj, "-o", exe] + libs)
+    return exe, os.path.join(cdir, "main_graph.weights.bin"), cc_s
+
+
+def session(a, model):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = a.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if a.threads > 1:
+        # ORT's pool threads spin after each run by default; interleaved
+        # with the bundle, a spinning thread would take the bundle's core.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+def make_qdq(src, dst, n=8):
+    """The static int8 QDQ model of `src` (as ../shared/bench/mkqdq.py makes it)."""
+    from onnxruntime.quantization import quantize_static, CalibrationDataReader, QuantFormat, QuantType
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    m = onnx.load(src, load_external_data=False)
+    inp = m.graph.input[0]
+    shape = [d.dim_value or 1 for d in inp.type.tensor_type.shape.dim]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(1)
+            self.it = iter([{inp.name: rng.standard_normal(shape).astype(np.float32)} for _ in range(n)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    pre = dst + ".pre.onnx"
+    quant_pre_process(src, pre)
+    quantize_static(pre, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def rel_l2(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def bench_int8(name, a, bins, corpus):
+    work = os.path.join(a.work, name)
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(corpus, "models", "torchvision", f"{name}.onnx")
+    model = os.path.join(work, f"{name}.onnx")
+    fill_model(src, model, 1)
+    qdq = os.path.join(work, f"{name}.qdq.onnx")
+    if not os.path.exists(qdq):
+        make_qdq(model, qdq)
+    servers = {}
+    for tag, m in [("fp32", model), ("int8", qdq)]:
+        gir, wts = os.path.join(work, f"{name}.{tag}.gir"), os.path.join(work, f"{name}.{tag}.safetensors")
+        run([bins["glow-import"], m, "-o", gir, "--weights", wts])
+        servers[tag] = build(a, bins, work, gir, wts, tag)
+    shape = (1, 3, 299, 299) if name == "inception_v3" else (1, 3, 224, 224)
+    x = np.random.default_rng(0).random(shape, dtype=np.float32)
+    inp_bin = os.path.join(work, "input.bin")
+    x.tofile(inp_bin)
+    b = {k: Bundle(exe, w, inp_bin) for k, (exe, w, _) in servers.items()}
+    sq, sf = session(a, qdq), session(a, model)
+    iname = sq.get_inputs()[0].name
+    yq, yf = sq.run(None, {iname: x})[0], sf.run(None, {iname: x})[0]
+    out = os.path.join(work, "out.bin")
+    b["int8"].ask(f"o {out}")
+    got = np.fromfile(out, dtype=np.float32)[: yq.size]
+
+    def ort_run():
+        c0, t0 = time.thread_time(), time.monotonic()
+        sq.run(None, {iname: x})
+        c1, t1 = time.thread_time(), time.monotonic()
+        return ((t1 - t0) * 1e3, (c1 - c0) * 1e3)
+
+    for _ in range(3):
+        ort_run()
+        for v in b.values():
+            v.run()
+    pick = 0 if a.threads > 1 else 1
+    times = {"ort": [], "int8": [], "fp32": []}
+    for i in range(a.rounds):
+        order = ["ort", "int8", "fp32"] if i % 2 == 0 else ["fp32", "int8", "ort"]
+        for k in order:
+            times[k].append(ort_run()[pick] if k == "ort" else b[k].run()[pick])
+    for v in b.values():
+        v.close()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"model": name, **med, "ratio": med["int8"] / med["ort"],
+            "int8_over_fp32": med["int8"] / med["fp32"],
+            "l2_ort_int8": rel_l2(got, yq), "l2_float": rel_l2(got, yf), "ort_l2_float": rel_l2(yq, yf)}
+
+
 def bench_model(name, a, bins, corpus):
     work = os.path.join(a.work, name)
     os.makedirs(work, exist_ok=True)
@@ -98,24 +217,7 @@ def bench_model(name, a, bins, corpus):
         imp = [bins["glow-import"], src, "--fill-stripped", "1"]
     gir, wts = os.path.join(work, f"{name}.gir"), os.path.join(work, f"{name}.safetensors")
     run(imp + ["-o", gir, "--weights", wts])
-    cdir = os.path.join(work, "c")
-    shutil.rmtree(cdir, ignore_errors=True)
-    emit = [bins["glow-opt"], "-O", gir, "--emit=c", "-o", cdir, "--weights", wts]
-    if a.threads > 1:
-        emit += [f"--threads={a.threads}"]
-    if a.fast_math:
-        emit += ["--fast-math"]
-    run(emit)
-    cc = os.environ.get("CC", "cc")
-    flags = ["-O3", "-march=native"]
-    libs = ["-lm"] + (["-lpthread"] if a.threads > 1 else [])
-    t0 = time.monotonic()
-    run([cc] + flags + ["-c", os.path.join(cdir, "main_graph.c"), "-o", os.path.join(work, "main_graph.o")])
-    cc_s = time.monotonic() - t0
-    exe = os.path.join(work, "server")
-    run([cc] + flags + ["-I", cdir, "-DB=main_graph", "-DIN=input", "-DOUT=logits",
-                        os.path.join(ROOT, "scripts", "bench", "server.c"),
-                        os.path.join(work, "main_graph.o"), "-o", exe] + libs)
+    exe, weights, cc_s = build(a, bins, work, gir, wts, "")
     shape = (1, 3, 299, 299) if name == "inception_v3" else (1, 3, 224, 224)
     inp_bin = os.path.join(work, "input.bin")
     if np is not None:
@@ -124,21 +226,12 @@ def bench_model(name, a, bins, corpus):
     else:
         with open(inp_bin, "wb") as f:
             f.write(os.urandom(4 * shape[0] * shape[1] * shape[2] * shape[3]))
-    b = Bundle(exe, os.path.join(cdir, "main_graph.weights.bin"), inp_bin)
+    b = Bundle(exe, weights, inp_bin)
     b.run()
     times = {"glow": [], "ort": []}
     err = None
     if use_ort:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = a.threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if a.threads > 1:
-            # ORT's pool threads spin after each run by default; interleaved
-            # with the bundle, a spinning thread would take the bundle's core.
-            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+        sess = session(a, model)
         iname = sess.get_inputs()[0].name
 
         def ort_run():
@@ -216,6 +309,7 @@ def main():
     ap.add_argument("--convs", action="store_true")
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--fast-math", action="store_true")
+    ap.add_argument("--int8", action="store_true")
     a = ap.parse_args()
     corpus = os.environ.get("GLOW_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
     if not os.path.isdir(os.path.join(corpus, "models", "torchvision")):
@@ -229,6 +323,20 @@ def main():
     bins = {b: os.path.join(target, "release", b) for b in ["glow-import", "glow-opt", "glow-run"]}
     os.makedirs(a.work, exist_ok=True)
     what = "wall" if a.threads > 1 else "CPU"
+    if a.int8:
+        if ort is None or np is None:
+            print("skipped: --int8 needs numpy, onnx and onnxruntime (python3 -m venv v && "
+                  "v/bin/pip install numpy onnx onnxruntime sympy)")
+            return
+        print(f"| model | ORT int8 {what} ms | glow-rs int8 {what} ms | ratio | glow-rs fp32 ms | int8/fp32 "
+              "| rel L2 to ORT int8 | rel L2 to float | ORT int8 rel L2 to float |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for m in a.models.split(","):
+            r = bench_int8(m, a, bins, corpus)
+            print(f"| {m} | {r['ort']:.2f} | {r['int8']:.2f} | {r['ratio']:.2f} | {r['fp32']:.2f} | "
+                  f"{r['int8_over_fp32']:.2f} | {r['l2_ort_int8']:.4f} | {r['l2_float']:.4f} | "
+                  f"{r['ort_l2_float']:.4f} |", flush=True)
+        return
     print(f"| model | ORT {a.threads}-thread {what} ms | glow-rs {what} ms | ratio | tolerance use | cc -O3 s |")
     print("|---|---|---|---|---|---|")
     for m in a.models.split(","):

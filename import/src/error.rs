@@ -7,14 +7,14 @@ use thiserror::Error;
 pub const SUPPORTED_OPS: &str =
     "Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, Attention, \
 AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, \
-ConstantOfShape, Conv, ConvTranspose, Cos, Cosh, DepthToSpace, Det, Div, Dropout, Elu, \
-Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
+ConstantOfShape, Conv, ConvInteger, ConvTranspose, Cos, Cosh, DepthToSpace, Det, Div, Dropout, Elu, \
+DequantizeLinear, DynamicQuantizeLinear, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
 GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, GroupNormalization, GRU, \
 Hardmax, HardSigmoid, HardSwish, Identity, InstanceNormalization, IsInf, IsNaN, \
 LayerNormalization, \
 LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, LpNormalization, LpPool, LRN, LSTM, \
-MatMul, Max, MaxPool, Mean, MeanVarianceNormalization, Min, Mish, Mod, Mul, Neg, \
-NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, Range, Reciprocal, \
+MatMul, MatMulInteger, Max, MaxPool, Mean, MeanVarianceNormalization, Min, Mish, Mod, Mul, Neg, \
+NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, QLinearConv, QLinearMatMul, QuantizeLinear, Range, Reciprocal, \
 ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, \
 RMSNormalization, RNN, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
 Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, SoftmaxCrossEntropyLoss, Softplus, \

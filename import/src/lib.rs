@@ -179,6 +179,7 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         let (_, n) = tensor::checked_dims(&t.name, &t.dims)?;
         l.reserve_const(&t.name, 4 * n)?;
         let value = tensor::decode(t, opts.base_dir.as_deref(), policy)?;
+        l.dtypes.insert(t.name.clone(), t.data_type);
         l.bind(
             &t.name,
             lower::Val::Const {
@@ -194,7 +195,15 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         .flat_map(|n| n.input.iter().cloned())
         .chain(outputs.iter().map(|(n, _)| n.clone()))
         .collect();
-    for node in &graph.node {
+    l.nodes = &graph.node;
+    for (i, node) in graph.node.iter().enumerate() {
+        for input in node.input.iter().filter(|n| !n.is_empty()) {
+            l.consumers.entry(input.clone()).or_default().push(i);
+        }
+    }
+    l.graph_outputs = outputs.iter().map(|(n, _)| n.clone()).collect();
+    for (i, node) in graph.node.iter().enumerate() {
+        l.cur = i;
         l.lower_node(node)?;
     }
     l.finish(&outputs)?;

@@ -53,11 +53,22 @@ const ANY_KIND_OPS: &[&str] = &[
     "DepthToSpace",
     "SpaceToDepth",
     "Trilu",
+    // Quantized ONNX (lower/qdq.rs).
+    "QuantizeLinear",
+    "DequantizeLinear",
+    "QLinearConv",
+    "QLinearMatMul",
+    "ConvInteger",
+    "MatMulInteger",
 ];
 
 impl Lowerer<'_> {
     /// Lowers one node: dispatch on the op type, then bind the outputs.
     pub fn lower_node(&mut self, node: &NodeProto) -> Result<()> {
+        // A QuantizeLinear that a fold already lowered with its producer.
+        if self.skip.contains(&self.cur) {
+            return Ok(());
+        }
         self.node = if node.name.is_empty() {
             node.output.first().cloned().unwrap_or_default()
         } else {
@@ -70,8 +81,18 @@ impl Lowerer<'_> {
                 op: format!("{}::{}", node.domain, node.op_type),
             });
         }
+        // DequantizeLinear of an activation is deferred, and a float op
+        // between dequantized inputs and a QuantizeLinear may fold into one
+        // quantized instruction (lower/qdq.rs).
+        if super::qdq::fold(self, node)? {
+            return self.limit_error();
+        }
+        super::qdq::prepare_inputs(self, node);
         self.check_input_kinds(node)?;
         let outs = self.dispatch(node)?;
+        if node.op_type == "Constant" {
+            super::qdq::record_constant_dtype(self, node);
+        }
         self.limit_error()?;
         // An output the lowering does not produce (a Dropout mask, training
         // statistics) is refused here rather than missed later.
@@ -157,6 +178,11 @@ impl Lowerer<'_> {
             | "InstanceNormalization"
             | "GroupNormalization" => compose::normalization(self, node)?,
             "Det" => compose::det(self, node)?,
+            "QuantizeLinear" => qdq::quantize_linear(self, node)?,
+            "DequantizeLinear" => qdq::dequantize_linear(self, node)?,
+            "QLinearConv" | "QLinearMatMul" => qdq::qlinear(self, node)?,
+            "ConvInteger" | "MatMulInteger" => qdq::integer(self, node)?,
+            "DynamicQuantizeLinear" => qdq::dynamic_quantize_linear(self, node)?,
             "RNN" | "GRU" | "LSTM" => recurrent::lower(self, node)?,
             _ => {
                 return Err(ImportError::Unsupported {

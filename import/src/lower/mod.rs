@@ -23,6 +23,7 @@ mod math;
 mod nn;
 mod norm;
 mod pool;
+mod qdq;
 mod recurrent;
 mod select;
 mod shape;
@@ -152,6 +153,25 @@ pub(crate) struct Lowerer<'o> {
     /// Every name some node reads or the graph outputs: an output the
     /// lowering does not produce is refused only when one of these needs it.
     pub needed: HashSet<String>,
+    /// The graph's nodes, for the QDQ folds that look at a node's readers.
+    pub nodes: &'o [NodeProto],
+    /// The index in `nodes` of the node being lowered.
+    pub cur: usize,
+    /// For every value name, the indices of the nodes that read it.
+    pub consumers: HashMap<String, Vec<usize>>,
+    /// The graph outputs' names.
+    pub graph_outputs: HashSet<String>,
+    /// Nodes already lowered by a fold (the QuantizeLinear after a folded op).
+    pub skip: HashSet<usize>,
+    /// DequantizeLinear outputs of activations not dequantized yet: the
+    /// quantized buffer (`lower/qdq.rs`); a reader that does not fold gets a
+    /// `dequantize` on first use.
+    pub pending: HashMap<String, Act>,
+    /// DequantizeLinear outputs of constants: the integer data and parameters.
+    pub qconsts: HashMap<String, qdq::QConst>,
+    /// ONNX element types of the constants (initializers, Constant nodes,
+    /// folded QuantizeLinear results).
+    pub dtypes: HashMap<String, i32>,
 }
 
 impl<'o> Lowerer<'o> {
@@ -174,6 +194,14 @@ impl<'o> Lowerer<'o> {
             op: String::new(),
             limit: None,
             const_bytes: 0,
+            nodes: &[],
+            cur: 0,
+            consumers: HashMap::default(),
+            graph_outputs: HashSet::default(),
+            skip: HashSet::default(),
+            pending: HashMap::default(),
+            qconsts: HashMap::default(),
+            dtypes: HashMap::default(),
         }
     }
 
@@ -301,6 +329,20 @@ impl<'o> Lowerer<'o> {
     /// constants stay inline as `splat(v)`; others go inline or to the
     /// weights file.
     pub fn const_weight_kind(&mut self, base: &str, t: &Tensor, kind: ElemKind) -> Value {
+        let inline = self.opts.inline_weights;
+        self.const_weight_with(base, t, kind, inline)
+    }
+
+    /// `const_weight_kind`, inline (`Data: [...]`) when `inline`; the
+    /// parameters of a channel-wise quantized convolution must be (the
+    /// engines derive integer multipliers from them when compiling).
+    pub fn const_weight_with(
+        &mut self,
+        base: &str,
+        t: &Tensor,
+        kind: ElemKind,
+        inline: bool,
+    ) -> Value {
         let name = self.fresh(base);
         let dims = ir_dims(&t.dims);
         self.check_dims(&name, &dims);
@@ -322,7 +364,7 @@ impl<'o> Lowerer<'o> {
         };
         let init = if let Some(s) = splat {
             Some(WeightInit::Splat(s))
-        } else if self.opts.inline_weights {
+        } else if inline {
             Some(match &ints {
                 None => WeightInit::Floats(t.to_f32().iter().map(|&x| x as f64).collect()),
                 Some(v) => WeightInit::Ints(v.clone()),
@@ -601,6 +643,7 @@ impl<'o> Lowerer<'o> {
     pub fn finish(&mut self, outputs: &[(String, ElemKind)]) -> Result<()> {
         for (name, kind) in outputs {
             let (name, kind) = (name.as_str(), *kind);
+            qdq::prepare_value(self, name);
             let v = self.vals.get(name).cloned().ok_or_else(|| {
                 ImportError::model(format!("graph output `{name}` is never produced"))
             })?;
@@ -643,7 +686,7 @@ fn int_values(t: &Tensor, kind: ElemKind) -> Vec<i64> {
                 return v;
             }
             let shift = 64 - bits;
-            if kind == ElemKind::UInt8 {
+            if matches!(kind, ElemKind::UInt8 | ElemKind::UInt8Q { .. }) {
                 ((v as u64) << shift >> shift) as i64
             } else {
                 (v << shift) >> shift

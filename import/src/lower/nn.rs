@@ -12,28 +12,33 @@ use crate::tensor::Tensor;
 use glow_ir::{MemberValue, Opcode, Value};
 
 /// Window attributes resolved to 2-D: kernel, strides, pads (t, l, b, r), dilation.
-struct Window {
-    k: [u64; 2],
-    s: [u64; 2],
-    pads: [u64; 4],
-    d: [u64; 2],
+pub(super) struct Window {
+    pub k: [u64; 2],
+    pub s: [u64; 2],
+    pub pads: [u64; 4],
+    pub d: [u64; 2],
 }
 
 /// A spatial input viewed as 4-D in the instruction layout.
-struct Spatial {
-    v: Value,
+pub(super) struct Spatial {
+    pub v: Value,
     /// Logical N, C, H, W.
-    n: u64,
-    c: u64,
-    h: u64,
-    w: u64,
-    one_d: bool,
-    nchw: bool,
+    pub n: u64,
+    pub c: u64,
+    pub h: u64,
+    pub w: u64,
+    pub one_d: bool,
+    pub nchw: bool,
 }
 
 fn spatial_input(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Spatial> {
     let x = l.input(node, 0)?;
     let a = l.act(&x);
+    spatial_act(l, a, out)
+}
+
+/// A spatial activation (of any element kind) in the instruction layout.
+pub(super) fn spatial_act(l: &mut Lowerer, a: Act, out: &str) -> Result<Spatial> {
     let r = a.dims.len();
     if r != 3 && r != 4 {
         return Err(l.unsupported(format!(
@@ -72,7 +77,7 @@ fn spatial_input(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Spatial
 }
 
 impl Spatial {
-    fn dims(&self, c: u64, h: u64, w: u64) -> Vec<u64> {
+    pub fn dims(&self, c: u64, h: u64, w: u64) -> Vec<u64> {
         if self.nchw {
             vec![self.n, c, h, w]
         } else {
@@ -80,7 +85,7 @@ impl Spatial {
         }
     }
     /// The output activation for a 4-D result buffer `v` of (c, h, w).
-    fn output(&self, l: &mut Lowerer, v: Value, c: u64, h: u64, w: u64, out: &str) -> Val {
+    pub fn output(&self, l: &mut Lowerer, v: Value, c: u64, h: u64, w: u64, out: &str) -> Val {
         if !self.one_d {
             return Val::Act(Act {
                 v,
@@ -100,13 +105,13 @@ impl Spatial {
             cl: !self.nchw,
         })
     }
-    fn layout(&self) -> MemberValue {
+    pub fn layout(&self) -> MemberValue {
         MemberValue::Enum(if self.nchw { "NCHW" } else { "NHWC" }.into())
     }
 }
 
 /// Reads kernel/strides/pads/dilations/auto_pad for a 1-D or 2-D window.
-fn window(l: &Lowerer, attrs: &Attrs, x: &Spatial, kernel: &[u64]) -> Result<Window> {
+pub(super) fn window(l: &Lowerer, attrs: &Attrs, x: &Spatial, kernel: &[u64]) -> Result<Window> {
     let nd = kernel.len();
     let s = window::per_axis(l, attrs, "strides", nd, 1, 1)?;
     let d = window::per_axis(l, attrs, "dilations", nd, 1, 1)?;
@@ -171,7 +176,7 @@ pub(super) fn conv_bias(
 }
 
 /// Output height and width of `win` over `x`.
-fn out_hw(l: &Lowerer, x: &Spatial, win: &Window) -> Result<(u64, u64)> {
+pub(super) fn out_hw(l: &Lowerer, x: &Spatial, win: &Window) -> Result<(u64, u64)> {
     let axis = |i: usize, n: u64| {
         let (k, s, d) = (win.k[i], win.s[i], win.d[i]);
         out_size(l, n, k, s, win.pads[i], win.pads[i + 2], d)
@@ -264,7 +269,7 @@ pub(super) fn conv(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     Ok(vec![x.output(l, dest, oc, oh, ow, &out)])
 }
 
-fn node_base(node: &NodeProto, out: &str) -> String {
+pub(super) fn node_base(node: &NodeProto, out: &str) -> String {
     if node.name.is_empty() {
         out.to_string()
     } else {
@@ -278,7 +283,22 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         return Err(l.unsupported("the Indices output of MaxPool"));
     }
     let out = node.output.first().cloned().unwrap_or_default();
-    let x = spatial_input(l, node, &out)?;
+    let x = l.input(node, 0)?;
+    let a = l.act(&x);
+    pool_of(l, node, a, &out, glow_ir::ElemKind::Float)
+}
+
+/// A pool of activation `a` into a buffer of `kind` named `out` (float, or
+/// a quantized kind for the QDQ fold).
+pub(super) fn pool_of(
+    l: &mut Lowerer,
+    node: &NodeProto,
+    a: Act,
+    out: &str,
+    kind: glow_ir::ElemKind,
+) -> Result<Vec<Val>> {
+    let out = out.to_string();
+    let x = spatial_act(l, a, &out)?;
     let attrs = Attrs(&node.attribute);
     let global = node.op_type.starts_with("Global");
     let max = node.op_type.ends_with("MaxPool");
@@ -310,7 +330,7 @@ pub(super) fn pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         }
         (win, oh, ow)
     };
-    let dest = l.alloc(&out, &x.dims(x.c, oh, ow));
+    let dest = l.alloc_kind(&out, &x.dims(x.c, oh, ow), kind);
     let mut members = vec![
         ("Kernels", ints(&win.k)),
         ("Strides", ints(&win.s)),

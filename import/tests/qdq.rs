@@ -1,0 +1,255 @@
+//! Quantized ONNX models (test/import/Inputs/qdq, built by its `make.py`):
+//! each QDQ pattern the importer folds into one quantized instruction, the
+//! per-axis and fallback forms, and QLinearConv/QLinearMatMul with constant
+//! parameters. Each model is imported as `glow-import` does, checked for the
+//! instructions its fold makes (and for the float ones it must not), run on
+//! the interpreter and the C engine (which must agree byte for byte) and
+//! compared with onnxruntime's output of the model as written (graph
+//! optimizations off: float ops between QuantizeLinear and
+//! DequantizeLinear): within one quantum everywhere, and equal on most
+//! elements (the integer kernels round ties up where the float path rounds
+//! to even, and requantize through integer multipliers).
+
+mod common;
+
+use common::{import, import_err, run_both};
+use glow_backend::npy;
+use glow_import::{import_model, Options};
+use std::path::PathBuf;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../test/import/Inputs/qdq")
+}
+
+fn read(name: &str) -> Vec<u8> {
+    let p = dir().join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn npy_of(name: &str) -> npy::Npy {
+    npy::read(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Element `i` of a uint8 or int8 tensor.
+fn int_at(descr: &str, data: &[u8], i: usize) -> i64 {
+    if descr.contains("i1") {
+        data[i] as i8 as i64
+    } else {
+        data[i] as i64
+    }
+}
+
+/// Imports `NAME.onnx`, checks that its text has every `want` and no
+/// `unwanted` opcode, runs it on `NAME.x.npy` (and `NAME.x2.npy`) and
+/// compares output `y` with `NAME.y.npy`.
+fn case(name: &str, want: &[&str], unwanted: &[&str]) {
+    let imported = import(&read(&format!("{name}.onnx")));
+    let text = imported.gir_text();
+    for w in want {
+        assert!(
+            text.contains(&format!("= {w} @")),
+            "{name}: no `{w}` in\n{text}"
+        );
+    }
+    for u in unwanted {
+        assert!(
+            !text.contains(&format!("= {u} @")),
+            "{name}: `{u}` in\n{text}"
+        );
+    }
+    let mut inputs = vec![("x", npy_of(&format!("{name}.x.npy")).data)];
+    if dir().join(format!("{name}.x2.npy")).exists() {
+        inputs.push(("x2", npy_of(&format!("{name}.x2.npy")).data));
+    }
+    let outs = run_both(&imported, &inputs);
+    let got = outs
+        .tensors
+        .iter()
+        .find(|t| t.name == "y")
+        .expect("output y");
+    let want = npy_of(&format!("{name}.y.npy"));
+    assert_eq!(got.data.len(), want.data.len(), "{name}: sizes");
+    let n = want.data.len();
+    let mut exact = 0;
+    for i in 0..n {
+        let (g, w) = (
+            int_at(&want.descr, &got.data, i),
+            int_at(&want.descr, &want.data, i),
+        );
+        assert!(
+            (g - w).abs() <= 1,
+            "{name}: element {i} is {g}, onnxruntime gives {w}"
+        );
+        exact += (g == w) as usize;
+    }
+    assert!(
+        exact * 10 >= n * 9,
+        "{name}: only {exact} of {n} elements equal onnxruntime's"
+    );
+}
+
+#[test]
+fn conv_per_channel_is_channelwise() {
+    case(
+        "conv-perchannel",
+        &["quantize", "channelwisequantizedconvolution"],
+        &["convolution", "dequantize"],
+    );
+}
+
+#[test]
+fn conv_per_tensor_is_a_quantized_convolution() {
+    case(
+        "conv-pertensor",
+        &["convolution"],
+        &["channelwisequantizedconvolution", "dequantize"],
+    );
+}
+
+#[test]
+fn conv_depthwise_dilated() {
+    case(
+        "conv-depthwise",
+        &["channelwisequantizedconvolution"],
+        &["dequantize"],
+    );
+}
+
+#[test]
+fn conv_1d() {
+    case("conv-1d", &["convolution"], &["dequantize"]);
+}
+
+#[test]
+fn gemm_per_column_weights_are_a_1x1_channelwise_convolution() {
+    case(
+        "gemm-perchannel",
+        &["channelwisequantizedconvolution"],
+        &["fullyconnected", "dequantize"],
+    );
+}
+
+#[test]
+fn gemm_per_tensor_is_fullyconnected() {
+    case("gemm-pertensor", &["fullyconnected"], &["dequantize"]);
+}
+
+#[test]
+fn matmul_with_constant_weights() {
+    case(
+        "matmul-const",
+        &["channelwisequantizedconvolution"],
+        &["dequantize", "batchmatmul"],
+    );
+}
+
+#[test]
+fn matmul_of_two_activations() {
+    case("matmul-acts", &["matmul"], &["dequantize"]);
+}
+
+#[test]
+fn add_of_a_convolution_and_an_input() {
+    case(
+        "add-conv",
+        &["channelwisequantizedconvolution", "elementadd"],
+        &["dequantize"],
+    );
+}
+
+#[test]
+fn pools() {
+    case("maxpool", &["maxpool"], &["dequantize"]);
+    case("avgpool", &["avgpool"], &["dequantize"]);
+    case("globalavgpool", &["avgpool"], &["dequantize"]);
+}
+
+#[test]
+fn data_movement_keeps_quantized_elements() {
+    case(
+        "movement",
+        &["transpose", "rescalequantized"],
+        &["dequantize"],
+    );
+}
+
+#[test]
+fn relu_and_clip() {
+    case("relu-clip", &["relu", "clip"], &["dequantize"]);
+}
+
+#[test]
+fn concat_rescales_the_input_of_other_parameters() {
+    case(
+        "concat",
+        &["rescalequantized", "inserttensor"],
+        &["dequantize"],
+    );
+}
+
+#[test]
+fn an_op_without_a_quantized_form_stays_float() {
+    case(
+        "sigmoid-fallback",
+        &["dequantize", "sigmoid", "quantize"],
+        &[],
+    );
+}
+
+#[test]
+fn per_axis_quantization_of_an_activation() {
+    case("per-axis-activation", &["elementround", "convertto"], &[]);
+}
+
+#[test]
+fn qlinear_ops_with_constant_parameters() {
+    case(
+        "qlinearconv-const",
+        &["channelwisequantizedconvolution"],
+        &["dequantize"],
+    );
+    case("qlinearmatmul-const", &["fullyconnected"], &["dequantize"]);
+}
+
+/// The weights file holds the integer weights; the channel-wise parameters
+/// stay inline (the engines derive their multipliers when compiling).
+#[test]
+fn weights_file_keeps_channelwise_parameters_inline() {
+    let opts = Options::default();
+    assert!(!opts.inline_weights);
+    let imported = import_model(&read("conv-perchannel.onnx"), &opts).expect("import");
+    let text = imported.gir_text();
+    let w = imported
+        .weights
+        .iter()
+        .find(|w| w.ty.elem.base_name() == "i8")
+        .expect("an i8 filter in the weights file");
+    assert_eq!(w.bytes.len(), 4 * 3 * 3 * 3);
+    for line in text
+        .lines()
+        .filter(|l| l.contains(".scales =") || l.contains(".offsets ="))
+    {
+        assert!(line.contains("Data:"), "not inline: {line}");
+    }
+}
+
+/// A run-time ConvInteger whose sums may not be exact in float is refused,
+/// saying what the IR lacks.
+#[test]
+fn large_integer_products_are_refused() {
+    use common::{model, node};
+    use glow_import::onnx::dtype;
+    let m = model(
+        vec![node("ConvInteger", &["x", "w"], &["y"], vec![])],
+        &[
+            ("x", dtype::UINT8, &[1, 64, 5, 5]),
+            ("w", dtype::UINT8, &[2, 64, 3, 3]),
+        ],
+        &[("y", dtype::INT32, &[1, 2, 3, 3])],
+        vec![],
+        10,
+    );
+    let e = import_err(&m);
+    assert!(e.contains("576 products per output"), "{e}");
+    assert!(e.contains("`i32` result"), "{e}");
+}
