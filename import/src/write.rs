@@ -38,8 +38,10 @@ fn dtype_of(k: ElemKind) -> Option<Dtype> {
         ElemKind::Float => Dtype::F32,
         ElemKind::Index64 => Dtype::I64,
         ElemKind::Index32 => Dtype::I32,
-        ElemKind::Int8 => Dtype::I8,
-        ElemKind::UInt8 => Dtype::U8,
+        ElemKind::Int8 | ElemKind::Int8Q { .. } => Dtype::I8,
+        ElemKind::UInt8 | ElemKind::UInt8Q { .. } => Dtype::U8,
+        ElemKind::Int16Q { .. } => Dtype::I16,
+        ElemKind::Int32Q { .. } => Dtype::I32,
         ElemKind::Bool => Dtype::BOOL,
         _ => return None,
     })
