@@ -177,6 +177,7 @@ def bench_int8(name, a, bins, corpus):
     iname = sq.get_inputs()[0].name
     yq, yf = sq.run(None, {iname: x})[0], sf.run(None, {iname: x})[0]
     out = os.path.join(work, "out.bin")
+    b["int8"].run()
     b["int8"].ask(f"o {out}")
     got = np.fromfile(out, dtype=np.float32)[: yq.size]
 

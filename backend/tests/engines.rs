@@ -141,7 +141,7 @@ fn quantized_cases(p: &mut Prog) {
     }
     // Convolutions: (src, filter, dest, group, in channels, out channels, members).
     let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
-    let convs: [QConvCase; 6] = [
+    let convs: [QConvCase; 8] = [
         (
             "ui8[S:0.03125 O:128]",
             0.03125,
@@ -208,6 +208,10 @@ fn quantized_cases(p: &mut Prog) {
             2,
             "Kernels: [3, 3]",
         ),
+        // Depthwise over 20 channels: 16 vector lanes and a tail.
+        ("ui8[S:0.03125 O:120]", 0.03125, "i8[S:0.0625 O:1]", 0.0625, "ui8[S:0.0625 O:3]", 20, 20, 20, "Kernels: [3, 3], Strides: [2, 2], Pads: [1, 1, 1, 1], Group: 20, FusedActivation: RELU"),
+        // 40 output channels: two full blocks of 16 and a tail, 3 input channels.
+        ("i8[S:0.03125 O:5]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "i8[S:0.0625 O:-2]", 1, 3, 40, "Kernels: [3, 3], Pads: [1, 1, 1, 1]"),
     ];
     for (src, ss, filt, fs, dest, group, ci, co, members) in convs {
         let nchw = members.contains("NCHW");

@@ -976,14 +976,17 @@ typedef struct {
   __m256i bt, m, m_odd, rnd_e, rnd_o, sub_e, sub_o, sh_e, sh_o;
 } glow_qrq8;
 
-static inline void glow_qrq8_init(glow_qrq8 *r, const glow_qconv_args *q, size_t o0) {
+/* Channels o0 .. o0 + 7 of which the first `lanes` exist (the others get
+ * a zero multiplier and are not stored). */
+static inline void glow_qrq8_init(glow_qrq8 *r, const glow_qconv_args *q, size_t o0,
+                                  size_t lanes) {
   int32_t bt[8], m[8];
   int64_t rnd[8], sub[8], sh[8];
   for (size_t l = 0; l < 8; l++) {
-    const size_t o = o0 + l;
-    const int s = q->qs[o];
+    const size_t o = o0 + (l < lanes ? l : 0);
+    const int s = l < lanes ? q->qs[o] : 0;
     bt[l] = (int32_t)glow_wrap32(q->bterm[o]);
-    m[l] = (int32_t)q->qm[o];
+    m[l] = l < lanes ? (int32_t)q->qm[o] : 0;
     rnd[l] = (s ? (int64_t)1 << (s - 1) : 0) + ((int64_t)1 << 62);
     sub[l] = (int64_t)1 << (62 - s);
     sh[l] = s;
@@ -1046,10 +1049,8 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16, ocg - b * 16);
 #if defined(__AVX2__)
         glow_qrq8 rq0, rq1;
-        if (lanes == 16) {
-          glow_qrq8_init(&rq0, q, o0);
-          glow_qrq8_init(&rq1, q, o0 + 8);
-        }
+        glow_qrq8_init(&rq0, q, o0, lanes);
+        glow_qrq8_init(&rq1, q, o0 + 8, lanes > 8 ? lanes - 8 : 0);
         const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
                       hi = _mm256_set1_epi64x(p->hi);
 #endif
@@ -1092,18 +1093,20 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
             }
           __m256i v[GLOW_QP][2] = {{a00, a01}, {a10, a11}, {a20, a21},
                                    {a30, a31}, {a40, a41}, {a50, a51}};
-          if (lanes == 16) {
-            for (size_t i = 0; i < np; i++) {
-              const size_t at = ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0;
-              glow_qstore16((uint8_t *)q->dst + at, glow_qrq8_apply(v[i][0], &rq0, off, lo, hi),
-                            glow_qrq8_apply(v[i][1], &rq1, off, lo, hi), p->dst_signed);
-            }
-            continue;
-          }
           for (size_t i = 0; i < np; i++) {
-            _mm256_storeu_si256((__m256i *)acc[i], v[i][0]);
-            _mm256_storeu_si256((__m256i *)(acc[i] + 8), v[i][1]);
+            const size_t at = ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0;
+            const __m256i r0 = glow_qrq8_apply(v[i][0], &rq0, off, lo, hi);
+            const __m256i r1 = glow_qrq8_apply(v[i][1], &rq1, off, lo, hi);
+            if (lanes == 16) {
+              glow_qstore16((uint8_t *)q->dst + at, r0, r1, p->dst_signed);
+            } else {
+              uint8_t t[16];
+              glow_qstore16(t, r0, r1, p->dst_signed);
+              memcpy((uint8_t *)q->dst + at, t, lanes);
+            }
           }
+          (void)acc;
+          continue;
 #else
           memset(acc, 0, sizeof acc);
           const int16_t *w = wk;
@@ -1124,6 +1127,72 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
         }
       }
   }
+}
+
+/* Depthwise (one input and one output channel per group): the filter packed
+ * as int16 `w - woff[c]` in [kh][kw][channels rounded up to 16]; each output
+ * pixel sums its in-bounds taps channel by channel in 32 bits (taps outside
+ * the input add nothing, as in the reference). */
+static void glow_qdw_part(const void *args, size_t part, size_t parts) {
+  const glow_qconv_args *q = args;
+  const glow_qconv_t *p = q->p;
+  const size_t c = p->c, cp = (c + 15) & ~(size_t)15;
+  const int32_t xo = (int32_t)p->xoff;
+  int32_t acc[GLOW_QDWC];
+#if defined(__AVX2__)
+  glow_qrq8 rq[GLOW_QDWC / 8];
+  for (size_t b = 0; b + 8 <= c; b += 8) glow_qrq8_init(&rq[b / 8], q, b, 8);
+  const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
+                hi = _mm256_set1_epi64x(p->hi);
+#endif
+  size_t r0, r1;
+  glow_range(p->n * p->oh, part, parts, &r0, &r1);
+  for (size_t r = r0; r < r1; r++) {
+    const size_t n = r / p->oh, oy = r % p->oh;
+    for (size_t ox = 0; ox < p->ow; ox++) {
+      memset(acc, 0, cp * sizeof(int32_t));
+      for (size_t a = 0; a < p->kh; a++) {
+        const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+        if (iy < 0 || iy >= (long long)p->h) continue;
+        for (size_t b = 0; b < p->kw; b++) {
+          const long long ix = (long long)(ox * p->sw + b * p->dw) - (long long)p->pl;
+          if (ix < 0 || ix >= (long long)p->w) continue;
+          const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * c;
+          const int16_t *w = q->pk + (a * p->kw + b) * cp;
+          if (p->src_signed) {
+            const int8_t *x = (const int8_t *)q->src + at;
+            for (size_t k = 0; k < c; k++) acc[k] += ((int32_t)x[k] - xo) * w[k];
+          } else {
+            const uint8_t *x = (const uint8_t *)q->src + at;
+            for (size_t k = 0; k < c; k++) acc[k] += ((int32_t)x[k] - xo) * w[k];
+          }
+        }
+      }
+      const size_t at = ((n * p->oh + oy) * p->ow + ox) * c;
+      size_t k = 0;
+#if defined(__AVX2__)
+      for (; k + 16 <= c; k += 16) {
+        __m256i v0, v1;
+        memcpy(&v0, acc + k, 32);
+        memcpy(&v1, acc + k + 8, 32);
+        glow_qstore16((uint8_t *)q->dst + at + k, glow_qrq8_apply(v0, &rq[k / 8], off, lo, hi),
+                      glow_qrq8_apply(v1, &rq[k / 8 + 1], off, lo, hi), p->dst_signed);
+      }
+#endif
+      uint32_t u[16];
+      for (; k < c; k += 16) {
+        const size_t lanes = glow_min(16, c - k);
+        for (size_t l = 0; l < lanes; l++) u[l] = (uint32_t)acc[k + l];
+        glow_qconv_store(q, at, k, u, lanes);
+      }
+    }
+  }
+}
+
+static void glow_qdw(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
+                     const int64_t *qm, const int *qs, const glow_qconv_t *p) {
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+  glow_parallel(glow_qdw_part, &q);
 }
 
 static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,

@@ -133,18 +133,37 @@ pub fn convolution(c: &mut KCtx) -> R {
     product_tables(c, &ps)?;
     let span = (ow - 1) * win.strides[1] + (kw_of(&win) - 1) * win.dilation[1] + 1;
     let band = win.kernels[0] * span * group * cg.div_ceil(2) * 2;
-    if let (false, Some(wi), true) = (win.nchw, c.const_weight("Filter"), band <= MAX_BAND) {
+    let depthwise = cg == 1 && ocg == 1 && win.kernels[0] * win.kernels[1] <= 1 << 14;
+    let fits = if depthwise {
+        ch <= 4096
+    } else {
+        band <= MAX_BAND
+    };
+    if let (false, Some(wi), true) = (win.nchw, c.const_weight("Filter"), fits) {
         let p0 = ps[0];
         c.rt.use_kernel(Kernel::QConv);
-        c.rt.need_qband(band);
-        let kind = PackKind::QConvPanels {
-            group,
-            ocg,
-            kh: win.kernels[0],
-            kw: win.kernels[1],
-            cg,
-            signed: matches!(f.elem, glow_ir::ElemKind::Int8Q { .. }),
-            woff: ps.iter().map(|p| p.w_off).collect(),
+        let signed_filter = matches!(f.elem, glow_ir::ElemKind::Int8Q { .. });
+        let woff = ps.iter().map(|p| p.w_off).collect();
+        let kind = if depthwise {
+            c.rt.need_qdwc(ch.div_ceil(16) * 16);
+            PackKind::QDepthwise {
+                c: ch,
+                kh: win.kernels[0],
+                kw: win.kernels[1],
+                signed: signed_filter,
+                woff,
+            }
+        } else {
+            c.rt.need_qband(band);
+            PackKind::QConvPanels {
+                group,
+                ocg,
+                kh: win.kernels[0],
+                kw: win.kernels[1],
+                cg,
+                signed: signed_filter,
+                woff,
+            }
         };
         let at = c.rt.packed(wi, kind);
         let signed = |t: &Type| u8::from(matches!(t.elem, glow_ir::ElemKind::Int8Q { .. }));
@@ -184,8 +203,9 @@ pub fn convolution(c: &mut KCtx) -> R {
         c.w.line(&format!(
             "for (size_t o = 0; o < {oc}u; o++) bterm[o] = glow_rq(Bias[o], bm[o], bs[o]);"
         ));
+        let kernel = if depthwise { "glow_qdw" } else { "glow_qconv" };
         c.w.line(&format!(
-            "glow_qconv(Dest, Src, (const int16_t *)(constantWeight + {at}u), bterm, qm, qs, &shape);"
+            "{kernel}(Dest, Src, (const int16_t *)(constantWeight + {at}u), bterm, qm, qs, &shape);"
         ));
         return Ok(());
     }

@@ -184,6 +184,15 @@ pub enum PackKind {
         signed: bool,
         woff: Vec<i64>,
     },
+    /// A quantized depthwise NHWC filter `[c][kh][kw][1]` to int16
+    /// `w - woff[c]` in `[kh][kw][c rounded up to 16]`.
+    QDepthwise {
+        c: u64,
+        kh: u64,
+        kw: u64,
+        signed: bool,
+        woff: Vec<i64>,
+    },
 }
 
 impl PackKind {
@@ -208,19 +217,53 @@ impl PackKind {
                 cg,
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(2) * 32,
+            PackKind::QDepthwise { c, kh, kw, .. } => kh * kw * c.div_ceil(16) * 16,
         }
     }
 
     /// Bytes of one packed element.
     pub fn elem_bytes(&self) -> u64 {
         match self {
-            PackKind::QConvPanels { .. } => 2,
+            PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => 2,
             _ => 4,
         }
     }
 
     /// The packed bytes of `src`, the stored weight's bytes.
     pub fn pack_bytes(&self, src: &[u8]) -> Vec<u8> {
+        let stored = |signed: bool, i: u64| -> i64 {
+            let b = src.get(i as usize).copied().unwrap_or(0);
+            if signed {
+                b as i8 as i64
+            } else {
+                b as i64
+            }
+        };
+        if let PackKind::QDepthwise {
+            c,
+            kh,
+            kw,
+            signed,
+            woff,
+        } = self
+        {
+            let (c, kh, kw) = (*c, *kh, *kw);
+            let mut out = Vec::with_capacity(self.len() as usize * 2);
+            for a in 0..kh {
+                for b in 0..kw {
+                    for o in 0..c.div_ceil(16) * 16 {
+                        let v = if o < c {
+                            stored(*signed, (o * kh + a) * kw + b)
+                                - woff.get(o as usize).copied().unwrap_or(0)
+                        } else {
+                            0
+                        };
+                        out.extend_from_slice(&(v as i16).to_le_bytes());
+                    }
+                }
+            }
+            return out;
+        }
         if let PackKind::QConvPanels {
             group,
             ocg,
@@ -232,14 +275,7 @@ impl PackKind {
         } = self
         {
             let (group, ocg, kh, kw, cg) = (*group, *ocg, *kh, *kw, *cg);
-            let get = |i: u64| -> i64 {
-                let b = src.get(i as usize).copied().unwrap_or(0);
-                if *signed {
-                    b as i8 as i64
-                } else {
-                    b as i64
-                }
-            };
+            let get = |i: u64| stored(*signed, i);
             let mut out = Vec::with_capacity(self.len() as usize * 2);
             let (blocks, pairs) = (ocg.div_ceil(16), cg.div_ceil(2));
             for g in 0..group {
@@ -327,7 +363,7 @@ impl PackKind {
                     }
                 }
             }
-            PackKind::QConvPanels { .. } => {}
+            PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => {}
             PackKind::GemmPanels { k, n } => {
                 let mut at = 0usize;
                 for pb in 0..n.div_ceil(16) {
@@ -360,6 +396,8 @@ pub struct Runtime<'a> {
     zeros: u64,
     /// int16 elements of the largest quantized convolution band.
     qband: u64,
+    /// Channels (rounded up to 16) of the widest quantized depthwise convolution.
+    qdwc: u64,
     /// The constant region's bytes (weights only) and each weight's offset.
     constants: &'a [u8],
     finite: BTreeMap<usize, bool>,
@@ -400,6 +438,11 @@ impl<'a> Runtime<'a> {
         self.qband = self.qband.max(n);
     }
 
+    /// Makes the depthwise kernel's accumulators at least `n` channels long.
+    pub fn need_qdwc(&mut self, n: u64) {
+        self.qdwc = self.qdwc.max(n);
+    }
+
     /// Makes `glow_zero` at least `n` floats long.
     pub fn need_zeros(&mut self, n: u64) {
         self.zeros = self.zeros.max(n);
@@ -438,7 +481,11 @@ impl<'a> Runtime<'a> {
         let mut out = String::new();
         for k in &self.kernels {
             if *k == Kernel::QConv {
-                out.push_str(&format!("#define GLOW_QBAND {}\n", self.qband.max(1)));
+                out.push_str(&format!(
+                    "#define GLOW_QBAND {}\n#define GLOW_QDWC {}\n",
+                    self.qband.max(1),
+                    self.qdwc.max(16)
+                ));
             }
             out.push_str(&k.text());
             let packed_conv =
