@@ -133,6 +133,14 @@ fn quantized_cases(p: &mut Prog) {
         }
         p.op("batchedadd", &t(d), &[&t(l), &format!("{r}<5>")], "");
     }
+    for (s, d) in [(a, u), (u, o)] {
+        p.op(
+            "intlookuptable",
+            &format!("{d}<3 x 7>"),
+            &[&format!("{s}<3 x 7>"), &format!("{d}<256>")],
+            "",
+        );
+    }
     for (s, d) in [(a, a), (u, o), (a, sat)] {
         let t = |q: &str| format!("{q}<2 x 7>");
         p.op("relu", &t(d), &[&t(s)], "");

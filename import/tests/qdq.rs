@@ -190,9 +190,18 @@ fn concat_rescales_the_input_of_other_parameters() {
 #[test]
 fn an_op_without_a_quantized_form_stays_float() {
     case(
-        "sigmoid-fallback",
-        &["dequantize", "sigmoid", "quantize"],
+        "softmax-fallback",
+        &["dequantize", "softmax", "quantize"],
         &[],
+    );
+}
+
+#[test]
+fn sigmoid_becomes_a_lookup_table() {
+    case(
+        "sigmoid-lookup",
+        &["intlookuptable"],
+        &["dequantize", "sigmoid"],
     );
 }
 

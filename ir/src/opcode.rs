@@ -169,6 +169,8 @@ pub enum Family {
     Quantization,
     /// `convertto`: each element to `Dest`'s kind (docs/gir.md).
     Convert,
+    /// `intlookuptable`: each 8-bit element through a 256-entry table.
+    LookupTable,
     BatchedAdd,
     Reduce,
     /// fullyconnected, matmul, batchmatmul.
@@ -440,6 +442,7 @@ opcodes! {
     Dequantize = "dequantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::dequantize, Quantization;
     RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
+    IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt("Format", M::Str, Default::Str("console")), opt("FileName", M::Str, Default::Str(""))],
         &[], shapes::none, DebugPrint;

@@ -1441,7 +1441,10 @@ impl Gen<'_> {
                 let d = self.dims(rank);
                 let (sk, dk) = (self.q8(), self.q8());
                 let src = self.input(&Type::new(sk, &d));
-                if self.rng.chance(50) {
+                if self.rng.chance(30) {
+                    let table = self.input(&Type::new(dk, &[256]));
+                    self.simple("intlookuptable", &Type::new(dk, &d), &[src, table], &[], "");
+                } else if self.rng.chance(50) {
                     self.simple("relu", &Type::new(dk, &d), &[src], &[], "");
                 } else {
                     self.simple(

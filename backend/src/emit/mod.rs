@@ -244,6 +244,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Quantization if op == Opcode::RescaleQuantized => quant::activation(c),
         Quantization => elementwise::quantization(c),
         Convert => elementwise::convert(c),
+        LookupTable => quant::lookup_table(c),
         BatchedAdd if quantized => quant::binary(c),
         BatchedAdd => linalg::batched_add(c),
         Reduce => linalg::batched_reduce_add(c),

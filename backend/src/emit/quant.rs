@@ -461,3 +461,16 @@ pub fn pool(c: &mut KCtx) -> R {
     }
     Ok(())
 }
+
+/// `intlookuptable`: `Dest[i] = Mapping[Src[i] - lowest]`.
+pub fn lookup_table(c: &mut KCtx) -> R {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let lowest = s.elem.quant_range().ok_or_else(|| c.unsupported(&s))?.0;
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl("Src", ctype(s.elem))?;
+    c.decl("Mapping", ctype(d.elem))?;
+    c.w.for_loop("i", d.size());
+    c.w.line(&format!("Dest[i] = Mapping[(int)Src[i] - ({lowest})];"));
+    c.w.close();
+    Ok(())
+}

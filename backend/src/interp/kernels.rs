@@ -47,6 +47,7 @@ pub fn exec(x: &mut Exec) -> R {
         Quantization if x.opcode() == Opcode::RescaleQuantized => super::quant::activation(x),
         Quantization => quantization(x),
         Convert => convert(x),
+        LookupTable => lookup_table(x),
         BatchedAdd if quantized(x) => super::quant::binary(x),
         BatchedAdd => batched_add(x),
         Reduce => batched_reduce_add(x),
@@ -337,6 +338,18 @@ fn quantization(x: &mut Exec) -> R {
     let range = d.elem.quant_range().ok_or_else(|| x.unsupported(&d))?;
     let out: Vec<i64> = reals.iter().map(|&v| quantize(v, sc, o, range)).collect();
     x.put_ints("Dest", &out)
+}
+
+/// `intlookuptable`: `Mapping[q - lowest]` (the table's bits as stored).
+fn lookup_table(x: &mut Exec) -> R {
+    let s = x.ty("Src")?;
+    let lowest = s.elem.quant_range().ok_or_else(|| x.unsupported(&s))?.0;
+    let (src, table) = (x.ints("Src")?, x.bits("Mapping")?);
+    let out: Vec<u64> = src
+        .iter()
+        .map(|&q| table[((q - lowest) as usize).min(table.len().saturating_sub(1))])
+        .collect();
+    x.put_bits("Dest", &out)
 }
 
 /// `convertto` by `ops::Conversion`.

@@ -13,7 +13,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool batchedadd batchedre
       \ elementmul elementneg elementnot elementor elementpow elementreciprocal elementround
       \ elementrsqrt elementselect elementsign elementsin elementsinh elementsqrt elementsub
       \ elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
-      \ inserttensor layernormalization leakyrelu localresponsenormalization logsoftmax matmul
+      \ inserttensor intlookuptable layernormalization leakyrelu localresponsenormalization logsoftmax matmul
       \ maxpool onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
       \ softplus splat tanh tensorview touch transpose
 

@@ -603,6 +603,8 @@ pub(super) fn fold(l: &mut Lowerer, node: &NodeProto) -> Result<bool> {
         "GlobalMaxPool",
         "Relu",
         "Clip",
+        "Sigmoid",
+        "Tanh",
         "Flatten",
         "Reshape",
         "Transpose",
@@ -634,6 +636,7 @@ pub(super) fn fold(l: &mut Lowerer, node: &NodeProto) -> Result<bool> {
             fold_pool(l, node, &q)?
         }
         "Relu" | "Clip" => fold_activation(l, node, &q)?,
+        "Sigmoid" | "Tanh" => fold_lookup(l, node, &q)?,
         _ => fold_movement(l, node, &q, &acts)?,
     };
     let Some(v) = v else {
@@ -1041,6 +1044,45 @@ fn fold_pool(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val
     }
     let mut v = nn::pool_of(l, node, x, &q.out.clone(), q.kind)?;
     Ok(v.pop())
+}
+
+/// Sigmoid, Tanh: a function of one 8-bit value is a 256-entry table,
+/// computed here with the float operator both engines use
+/// (`intlookuptable`; docs/quantization.md).
+fn fold_lookup(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val>> {
+    let Some(x) = dq_input(l, node, 0) else {
+        return Ok(None);
+    };
+    let op = if node.op_type == "Sigmoid" {
+        Opcode::Sigmoid
+    } else {
+        Opcode::Tanh
+    };
+    let (sk, dk) = (l.kind(&x), q.kind);
+    let (Some((ss, so)), Some((ds, doff)), Some((lo, _)), Some(range), Some(f)) = (
+        sk.quant(),
+        dk.quant(),
+        sk.quant_range(),
+        dk.quant_range(),
+        glow_backend::ops::unary(op),
+    ) else {
+        return Ok(None);
+    };
+    if !glow_ir::quant::is_compute_kind(sk) || !glow_ir::quant::is_compute_kind(dk) {
+        return Ok(None);
+    }
+    let table: Vec<i64> = (0..256)
+        .map(|k| {
+            let real = glow_ir::quant::dequantize(lo + k, ss, so);
+            glow_ir::quant::quantize((f.f)(real, &[]), ds, doff, range)
+        })
+        .collect();
+    let base = nn::node_base(node, &node.output[0]);
+    let t = Tensor::i64(vec![256], table);
+    let mapping = l.const_weight_with(&format!("{base}.table"), &t, dk, true);
+    let dest = l.alloc_kind(&q.out.clone(), &x.phys(), dk);
+    l.inst(&base, Opcode::IntLookupTable, &[dest, x.v, mapping], &[]);
+    Ok(Some(Val::Act(Act { v: dest, ..x })))
 }
 
 /// Relu, and Clip with constant bounds.

@@ -426,6 +426,29 @@ pub fn convert_to(ctx: &ShapeCtx) -> Vec<ShapeError> {
     convert(ctx, Kinds::Plain, Kinds::Plain)
 }
 
+/// `intlookuptable`: `Src` and `Dest` are 8-bit quantized kinds of one
+/// shape, `Mapping` holds 256 elements of `Dest`'s element type; `Dest[i] =
+/// Mapping[Src[i] - lowest]` (the stored value's rank in its kind, 0..255).
+pub fn int_lookup_table(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, mapping) = (0, 1, 2);
+    let mut errs = Vec::new();
+    for k in [dest, src] {
+        quant::compute(ctx, k, &mut errs);
+    }
+    check_same_shape(ctx, dest, src, &mut errs);
+    let (m, d) = (ctx.ty(mapping), ctx.ty(dest));
+    if m.elem != d.elem || m.dims != [256] {
+        errs.push(ShapeError::at_operand(
+            mapping,
+            format!(
+                "`Mapping` has type {m} but must be {}",
+                Type::new(d.elem, &[256])
+            ),
+        ));
+    }
+    errs
+}
+
 /// An `i64` member value as a positive `i128`, for checked arithmetic.
 fn positive(v: i64) -> Option<i128> {
     (v > 0).then_some(v as i128)

@@ -208,7 +208,13 @@ g.save("concat", None, feeds={"x": normal(1, 2, 3, 3), "x2": normal(1, 3, 3, 3)}
 g = G()
 x = g.input("x", [2, 5])
 g.q_out(g.node("Sigmoid", [g.qdq(x, 0.03, -3, np.int8)]), 1 / 256, -128, np.int8)
-g.save("sigmoid-fallback", None, out_type=T.INT8, feeds={"x": normal(2, 5) * 2})
+g.save("sigmoid-lookup", None, out_type=T.INT8, feeds={"x": normal(2, 5) * 2})
+
+# Softmax has no quantized form: it stays float between DQ and Q.
+g = G()
+x = g.input("x", [2, 5])
+g.q_out(g.node("Softmax", [g.qdq(x, 0.03, -3, np.int8)], axis=1), 1 / 256, -128, np.int8)
+g.save("softmax-fallback", None, out_type=T.INT8, feeds={"x": normal(2, 5) * 2})
 
 # Per-axis QuantizeLinear of an activation (float ops), then a per-axis
 # DequantizeLinear of it and a per-tensor QuantizeLinear.
