@@ -1028,6 +1028,51 @@ static inline void glow_qstore16(void *d, __m256i a, __m256i b, int is_signed) {
 }
 #endif
 
+#if defined(__AVX2__)
+/* One tile: P pixels (at offsets d[i] in the band) x 16 output channels, in
+ * 2P named accumulators (an indexed array of them would live on the stack),
+ * over every tap and pair of input channels; out[2i], out[2i + 1] are pixel
+ * i's channels 0-7 and 8-15. */
+#define GLOW_QACC(i) __m256i a##i##0 = _mm256_setzero_si256(), a##i##1 = a##i##0;
+#define GLOW_QSTEP(i)                                                                       \
+  memcpy(&pr, x + d[i] + c, 4);                                                             \
+  {                                                                                         \
+    const __m256i xb = _mm256_set1_epi32(pr);                                               \
+    a##i##0 = _mm256_add_epi32(a##i##0, _mm256_madd_epi16(xb, w0));                         \
+    a##i##1 = _mm256_add_epi32(a##i##1, _mm256_madd_epi16(xb, w1));                         \
+  }
+#define GLOW_QOUT(i)                                                                        \
+  out[2 * i] = a##i##0;                                                                     \
+  out[2 * i + 1] = a##i##1;
+#define GLOW_QTILE(P, ACCS, STEPS, OUTS)                                                     \
+  static void glow_qtile##P(const int16_t *band, const size_t *d, const int16_t *w,           \
+                            size_t kh, size_t kw, size_t row, size_t kstride, size_t pairs, \
+                            __m256i *out) {                                                 \
+    ACCS                                                                                    \
+    for (size_t a = 0; a < kh; a++)                                                         \
+      for (size_t kx = 0; kx < kw; kx++) {                                                  \
+        const int16_t *x = band + a * row + kx * kstride;                                   \
+        for (size_t c = 0; c < 2 * pairs; c += 2, w += 32) {                                \
+          const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);                        \
+          const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));                 \
+          int32_t pr;                                                                       \
+          STEPS                                                                             \
+        }                                                                                   \
+      }                                                                                     \
+    OUTS                                                                                    \
+  }
+GLOW_QTILE(6, GLOW_QACC(0) GLOW_QACC(1) GLOW_QACC(2) GLOW_QACC(3) GLOW_QACC(4) GLOW_QACC(5),
+           GLOW_QSTEP(0) GLOW_QSTEP(1) GLOW_QSTEP(2) GLOW_QSTEP(3) GLOW_QSTEP(4) GLOW_QSTEP(5),
+           GLOW_QOUT(0) GLOW_QOUT(1) GLOW_QOUT(2) GLOW_QOUT(3) GLOW_QOUT(4) GLOW_QOUT(5))
+GLOW_QTILE(4, GLOW_QACC(0) GLOW_QACC(1) GLOW_QACC(2) GLOW_QACC(3),
+           GLOW_QSTEP(0) GLOW_QSTEP(1) GLOW_QSTEP(2) GLOW_QSTEP(3),
+           GLOW_QOUT(0) GLOW_QOUT(1) GLOW_QOUT(2) GLOW_QOUT(3))
+#undef GLOW_QTILE
+#undef GLOW_QOUT
+#undef GLOW_QSTEP
+#undef GLOW_QACC
+#endif
+
 static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
   const glow_qconv_t *p = q->p;
@@ -1054,49 +1099,27 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
         const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
                       hi = _mm256_set1_epi64x(p->hi);
 #endif
-        for (size_t ox0 = 0; ox0 < p->ow; ox0 += GLOW_QP) {
-          const size_t np = glow_min(GLOW_QP, p->ow - ox0);
+        for (size_t ox0 = 0, np = 0; ox0 < p->ow; ox0 += np) {
+          /* Tiles of 6 pixels, ending in tiles of 4 where the row's rest is
+           * 7, 8 or at most 4 (so 14 = 6 + 4 + 4 computes no extra pixel). */
+          const size_t left = p->ow - ox0;
+          const size_t tp = (left <= 4 || left == 7 || left == 8) ? 4 : 6;
+          np = glow_min(tp, left);
           uint32_t acc[GLOW_QP][16];
 #if defined(__AVX2__)
-          /* Six pixels x 16 channels in 12 named accumulators (an array
-           * of them would live on the stack). Pixels past the row end read
-           * the first pixel and are not stored. */
+          /* Pixels past the row end read the first pixel and are not stored. */
           size_t d[GLOW_QP];
           for (size_t i = 0; i < GLOW_QP; i++) d[i] = (ox0 + (i < np ? i : 0)) * p->sw * gstride;
-          __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00,
-                  a21 = a00, a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
-          const int16_t *w = wk;
-          for (size_t a = 0; a < p->kh; a++)
-            for (size_t kx = 0; kx < p->kw; kx++) {
-              const int16_t *x = band + a * row + kx * p->dw * gstride + g * cg2;
-              const int16_t *x0 = x + d[0], *x1 = x + d[1], *x2 = x + d[2], *x3 = x + d[3],
-                            *x4 = x + d[4], *x5 = x + d[5];
-              for (size_t c = 0; c < 2 * pairs; c += 2, w += 32) {
-                const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
-                const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
-                int32_t pr;
-#define GLOW_QSTEP(xi, v0, v1)                                                                  \
-  memcpy(&pr, xi + c, 4);                                                                       \
-  {                                                                                             \
-    const __m256i xb = _mm256_set1_epi32(pr);                                                   \
-    v0 = _mm256_add_epi32(v0, _mm256_madd_epi16(xb, w0));                                       \
-    v1 = _mm256_add_epi32(v1, _mm256_madd_epi16(xb, w1));                                       \
-  }
-                GLOW_QSTEP(x0, a00, a01)
-                GLOW_QSTEP(x1, a10, a11)
-                GLOW_QSTEP(x2, a20, a21)
-                GLOW_QSTEP(x3, a30, a31)
-                GLOW_QSTEP(x4, a40, a41)
-                GLOW_QSTEP(x5, a50, a51)
-#undef GLOW_QSTEP
-              }
-            }
-          __m256i v[GLOW_QP][2] = {{a00, a01}, {a10, a11}, {a20, a21},
-                                   {a30, a31}, {a40, a41}, {a50, a51}};
+          __m256i v[2 * GLOW_QP];
+          const int16_t *x = band + g * cg2;
+          if (tp == 6)
+            glow_qtile6(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
+          else
+            glow_qtile4(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
           for (size_t i = 0; i < np; i++) {
             const size_t at = ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0;
-            const __m256i r0 = glow_qrq8_apply(v[i][0], &rq0, off, lo, hi);
-            const __m256i r1 = glow_qrq8_apply(v[i][1], &rq1, off, lo, hi);
+            const __m256i r0 = glow_qrq8_apply(v[2 * i], &rq0, off, lo, hi);
+            const __m256i r1 = glow_qrq8_apply(v[2 * i + 1], &rq1, off, lo, hi);
             if (lanes == 16) {
               glow_qstore16((uint8_t *)q->dst + at, r0, r1, p->dst_signed);
             } else {
