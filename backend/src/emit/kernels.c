@@ -1174,40 +1174,52 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
     const size_t n = r / p->oh, oy = r % p->oh;
     for (size_t ox = 0; ox < p->ow; ox++) {
 #if defined(__AVX2__)
-      /* 16 channels at a time, their sums in registers over every tap. */
+      /* 16 channels of two neighbouring pixels at a time, their sums in
+       * registers over every tap (four independent chains). */
       {
-        const size_t at = ((n * p->oh + oy) * p->ow + ox) * c;
+        const size_t two = ox + 1 < p->ow ? 2 : 1;
         const __m256i xov = _mm256_set1_epi32(xo);
         size_t k = 0;
         for (; k + 16 <= c; k += 16) {
-          __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+          __m256i s[2][2] = {{_mm256_setzero_si256(), _mm256_setzero_si256()},
+                             {_mm256_setzero_si256(), _mm256_setzero_si256()}};
           for (size_t a = 0; a < p->kh; a++) {
             const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
             if (iy < 0 || iy >= (long long)p->h) continue;
             for (size_t b = 0; b < p->kw; b++) {
-              const long long ix = (long long)(ox * p->sw + b * p->dw) - (long long)p->pl;
-              if (ix < 0 || ix >= (long long)p->w) continue;
-              const size_t src = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * c + k;
-              const __m128i xb = _mm_loadu_si128((const __m128i *)((const uint8_t *)q->src + src));
-              __m256i x0, x1;
-              if (p->src_signed) {
-                x0 = _mm256_cvtepi8_epi32(xb);
-                x1 = _mm256_cvtepi8_epi32(_mm_srli_si128(xb, 8));
-              } else {
-                x0 = _mm256_cvtepu8_epi32(xb);
-                x1 = _mm256_cvtepu8_epi32(_mm_srli_si128(xb, 8));
-              }
               const int16_t *w = q->pk + (a * p->kw + b) * cp + k;
               const __m256i w0 = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)w));
               const __m256i w1 = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(w + 8)));
-              s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_sub_epi32(x0, xov), w0));
-              s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_sub_epi32(x1, xov), w1));
+              for (size_t j = 0; j < 2; j++) {
+                const long long ix =
+                    (long long)((ox + j) * p->sw + b * p->dw) - (long long)p->pl;
+                if (j >= two || ix < 0 || ix >= (long long)p->w) continue;
+                const size_t src = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * c + k;
+                const __m128i xb =
+                    _mm_loadu_si128((const __m128i *)((const uint8_t *)q->src + src));
+                __m256i x0, x1;
+                if (p->src_signed) {
+                  x0 = _mm256_cvtepi8_epi32(xb);
+                  x1 = _mm256_cvtepi8_epi32(_mm_srli_si128(xb, 8));
+                } else {
+                  x0 = _mm256_cvtepu8_epi32(xb);
+                  x1 = _mm256_cvtepu8_epi32(_mm_srli_si128(xb, 8));
+                }
+                s[j][0] = _mm256_add_epi32(s[j][0], _mm256_mullo_epi32(_mm256_sub_epi32(x0, xov), w0));
+                s[j][1] = _mm256_add_epi32(s[j][1], _mm256_mullo_epi32(_mm256_sub_epi32(x1, xov), w1));
+              }
             }
           }
-          glow_qstore16((uint8_t *)q->dst + at + k, glow_qrq8_apply(s0, &rq[k / 8], off, lo, hi),
-                        glow_qrq8_apply(s1, &rq[k / 8 + 1], off, lo, hi), p->dst_signed);
+          for (size_t j = 0; j < two; j++) {
+            const size_t at = ((n * p->oh + oy) * p->ow + ox + j) * c;
+            glow_qstore16((uint8_t *)q->dst + at + k, glow_qrq8_apply(s[j][0], &rq[k / 8], off, lo, hi),
+                          glow_qrq8_apply(s[j][1], &rq[k / 8 + 1], off, lo, hi), p->dst_signed);
+          }
         }
-        if (k == c) continue;
+        if (k == c) {
+          ox += two - 1;
+          continue;
+        }
       }
 #endif
       memset(acc, 0, cp * sizeof(int32_t));
