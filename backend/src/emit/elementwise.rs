@@ -166,7 +166,7 @@ fn quantize_stmt(k: ElemKind) -> Option<String> {
     let (s, o) = k.quant()?;
     let (lo, hi) = k.quant_range()?;
     Some(format!(
-        "{{ double r = nearbyint((double)(x / {}) + {o}.0); Dest[i] = ({})(r > {hi}.0 ? {hi}.0 : r >= {lo}.0 ? r : {lo}.0); }}",
+        "{{ double r = nearbyint((double)(x / {})) + {o}.0; Dest[i] = ({})(r > {hi}.0 ? {hi}.0 : r >= {lo}.0 ? r : {lo}.0); }}",
         c_float(s),
         ctype(k)
     ))
