@@ -83,6 +83,21 @@ pub struct PipelineArgs {
     /// Alignment in bytes of the activation arena (`plan-memory` steps without their own `align`).
     #[arg(long, value_name = "BYTES")]
     pub align: Option<u64>,
+    /// The profile the `quantize` pass reads (written by glow-run --dump-profile).
+    #[arg(long, value_name = "P.yaml")]
+    pub load_profile: Option<String>,
+    /// `quantize`: asymmetric (default), symmetric, symmetric_with_uint8, symmetric_with_power2_scale.
+    #[arg(long, value_name = "SCHEMA")]
+    pub quantization_schema: Option<String>,
+    /// `quantize`: none (default) or KL.
+    #[arg(long, value_name = "CALIBRATION")]
+    pub quantization_calibration: Option<String>,
+    /// `quantize`: quantize convolution filters per output channel.
+    #[arg(long)]
+    pub enable_channelwise: bool,
+    /// `quantize`: opcodes to keep in float (comma-separated).
+    #[arg(long, value_name = "OPCODE,...")]
+    pub keep_original_precision_for: Option<String>,
 }
 
 impl PipelineArgs {
@@ -118,7 +133,66 @@ impl PipelineArgs {
                 }
             }
         }
+        self.quantize_options(&mut pipeline)?;
         Ok(pipeline)
+    }
+
+    /// Gives the quantization flags to every `quantize` step that does not
+    /// set the option itself; they are errors without a `quantize` step.
+    fn quantize_options(&self, pipeline: &mut Pipeline) -> Result<(), String> {
+        let keep = self
+            .keep_original_precision_for
+            .as_ref()
+            .map(|k| k.replace(',', ":"));
+        let flags: [(&str, Option<String>, &str); 5] = [
+            ("profile", self.load_profile.clone(), "--load-profile"),
+            (
+                "schema",
+                self.quantization_schema.clone(),
+                "--quantization-schema",
+            ),
+            (
+                "calibration",
+                self.quantization_calibration.clone(),
+                "--quantization-calibration",
+            ),
+            (
+                "channelwise",
+                self.enable_channelwise.then(|| "true".to_string()),
+                "--enable-channelwise",
+            ),
+            ("keep", keep, "--keep-original-precision-for"),
+        ];
+        let mut any = false;
+        for step in &mut pipeline.steps {
+            if !step.pass.is(&crate::quantize::INFO) {
+                continue;
+            }
+            any = true;
+            for (key, value, _) in &flags {
+                if let Some(v) = value {
+                    if step.options.get(key).is_none() {
+                        step.options.values.insert(key.to_string(), v.clone());
+                    }
+                }
+            }
+            if step.options.get("profile").is_none() {
+                return Err(
+                    "the quantize pass needs a profile: give --load-profile=P.yaml (or quantize{profile=P.yaml})"
+                        .into(),
+                );
+            }
+            (crate::quantize::INFO.create)(&step.options)
+                .map_err(|e| format!("pass `quantize`: {e}"))?;
+        }
+        if !any {
+            if let Some((_, _, flag)) = flags.iter().find(|(_, v, _)| v.is_some()) {
+                return Err(format!(
+                    "{flag} is an option of the quantize pass: add --pass=quantize"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -37,6 +37,7 @@ pub mod optimize_extracts;
 pub mod optimize_inserts;
 pub mod peephole;
 pub mod plan_memory;
+pub mod quantize;
 pub mod share_buffers;
 pub mod verify;
 

@@ -23,6 +23,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &crate::optimize_inserts::INFO,
     &crate::peephole::INFO,
     &crate::plan_memory::INFO,
+    &crate::quantize::INFO,
     &crate::share_buffers::INFO,
     &crate::verify::INFO,
 ];

@@ -79,6 +79,18 @@ struct Cli {
     /// the first instruction whose written buffer differs, with the differing elements.
     #[arg(long, conflicts_with_all = ["compare_passes", "dump_tensors", "bisect"])]
     bisect_engines: bool,
+    /// Run the (float) function on the interpreter over the calibration set
+    /// (--calibration DIR; without it, the inputs as given) and write the
+    /// quantization profile of every buffer to FILE (docs/quantization.md).
+    #[arg(long, value_name = "P.yaml", conflicts_with_all = ["compare_passes", "dump_tensors", "bisect", "bisect_engines"])]
+    dump_profile: Option<PathBuf>,
+    /// The calibration set of --dump-profile: a directory of NAME.npy files with a
+    /// leading batch dimension, or of subdirectories each holding NAME.npy.
+    #[arg(long, value_name = "DIR", requires = "dump_profile")]
+    calibration: Option<PathBuf>,
+    /// Histogram bins per buffer in --dump-profile.
+    #[arg(long, value_name = "N", default_value_t = glow_passes::quantize::profile::DEFAULT_BINS, requires = "dump_profile")]
+    profile_bins: usize,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
@@ -185,6 +197,9 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
                 Ok(ExitCode::SUCCESS)
             }
         };
+    }
+    if let Some(out) = &cli.dump_profile {
+        return dump_profile(cli, f, &weights, out);
     }
     if let Some(dir) = &cli.dump_tensors {
         return dump_tensors(f, &weights, dir, &source, &file);
@@ -422,6 +437,38 @@ fn dump_tensors(
         written.len(),
         f.name,
         dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--dump-profile`: the quantization profile over the calibration set.
+fn dump_profile(
+    cli: &Cli,
+    f: &Function,
+    weights: &BTreeMap<String, Vec<u8>>,
+    out: &Path,
+) -> Result<ExitCode, Fail> {
+    use glow_opt_driver::profile;
+    if cli.profile_bins == 0 {
+        return Err("--profile-bins must be positive".to_string().into());
+    }
+    let samples = match &cli.calibration {
+        Some(dir) => profile::calibration_set(f, dir)?,
+        None => vec![profile::Sample::new()],
+    };
+    let p = profile::collect(f, weights, &samples, cli.profile_bins).map_err(|e| match e {
+        RunError::Diagnostic(d) => Fail::Msg(d.message),
+        RunError::Message(m) => Fail::Msg(m),
+    })?;
+    let text = glow_passes::quantize::profile::write(&p);
+    glow_ir::output::write_file(out, text.as_bytes())
+        .map_err(|e| format!("cannot write '{}': {e}", out.display()))?;
+    eprintln!(
+        "glow-run: profiled {} buffers of function `{}` over {} samples (interpreter) into {}",
+        p.buffers.len(),
+        f.name,
+        p.samples,
+        out.display()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@
 
 pub mod bisect;
 pub mod dot;
+pub mod profile;
 pub mod reduce;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
