@@ -29,13 +29,7 @@ fn ty(f: &Function, id: InstId, name: &str) -> Result<Type, BackendError> {
 }
 
 fn fused(f: &Function, id: InstId) -> (&str, &[f64]) {
-    let inst = f.inst(id);
-    (
-        inst.member_str("FusedActivation").unwrap_or("NONE"),
-        inst.member("FusedActivationArgs")
-            .and_then(|v| v.as_floats())
-            .unwrap_or(&[]),
-    )
+    f.inst(id).fused_activation()
 }
 
 /// A channel-wise convolution's per-channel filter and bias parameters.

@@ -235,6 +235,16 @@ impl InstData {
         self.member(name)?.as_str()
     }
 
+    /// `FusedActivation` and its arguments (`NONE`, `[]` when absent).
+    pub fn fused_activation(&self) -> (&str, &[f64]) {
+        (
+            self.member_str("FusedActivation").unwrap_or("NONE"),
+            self.member("FusedActivationArgs")
+                .and_then(|v| v.as_floats())
+                .unwrap_or(&[]),
+        )
+    }
+
     /// Sets a member by name; false when the opcode has no such member.
     pub fn set_member(&mut self, name: &str, value: MemberValue) -> bool {
         match self.opcode.info().member_index(name) {

@@ -92,12 +92,7 @@ pub(super) fn open_window(c: &mut KCtx, win: &Window, h: u64, w: u64) {
 /// The fused activation as the kernels' (code, arg0, arg1), exactly the
 /// values `ops::fused_activation` uses.
 pub fn act_code(c: &KCtx) -> Result<(u32, f32, f32), BackendError> {
-    let act = c.inst.member_str("FusedActivation").unwrap_or("NONE");
-    let args = c
-        .inst
-        .member("FusedActivationArgs")
-        .and_then(|v| v.as_floats())
-        .unwrap_or(&[]);
+    let (act, args) = c.inst.fused_activation();
     let _known = fused_activation(act, args)
         .ok_or_else(|| c.err(format!("unknown fused activation {act}")))?;
     let arg = |i: usize, d: f32| args.get(i).map(|&v| v as f32).unwrap_or(d);

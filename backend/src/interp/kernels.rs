@@ -602,12 +602,7 @@ fn convolution(x: &mut Exec) -> R {
     let (d, s, fl) = (x.ty("Dest")?, x.ty("Src")?, x.ty("Filter")?);
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
     let group = member_i(x, "Group")?.max(1) as u64;
-    let act = x.inst.member_str("FusedActivation").unwrap_or("NONE");
-    let args = x
-        .inst
-        .member("FusedActivationArgs")
-        .and_then(|v| v.as_floats())
-        .unwrap_or(&[]);
+    let (act, args) = x.inst.fused_activation();
     let (_, fused) = ops::fused_activation(act, args)
         .ok_or_else(|| x.err(format!("unknown fused activation {act}")))?;
     let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);

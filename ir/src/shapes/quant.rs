@@ -52,13 +52,7 @@ fn bias_kind(ctx: &ShapeCtx, k: usize, errs: &mut Vec<ShapeError>) -> bool {
 }
 
 fn fused<'a>(ctx: &ShapeCtx<'a>) -> (&'a str, &'a [f64]) {
-    (
-        ctx.inst.member_str("FusedActivation").unwrap_or("NONE"),
-        ctx.inst
-            .member("FusedActivationArgs")
-            .and_then(|v| v.as_floats())
-            .unwrap_or(&[]),
-    )
+    ctx.inst.fused_activation()
 }
 
 /// A quantized product: `[dest, src, weights]` and an optional bias.

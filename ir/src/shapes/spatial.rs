@@ -134,20 +134,9 @@ pub fn channelwise_convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
             ),
         ));
     }
-    if ok {
-        if let Err(e) = crate::quant::activation_clamp(
-            ctx.inst.member_str("FusedActivation").unwrap_or("NONE"),
-            ctx.inst
-                .member("FusedActivationArgs")
-                .and_then(|v| v.as_floats())
-                .unwrap_or(&[]),
-            crate::quant::QParams::of(ctx.ty(dest).elem).unwrap_or(crate::quant::QParams {
-                scale: 1.0,
-                offset: 0,
-                lo: 0,
-                hi: 0,
-            }),
-        ) {
+    if let (true, Ok(out)) = (ok, crate::quant::QParams::of(ctx.ty(dest).elem)) {
+        let (act, args) = ctx.inst.fused_activation();
+        if let Err(e) = crate::quant::activation_clamp(act, args, out) {
             errs.push(ShapeError::at_member("FusedActivation", e));
         }
     }
