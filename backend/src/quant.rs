@@ -164,18 +164,7 @@ impl Binary {
     }
 }
 
-/// Whether a binary opcode has an integer quantized kernel.
-pub fn has_integer_binary(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::ElementAdd
-            | Opcode::ElementSub
-            | Opcode::ElementMul
-            | Opcode::ElementMax
-            | Opcode::ElementMin
-            | Opcode::BatchedAdd
-    )
-}
+pub use glow_ir::quant::has_integer_binary;
 
 /// `rescalequantized`, `relu`, `clip`, `maxpool`: a rescale to `Dest`, then
 /// `relu`'s and `clip`'s clamp.

@@ -146,6 +146,21 @@ pub fn is_compute_kind(k: ElemKind) -> bool {
     matches!(k, ElemKind::Int8Q { .. } | ElemKind::UInt8Q { .. })
 }
 
+/// Whether a binary opcode has an integer quantized kernel (the others
+/// compute in float on dequantized values); the verifier and both engines ask.
+pub fn has_integer_binary(op: crate::opcode::Opcode) -> bool {
+    use crate::opcode::Opcode;
+    matches!(
+        op,
+        Opcode::ElementAdd
+            | Opcode::ElementSub
+            | Opcode::ElementMul
+            | Opcode::ElementMax
+            | Opcode::ElementMin
+            | Opcode::BatchedAdd
+    )
+}
+
 /// Scale, offset and stored range of a quantized kind.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QParams {

@@ -121,16 +121,7 @@ pub(super) fn rescale(ctx: &ShapeCtx, errs: &mut Vec<ShapeError>) {
 /// `float` on dequantized values.
 pub(super) fn binary(ctx: &ShapeCtx, [dest, l, r]: [usize; 3], errs: &mut Vec<ShapeError>) {
     let op = ctx.inst.opcode;
-    let integer = matches!(
-        op,
-        Opcode::ElementAdd
-            | Opcode::ElementSub
-            | Opcode::ElementMul
-            | Opcode::ElementMax
-            | Opcode::ElementMin
-            | Opcode::BatchedAdd
-    );
-    if !integer {
+    if !q::has_integer_binary(op) {
         for k in [dest, l, r] {
             if check_kind(ctx, k, Kinds::Quantized, errs) {
                 params(ctx, k, errs);
