@@ -6,6 +6,7 @@
 use crate::error::{inst_error, BackendError};
 use crate::memory::MemoryLayout;
 use glow_ir::limits::{check_tensor, check_total};
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, Opcode};
 
 pub use glow_ir::limits::{MAX_TENSOR_BYTES, MAX_TOTAL_BYTES};
@@ -28,7 +29,7 @@ pub fn check_tensors(f: &Function) -> Result<(), BackendError> {
         if inst.opcode != Opcode::AllocActivation {
             continue;
         }
-        if let Some(ty) = inst.member_type("Ty") {
+        if let Some(ty) = inst.get(m::TY) {
             check_tensor("the activation", ty).map_err(|msg| inst_error(f, id, msg))?;
         }
     }

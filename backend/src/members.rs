@@ -3,8 +3,9 @@
 //! both engines, and the operator tables read their parameters the same way.
 
 use crate::error::{inst_error, BackendError};
+use glow_ir::member::{Key, Kind};
 use glow_ir::opcode::MemberType;
-use glow_ir::{Function, InstId};
+use glow_ir::{Function, InstId, MemberValue};
 
 /// The members of one instruction.
 #[derive(Clone, Copy)]
@@ -22,33 +23,19 @@ impl<'a> Members<'a> {
         inst_error(self.f, self.id, format!("member {name} is missing"))
     }
 
-    pub fn int(&self, name: &str) -> Result<i64, BackendError> {
+    /// A member's value; a missing one is an error naming it.
+    pub fn get<K: Kind>(&self, key: Key<K>) -> Result<K::Out<'a>, BackendError> {
         self.f
             .inst(self.id)
-            .member_int(name)
-            .ok_or_else(|| self.missing(name))
+            .get(key)
+            .ok_or_else(|| self.missing(key.name()))
     }
 
-    pub fn float(&self, name: &str) -> Result<f64, BackendError> {
+    /// A member the table names (for code that walks the table).
+    fn by_name(&self, name: &str) -> Result<&'a MemberValue, BackendError> {
         self.f
             .inst(self.id)
-            .member_float(name)
-            .ok_or_else(|| self.missing(name))
-    }
-
-    pub fn bool(&self, name: &str) -> Result<bool, BackendError> {
-        self.f
-            .inst(self.id)
-            .member(name)
-            .and_then(|v| v.as_bool())
-            .ok_or_else(|| self.missing(name))
-    }
-
-    pub fn ints(&self, name: &str) -> Result<Vec<i64>, BackendError> {
-        self.f
-            .inst(self.id)
-            .member_ints(name)
-            .map(<[i64]>::to_vec)
+            .member_by_name(name)
             .ok_or_else(|| self.missing(name))
     }
 
@@ -63,8 +50,16 @@ impl<'a> Members<'a> {
             .iter()
             .filter(|m| matches!(m.ty, MemberType::Float | MemberType::Bool))
             .map(|m| match m.ty {
-                MemberType::Bool => self.bool(m.name).map(|b| if b { 1.0 } else { 0.0 }),
-                _ => self.float(m.name).map(|v| v as f32),
+                MemberType::Bool => {
+                    self.by_name(m.name)
+                        .map(|v| if v.as_bool() == Some(true) { 1.0 } else { 0.0 })
+                }
+                _ => {
+                    let v = self.by_name(m.name)?;
+                    v.as_float()
+                        .map(|v| v as f32)
+                        .ok_or_else(|| self.missing(m.name))
+                }
             })
             .collect()
     }

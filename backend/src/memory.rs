@@ -10,6 +10,7 @@
 //! `glow_ir::ALIGN`-aligned.
 
 use crate::error::{inst_error, BackendError};
+use glow_ir::member as m;
 use glow_ir::{Function, InstId, Mutability, Opcode, Value, ALIGN};
 use glow_planner::align_up;
 use glow_planner::arena::arena_layout;
@@ -83,7 +84,7 @@ impl MemoryLayout {
     fn place_activations(&mut self, f: &Function) -> Result<(), BackendError> {
         for id in f.inst_ids() {
             let inst = f.inst(id);
-            if inst.opcode == Opcode::AllocActivation && inst.member_type("Ty").is_none() {
+            if inst.opcode == Opcode::AllocActivation && inst.get(m::TY).is_none() {
                 return Err(inst_error(f, id, "allocactivation without a type"));
             }
         }
@@ -129,7 +130,7 @@ impl MemoryLayout {
                     if inst.opcode == Opcode::TensorView {
                         let src = inst.operands.first()?.value;
                         let src_ty = f.value_type(src)?;
-                        let offs = inst.member_ints("Offsets")?;
+                        let offs = inst.get(m::OFFSETS)?;
                         let lin = glow_ir::function::linear_offset(offs, &src_ty.dims);
                         extra += lin * src_ty.elem.bytes();
                         v = src;

@@ -185,8 +185,8 @@ impl Activation {
         let (lo, hi) = match inst.opcode {
             Opcode::Relu => quant::activation_clamp("RELU", &[], out).map_err(err)?,
             Opcode::Clip => {
-                let m = crate::members::Members::new(f, id);
-                let args = [m.float("Min")?, m.float("Max")?];
+                let at = crate::members::Members::new(f, id);
+                let args = [at.get(glow_ir::member::MIN)?, at.get(glow_ir::member::MAX)?];
                 quant::activation_clamp("CLIP", &args, out).map_err(err)?
             }
             _ => (out.lo, out.hi),

@@ -34,6 +34,7 @@
 //! ```
 
 use crate::function::*;
+use crate::member::{self as m, Member};
 use crate::opcode::Opcode;
 use crate::types::Type;
 
@@ -126,19 +127,14 @@ impl<'f> Builder<'f> {
         base: &str,
         opcode: Opcode,
         operands: &[Value],
-        members: &[(&str, MemberValue)],
+        members: &[Member],
     ) -> InstId {
         let name = self.fresh(base);
         self.insert(InstData::new(name, opcode, operands, members))
     }
 
     pub fn alloc(&mut self, name: &str, ty: Type) -> Value {
-        Value::Inst(self.inst(
-            name,
-            Opcode::AllocActivation,
-            &[],
-            &[("Ty", MemberValue::Type(ty))],
-        ))
+        Value::Inst(self.inst(name, Opcode::AllocActivation, &[], &[m::TY.to(ty)]))
     }
 
     pub fn dealloc(&mut self, name: &str, buffer: Value) -> InstId {
@@ -146,10 +142,7 @@ impl<'f> Builder<'f> {
     }
 
     pub fn tensorview(&mut self, name: &str, src: Value, ty: Type, offsets: Vec<i64>) -> Value {
-        let members = [
-            ("Ty", MemberValue::Type(ty)),
-            ("Offsets", MemberValue::IntArray(offsets)),
-        ];
+        let members = [m::TY.to(ty), m::OFFSETS.to(offsets)];
         Value::Inst(self.inst(name, Opcode::TensorView, &[src], &members))
     }
 
@@ -158,12 +151,7 @@ impl<'f> Builder<'f> {
     }
 
     pub fn splat(&mut self, name: &str, dest: Value, value: f64) -> InstId {
-        self.inst(
-            name,
-            Opcode::Splat,
-            &[dest],
-            &[("Value", MemberValue::Float(value))],
-        )
+        self.inst(name, Opcode::Splat, &[dest], &[m::VALUE.to(value)])
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::fxhash::FxHashMap as HashMap;
 use crate::layout::Layout;
+use crate::member::{self as m, Key, Kind, Member};
 use crate::names::Names;
 use crate::opcode::{Default, MemberType, Opcode, OperandKind};
 use crate::span::SourceMap;
@@ -177,19 +178,30 @@ pub struct InstData {
 
 impl InstData {
     /// An instruction of `opcode`: operand kinds from the table, members at
-    /// their defaults, then `members` set by name.
+    /// their defaults, then `members` set.
+    ///
+    /// Panics when the opcode has no such member, or when the operands are
+    /// more than the table has or fewer than it requires: the code that
+    /// built it is wrong, and the verifier could not tell later.
     pub fn new(
         name: impl Into<String>,
         opcode: Opcode,
         operands: &[Value],
-        members: &[(&str, MemberValue)],
+        members: &[Member],
     ) -> InstData {
         let info = opcode.info();
+        assert!(
+            (info.required_operands()..=info.operands.len()).contains(&operands.len()),
+            "`{}` takes {} operands, {} given",
+            info.name,
+            info.operands.len(),
+            operands.len()
+        );
         let operands = operands
             .iter()
-            .enumerate()
-            .map(|(k, &value)| Operand {
-                kind: info.operands.get(k).map_or(OperandKind::In, |d| d.kind),
+            .zip(info.operands)
+            .map(|(&value, d)| Operand {
+                kind: d.kind,
                 value,
             })
             .collect();
@@ -203,8 +215,8 @@ impl InstData {
                 .map(|m| MemberValue::from_default(m.default))
                 .collect(),
         };
-        for (n, v) in members {
-            data.set_member(n, v.clone());
+        for m in members {
+            data.set_member(m.name, m.value.clone());
         }
         data
     }
@@ -214,45 +226,36 @@ impl InstData {
         self.operands.get(self.opcode.info().operand_index(name)?)
     }
 
-    /// The member called `name`, if the opcode has it and it is set.
-    pub fn member(&self, name: &str) -> Option<&MemberValue> {
+    /// A member's value, if the opcode has it and it is set.
+    pub fn get<K: Kind>(&self, key: Key<K>) -> Option<K::Out<'_>> {
+        K::read(self.member_by_name(key.name())?)
+    }
+
+    /// Sets a member; panics when the opcode has no such member.
+    pub fn set<K: Kind>(&mut self, key: Key<K>, value: impl Into<K::Arg>) {
+        self.set_member(key.name(), K::wrap(value.into()));
+    }
+
+    /// A member by the name the table gives it, for code that walks the
+    /// table (printer, verifier, reducer); other code uses [`InstData::get`].
+    pub fn member_by_name(&self, name: &str) -> Option<&MemberValue> {
         let i = self.opcode.info().member_index(name)?;
         self.members.get(i)?.as_ref()
-    }
-    pub fn member_int(&self, name: &str) -> Option<i64> {
-        self.member(name)?.as_int()
-    }
-    pub fn member_float(&self, name: &str) -> Option<f64> {
-        self.member(name)?.as_float()
-    }
-    pub fn member_ints(&self, name: &str) -> Option<&[i64]> {
-        self.member(name)?.as_ints()
-    }
-    pub fn member_type(&self, name: &str) -> Option<&Type> {
-        self.member(name)?.as_type()
-    }
-    pub fn member_str(&self, name: &str) -> Option<&str> {
-        self.member(name)?.as_str()
     }
 
     /// `FusedActivation` and its arguments (`NONE`, `[]` when absent).
     pub fn fused_activation(&self) -> (&str, &[f64]) {
         (
-            self.member_str("FusedActivation").unwrap_or("NONE"),
-            self.member("FusedActivationArgs")
-                .and_then(|v| v.as_floats())
-                .unwrap_or(&[]),
+            self.get(m::FUSED_ACTIVATION).unwrap_or("NONE"),
+            self.get(m::FUSED_ACTIVATION_ARGS).unwrap_or(&[]),
         )
     }
 
-    /// Sets a member by name; false when the opcode has no such member.
-    pub fn set_member(&mut self, name: &str, value: MemberValue) -> bool {
+    /// Sets a member by the table's name; panics when the opcode has none.
+    pub fn set_member(&mut self, name: &str, value: MemberValue) {
         match self.opcode.info().member_index(name) {
-            Some(i) => {
-                self.members[i] = Some(value);
-                true
-            }
-            None => false,
+            Some(i) => self.members[i] = Some(value),
+            None => panic!("`{}` has no member `{name}`", self.opcode.name()),
         }
     }
 }
@@ -384,7 +387,7 @@ impl Function {
             Value::Inst(i) => {
                 let inst = self.inst(i);
                 match inst.opcode {
-                    Opcode::AllocActivation | Opcode::TensorView => inst.member_type("Ty"),
+                    Opcode::AllocActivation | Opcode::TensorView => inst.get(m::TY),
                     _ => None,
                 }
             }
@@ -405,9 +408,7 @@ impl Function {
             let Some(src) = inst.operands.first() else {
                 break;
             };
-            if let (Some(offs), Some(src_ty)) =
-                (inst.member_ints("Offsets"), self.value_type(src.value))
-            {
+            if let (Some(offs), Some(src_ty)) = (inst.get(m::OFFSETS), self.value_type(src.value)) {
                 offset += linear_offset(offs, &src_ty.dims);
             }
             v = src.value;
@@ -514,7 +515,12 @@ mod tests {
             mutability: Mutability::Mutable,
             init: None,
         });
-        let a = f.push_inst(InstData::new("t1", Opcode::Splat, &[], &[]));
+        let a = f.push_inst(InstData::new(
+            "t1",
+            Opcode::Touch,
+            &[Value::Weight(WeightId(0))],
+            &[],
+        ));
         f.layout.append(a);
         f.erase(a);
         assert_eq!(f.fresh_name("t"), "t2");
@@ -526,7 +532,12 @@ mod tests {
         assert_eq!(f.fresh_name("t"), "t4");
         assert_eq!(f.fresh_name("t"), "t6");
         // Names added after the set was built are seen too.
-        f.push_inst(InstData::new("v", Opcode::Splat, &[], &[]));
+        f.push_inst(InstData::new(
+            "v",
+            Opcode::Touch,
+            &[Value::Weight(WeightId(0))],
+            &[],
+        ));
         assert_eq!(f.fresh_name("v"), "v1");
     }
 
@@ -543,10 +554,10 @@ mod tests {
         let s = InstData::new(
             "s",
             Opcode::Splat,
-            &[],
-            &[("Value", MemberValue::Float(2.0))],
+            &[Value::Weight(WeightId(0))],
+            &[m::VALUE.to(2.0)],
         );
-        assert_eq!(s.member_float("Value"), Some(2.0));
+        assert_eq!(s.get(m::VALUE), Some(2.0));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod fxhash;
 pub mod layout;
 pub mod lexer;
 pub mod limits;
+pub mod member;
 mod names;
 pub mod opcode;
 pub mod output;

@@ -2,6 +2,7 @@
 //! members (with types and defaults), in-place pairs and shape rule live in
 //! one table that drives the parser, printer, verifier, passes and backend.
 
+use crate::member::{self as m, Key, Kind};
 use crate::shapes;
 use crate::shapes::ShapeRule;
 
@@ -221,28 +222,28 @@ const fn opt_op(name: &'static str, kind: OperandKind) -> OperandDef {
         optional: true,
     }
 }
-const fn req(name: &'static str, ty: MemberType) -> MemberDef {
+const fn req<K: Kind>(key: Key<K>) -> MemberDef {
     MemberDef {
-        name,
-        ty,
+        name: key.name(),
+        ty: key.ty(),
         default: Default::Required,
         elide_default: false,
         rule: MemberRule::Any,
     }
 }
-const fn opt(name: &'static str, ty: MemberType, default: Default) -> MemberDef {
+const fn opt<K: Kind>(key: Key<K>, default: Default) -> MemberDef {
     MemberDef {
-        name,
-        ty,
+        name: key.name(),
+        ty: key.ty(),
         default,
         elide_default: false,
         rule: MemberRule::Any,
     }
 }
-const fn extra(name: &'static str, ty: MemberType, default: Default) -> MemberDef {
+const fn extra<K: Kind>(key: Key<K>, default: Default) -> MemberDef {
     MemberDef {
-        name,
-        ty,
+        name: key.name(),
+        ty: key.ty(),
         default,
         elide_default: true,
         rule: MemberRule::Any,
@@ -250,10 +251,10 @@ const fn extra(name: &'static str, ty: MemberType, default: Default) -> MemberDe
 }
 
 use MemberRule as R;
-use MemberType as M;
 use OperandKind::{In, InOut, Out};
 
-const LAYOUTS: &[&str] = &["NHWC", "NCHW"];
+/// Tensor layouts of the spatial instructions.
+pub const LAYOUTS: &[&str] = &["NHWC", "NCHW"];
 /// Fused activations of a convolution (Glow's `FusedActivation`).
 pub const FUSED_ACTIVATIONS: &[&str] = &["NONE", "RELU", "CLIP", "TANH", "SIGMOID", "LEAKY_RELU"];
 
@@ -285,67 +286,67 @@ macro_rules! opcodes {
 }
 
 opcodes! {
-    AllocActivation = "allocactivation", [], [req("Ty", M::Type), extra("Offset", M::Int, Default::Int(-1))], &[], shapes::none, Memory;
+    AllocActivation = "allocactivation", [], [req(m::TY), extra(m::OFFSET, Default::Int(-1))], &[], shapes::none, Memory;
     DeallocActivation = "deallocactivation", [op("Src", Out)], [], &[], shapes::none, Memory;
-    TensorView = "tensorview", [op("Src", In)], [req("Ty", M::Type), req("Offsets", M::IntArray)], &[], shapes::tensorview, Memory;
+    TensorView = "tensorview", [op("Src", In)], [req(m::TY), req(m::OFFSETS)], &[], shapes::tensorview, Memory;
     Copy = "copy", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::same_type, Copy;
-    Splat = "splat", [op("Dest", Out)], [req("Value", M::Float)], &[], shapes::none, Splat;
+    Splat = "splat", [op("Dest", Out)], [req(m::VALUE)], &[], shapes::none, Splat;
     Touch = "touch", [op("Dest", Out)], [], &[], shapes::none, Memory;
     Convolution = "convolution",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In), opt_op("Residual", In)],
-        [req("Kernels", M::IntArray).rule(R::TwoPositive),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
-         opt("Group", M::Int, Default::Int(1)).rule(R::AtLeastOne),
-         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
-         extra("FusedActivation", M::Enum(FUSED_ACTIVATIONS), Default::Enum("NONE")),
-         extra("FusedActivationArgs", M::FloatArray, Default::FloatArray(&[]))],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::GROUP, Default::Int(1)).rule(R::AtLeastOne),
+         opt(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::LAYOUT, Default::Enum("NHWC")),
+         extra(m::FUSED_ACTIVATION, Default::Enum("NONE")),
+         extra(m::FUSED_ACTIVATION_ARGS, Default::FloatArray(&[]))],
         &[], shapes::convolution, Convolution;
     ChannelwiseQuantizedConvolution = "channelwisequantizedconvolution",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In),
          op("FilterScales", In), op("FilterOffsets", In), op("BiasScales", In), op("BiasOffsets", In)],
-        [req("Kernels", M::IntArray).rule(R::TwoPositive),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
-         opt("Group", M::Int, Default::Int(1)).rule(R::AtLeastOne),
-         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         extra("FusedActivation", M::Enum(FUSED_ACTIVATIONS), Default::Enum("NONE")),
-         extra("FusedActivationArgs", M::FloatArray, Default::FloatArray(&[]))],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::GROUP, Default::Int(1)).rule(R::AtLeastOne),
+         opt(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         extra(m::FUSED_ACTIVATION, Default::Enum("NONE")),
+         extra(m::FUSED_ACTIVATION_ARGS, Default::FloatArray(&[]))],
         &[], shapes::channelwise_convolution, Convolution;
     ConvTranspose = "convtranspose",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In)],
-        [req("Kernels", M::IntArray).rule(R::TwoPositive),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
-         opt("Group", M::Int, Default::Int(1)).rule(R::AtLeastOne),
-         opt("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         extra("OutputPadding", M::IntArray, Default::IntArray(&[0, 0])).rule(R::TwoNonNegative)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::GROUP, Default::Int(1)).rule(R::AtLeastOne),
+         opt(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         extra(m::OUTPUT_PADDING, Default::IntArray(&[0, 0])).rule(R::TwoNonNegative)],
         &[], shapes::conv_transpose, ConvTranspose;
     MaxPool = "maxpool", [op("Dest", Out), op("Src", In)],
-        [req("Kernels", M::IntArray).rule(R::TwoPositive),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
-         opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
-         extra("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::LAYOUT, Default::Enum("NHWC")),
+         extra(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive)],
         &[], shapes::pool, Pool;
     AvgPool = "avgpool", [op("Dest", Out), op("Src", In)],
-        [req("Kernels", M::IntArray).rule(R::TwoPositive),
-         opt("Strides", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt("Pads", M::IntArray, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
-         opt("Layout", M::Enum(LAYOUTS), Default::Enum("NHWC")),
-         opt("CountIncludePads", M::Bool, Default::Bool(true)),
-         extra("Dilation", M::IntArray, Default::IntArray(&[1, 1])).rule(R::TwoPositive)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::LAYOUT, Default::Enum("NHWC")),
+         opt(m::COUNT_INCLUDE_PADS, Default::Bool(true)),
+         extra(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive)],
         &[], shapes::pool, Pool;
     FullyConnected = "fullyconnected",
         [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)], [], &[], shapes::fully_connected, MatrixMultiply;
     MatMul = "matmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::matmul, MatrixMultiply;
     BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul, MatrixMultiply;
     BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add, BatchedAdd;
-    BatchedReduceAdd = "batchedreduceadd", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
-    BatchedReduceMax = "batchedreducemax", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
-    BatchedReduceMin = "batchedreducemin", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
-    BatchedReduceProd = "batchedreduceprod", [op("Dest", Out), op("Batch", In)], [req("Axis", M::Int)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceAdd = "batchedreduceadd", [op("Dest", Out), op("Batch", In)], [req(m::AXIS)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceMax = "batchedreducemax", [op("Dest", Out), op("Batch", In)], [req(m::AXIS)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceMin = "batchedreducemin", [op("Dest", Out), op("Batch", In)], [req(m::AXIS)], &[], shapes::batched_reduce_add, Reduce;
+    BatchedReduceProd = "batchedreduceprod", [op("Dest", Out), op("Batch", In)], [req(m::AXIS)], &[], shapes::batched_reduce_add, Reduce;
     ElementAdd = "elementadd", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementSub = "elementsub", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMul = "elementmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
@@ -365,8 +366,8 @@ opcodes! {
     Relu = "relu", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::activation, Unary;
     Sigmoid = "sigmoid", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     Tanh = "tanh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
-    Clip = "clip", [op("Dest", Out), op("Src", In)], [req("Min", M::Float), req("Max", M::Float)], &[(0, 1)], shapes::activation, Unary;
-    LeakyRelu = "leakyrelu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(0.01))], &[(0, 1)], shapes::float_unary, Unary;
+    Clip = "clip", [op("Dest", Out), op("Src", In)], [req(m::MIN), req(m::MAX)], &[(0, 1)], shapes::activation, Unary;
+    LeakyRelu = "leakyrelu", [op("Dest", Out), op("Src", In)], [opt(m::ALPHA, Default::Float(0.01))], &[(0, 1)], shapes::float_unary, Unary;
     ElementExp = "elementexp", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     ElementLog = "elementlog", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     ElementSqrt = "elementsqrt", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
@@ -391,52 +392,52 @@ opcodes! {
     ElementSinh = "elementsinh", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     ElementTan = "elementtan", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
     SoftPlus = "softplus", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
-    Elu = "elu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
+    Elu = "elu", [op("Dest", Out), op("Src", In)], [opt(m::ALPHA, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
     Selu = "selu", [op("Dest", Out), op("Src", In)],
-        [opt("Alpha", M::Float, Default::Float(1.6732631921768188)), opt("Gamma", M::Float, Default::Float(1.0507010221481323))],
+        [opt(m::ALPHA, Default::Float(1.6732631921768188)), opt(m::GAMMA, Default::Float(1.0507010221481323))],
         &[(0, 1)], shapes::float_unary, Unary;
-    Celu = "celu", [op("Dest", Out), op("Src", In)], [opt("Alpha", M::Float, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
-    Gelu = "gelu", [op("Dest", Out), op("Src", In)], [opt("Approximate", M::Bool, Default::Bool(false))], &[(0, 1)], shapes::float_unary, Unary;
+    Celu = "celu", [op("Dest", Out), op("Src", In)], [opt(m::ALPHA, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
+    Gelu = "gelu", [op("Dest", Out), op("Src", In)], [opt(m::APPROXIMATE, Default::Bool(false))], &[(0, 1)], shapes::float_unary, Unary;
     SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
     LogSoftMax = "logsoftmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
-    Gather = "gather", [op("Dest", Out), op("Data", In), op("Indices", In)], [opt("Axis", M::Int, Default::Int(0))], &[], shapes::gather, Gather;
+    Gather = "gather", [op("Dest", Out), op("Data", In), op("Indices", In)], [opt(m::AXIS, Default::Int(0))], &[], shapes::gather, Gather;
     GatherElements = "gatherelements", [op("Dest", Out), op("Data", In), op("Indices", In)],
-        [opt("Axis", M::Int, Default::Int(0))], &[], shapes::gather_elements, GatherElements;
+        [opt(m::AXIS, Default::Int(0))], &[], shapes::gather_elements, GatherElements;
     GatherND = "gathernd", [op("Dest", Out), op("Data", In), op("Indices", In)],
-        [opt("BatchDims", M::Int, Default::Int(0)).rule(R::NonNegative)], &[], shapes::gather_nd, GatherND;
+        [opt(m::BATCH_DIMS, Default::Int(0)).rule(R::NonNegative)], &[], shapes::gather_nd, GatherND;
     ScatterElements = "scatterelements", [op("Dest", Out), op("Data", In), op("Indices", In), op("Updates", In)],
-        [opt("Axis", M::Int, Default::Int(0)), opt("Reduction", M::Enum(REDUCTIONS), Default::Enum("none"))],
+        [opt(m::AXIS, Default::Int(0)), opt(m::REDUCTION, Default::Enum("none"))],
         &[], shapes::scatter_elements, ScatterElements;
     ScatterND = "scatternd", [op("Dest", Out), op("Data", In), op("Indices", In), op("Updates", In)],
-        [opt("Reduction", M::Enum(REDUCTIONS), Default::Enum("none"))], &[], shapes::scatter_nd, ScatterND;
+        [opt(m::REDUCTION, Default::Enum("none"))], &[], shapes::scatter_nd, ScatterND;
     OneHot = "onehot", [op("Dest", Out), op("Indices", In)],
-        [req("Axis", M::Int), opt("OffValue", M::Float, Default::Float(0.0)), opt("OnValue", M::Float, Default::Float(1.0))],
+        [req(m::AXIS), opt(m::OFF_VALUE, Default::Float(0.0)), opt(m::ON_VALUE, Default::Float(1.0))],
         &[], shapes::one_hot, OneHot;
     ArgMax = "argmax", [op("Dest", Out), op("Src", In)],
-        [req("Axis", M::Int), opt("KeepDims", M::Bool, Default::Bool(true)), extra("SelectLastIndex", M::Bool, Default::Bool(false))],
+        [req(m::AXIS), opt(m::KEEP_DIMS, Default::Bool(true)), extra(m::SELECT_LAST_INDEX, Default::Bool(false))],
         &[], shapes::arg_min_max, ArgMinMax;
     ArgMin = "argmin", [op("Dest", Out), op("Src", In)],
-        [req("Axis", M::Int), opt("KeepDims", M::Bool, Default::Bool(true)), extra("SelectLastIndex", M::Bool, Default::Bool(false))],
+        [req(m::AXIS), opt(m::KEEP_DIMS, Default::Bool(true)), extra(m::SELECT_LAST_INDEX, Default::Bool(false))],
         &[], shapes::arg_min_max, ArgMinMax;
-    Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req("Shuffle", M::IntArray)], &[], shapes::transpose, Transpose;
+    Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req(m::SHUFFLE)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
-        [req("Offsets", M::IntArray), opt("Count", M::Int, Default::Int(1)).rule(R::AtLeastOne), opt("Axis", M::Int, Default::Int(0))],
+        [req(m::OFFSETS), opt(m::COUNT, Default::Int(1)).rule(R::AtLeastOne), opt(m::AXIS, Default::Int(0))],
         &[], shapes::insert_tensor, Insert;
-    ExtractTensor = "extracttensor", [op("Dest", Out), op("Src", In)], [req("Offsets", M::IntArray)], &[], shapes::extract_tensor, Extract;
+    ExtractTensor = "extracttensor", [op("Dest", Out), op("Src", In)], [req(m::OFFSETS)], &[], shapes::extract_tensor, Extract;
     BatchNormalization = "batchnormalization",
         [op("Dest", Out), op("Src", In), op("Scale", In), op("Bias", In), op("Mean", In), op("Var", In)],
-        [opt("ChannelIdx", M::Int, Default::Int(3)),
-         opt("Epsilon", M::Float, Default::Float(1e-5)),
-         opt("Momentum", M::Float, Default::Float(0.9))],
+        [opt(m::CHANNEL_IDX, Default::Int(3)),
+         opt(m::EPSILON, Default::Float(1e-5)),
+         opt(m::MOMENTUM, Default::Float(0.9))],
         &[], shapes::batch_normalization, BatchNorm;
     LayerNormalization = "layernormalization",
         [op("Dest", Out), op("Src", In), op("Scale", In), op("Bias", In)],
-        [opt("Epsilon", M::Float, Default::Float(1e-5))],
+        [opt(m::EPSILON, Default::Float(1e-5))],
         &[], shapes::layer_normalization, LayerNorm;
     LocalResponseNormalization = "localresponsenormalization",
         [op("Dest", Out), op("Src", In), op("Scale", Out)],
-        [req("HalfWindowSize", M::Int).rule(R::NonNegative), opt("Alpha", M::Float, Default::Float(1e-4)),
-         opt("Beta", M::Float, Default::Float(0.75)), opt("K", M::Float, Default::Float(2.0))],
+        [req(m::HALF_WINDOW_SIZE).rule(R::NonNegative), opt(m::ALPHA, Default::Float(1e-4)),
+         opt(m::BETA, Default::Float(0.75)), opt(m::K, Default::Float(2.0))],
         &[], shapes::lrn, Lrn;
     Quantize = "quantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::quantize, Quantization;
     Dequantize = "dequantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::dequantize, Quantization;
@@ -444,7 +445,7 @@ opcodes! {
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;
     DebugPrint = "debugprint", [op("Src", In)],
-        [opt("Format", M::Str, Default::Str("console")), opt("FileName", M::Str, Default::Str(""))],
+        [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;
 }
 

@@ -4,6 +4,7 @@
 //! Edits go through `glow_ir::builder::Builder` (O(1) insertion at a cursor,
 //! fresh names in O(1)) and `Function::erase` (O(1)).
 
+use glow_ir::member as m;
 use glow_ir::{Function, InstId, Opcode, Value};
 
 /// The origin (buffer at the end of the tensorview chain) and element
@@ -32,7 +33,7 @@ impl Origins {
                             Value::Inst(s) if done[s.index()] => table[s.index()],
                             v => f.origin(v),
                         };
-                        let here = match (inst.member_ints("Offsets"), f.value_type(src.value)) {
+                        let here = match (inst.get(m::OFFSETS), f.value_type(src.value)) {
                             (Some(offs), Some(ty)) => {
                                 glow_ir::function::linear_offset(offs, &ty.dims)
                             }

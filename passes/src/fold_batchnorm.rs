@@ -20,6 +20,7 @@
 
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
+use glow_ir::member as m;
 use glow_ir::{
     Diagnostic, ElemKind, Function, InstId, Mutability, Opcode, Value, WeightData, WeightId,
     WeightInit,
@@ -75,9 +76,7 @@ impl Pass for FoldBatchNorm {
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
         for &c in &order {
             let conv = f.inst(c);
-            if conv.opcode != Opcode::Convolution
-                || conv.member_str("FusedActivation") != Some("NONE")
-            {
+            if conv.opcode != Opcode::Convolution || conv.get(m::FUSED_ACTIVATION) != Some("NONE") {
                 continue;
             }
             let Value::Inst(x) = conv.operands[0].value else {
@@ -100,9 +99,9 @@ impl Pass for FoldBatchNorm {
                 }
             }
             let Some(b) = bn.filter(|_| ok) else { continue };
-            let nchw = conv.member_str("Layout") == Some("NCHW");
+            let nchw = conv.get(m::LAYOUT) == Some("NCHW");
             let channel = if nchw { 1 } else { 3 };
-            if f.inst(b).member_int("ChannelIdx") != Some(channel) {
+            if f.inst(b).get(m::CHANNEL_IDX) != Some(channel) {
                 continue;
             }
             let y = f.inst(b).operands[0].value;
@@ -154,7 +153,7 @@ impl Pass for FoldBatchNorm {
             if [scale, beta, mean, var].iter().any(|v| v.len() != oc) || oc == 0 {
                 continue;
             }
-            let eps = f.inst(b).member_float("Epsilon").unwrap_or(1e-5) as f32;
+            let eps = f.inst(b).get(m::EPSILON).unwrap_or(1e-5) as f32;
             let s: Vec<f32> = (0..oc)
                 .map(|o| (1.0f32 / (var[o] + eps).sqrt()) * scale[o])
                 .collect();

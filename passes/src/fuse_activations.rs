@@ -20,7 +20,8 @@
 
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::{Diagnostic, Function, InstId, MemberValue, Opcode, Value};
+use glow_ir::member as m;
+use glow_ir::{Diagnostic, Function, InstId, Opcode, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "fuse-activations",
@@ -43,10 +44,7 @@ fn fused_form(f: &Function, a: InstId) -> Option<(&'static str, Vec<f64>)> {
         Opcode::Relu => ("RELU", vec![]),
         Opcode::Sigmoid => ("SIGMOID", vec![]),
         Opcode::Tanh => ("TANH", vec![]),
-        Opcode::Clip => (
-            "CLIP",
-            vec![inst.member_float("Min")?, inst.member_float("Max")?],
-        ),
+        Opcode::Clip => ("CLIP", vec![inst.get(m::MIN)?, inst.get(m::MAX)?]),
         _ => return None,
     })
 }
@@ -64,7 +62,7 @@ impl Pass for FuseActivations {
         for &c in &order {
             let conv = f.inst(c);
             if conv.opcode != Opcode::Convolution
-                || conv.member_str("FusedActivation") != Some("NONE")
+                || conv.get(m::FUSED_ACTIVATION) != Some("NONE")
                 || dead[c.index()]
             {
                 continue;
@@ -162,9 +160,9 @@ impl Pass for FuseActivations {
         for (c, y, form, args) in rewrites {
             let inst = f.inst_mut(c);
             inst.operands[0].value = y;
-            inst.set_member("FusedActivation", MemberValue::Enum(form.into()));
+            inst.set(m::FUSED_ACTIVATION, form);
             if !args.is_empty() {
-                inst.set_member("FusedActivationArgs", MemberValue::FloatArray(args));
+                inst.set(m::FUSED_ACTIVATION_ARGS, args);
             }
         }
         rebuild_layout(f, &before, &dead);

@@ -26,6 +26,7 @@
 
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, InstId, Opcode, Operand, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -120,7 +121,7 @@ fn candidate(
     let conv = f.inst(c);
     if conv.opcode != Opcode::Convolution
         || conv.operands.len() != 4
-        || conv.member_str("FusedActivation") != Some("NONE")
+        || conv.get(m::FUSED_ACTIVATION) != Some("NONE")
         || taken[c.index()]
     {
         return None;

@@ -17,6 +17,7 @@
 use crate::edit::{erase_marked, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::builder::Builder;
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, InstId, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -162,8 +163,8 @@ fn apply(f: &mut Function, merges: &[(InstId, InstId, usize)], root: &[u32], cx:
     let mut dead = vec![false; n];
     for &(c, a, pos) in merges {
         let a = InstId(find(a.index()) as u32);
-        let cty = f.inst(c).member_type("Ty").cloned();
-        let aty = f.inst(a).member_type("Ty").cloned();
+        let cty = f.inst(c).get(m::TY).cloned();
+        let aty = f.inst(a).get(m::TY).cloned();
         let value = match (cty, aty) {
             (Some(ct), Some(at)) if ct != at => {
                 let base = format!("{}.inplace", f.inst(c).name);

@@ -20,6 +20,7 @@ use crate::edit::{self, dense, dense_len, Origins};
 use crate::optimize_inserts::is_slice_contiguous;
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::builder::Builder;
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, InstId, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -133,7 +134,7 @@ impl Pass for OptimizeExtracts {
             if !cx.should_execute("optimize-extracts") {
                 continue;
             }
-            let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();
+            let offsets = inst.get(m::OFFSETS).unwrap_or(&[]).to_vec();
             let (iname, ty) = (inst.name.clone(), dty.clone());
             let view =
                 Builder::before(f, id).tensorview(&format!("{iname}.tv.src"), s, ty, offsets);

@@ -23,6 +23,7 @@
 use crate::edit::{self, dense, dense_len, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::builder::Builder;
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, Opcode, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -98,7 +99,7 @@ impl Pass for OptimizeInserts {
                 continue;
             };
             let why_not = |msg: &str| format!("keeping %{}: {msg}", inst.name);
-            if inst.member_int("Count") != Some(1) {
+            if inst.get(m::COUNT) != Some(1) {
                 cx.debug(|| why_not("Count is not 1"));
                 continue;
             }
@@ -149,7 +150,7 @@ impl Pass for OptimizeInserts {
             if !cx.should_execute("optimize-inserts") {
                 continue;
             }
-            let offsets = inst.member_ints("Offsets").unwrap_or(&[]).to_vec();
+            let offsets = inst.get(m::OFFSETS).unwrap_or(&[]).to_vec();
             let (iname, wname) = (inst.name.clone(), f.inst(w).name.clone());
             let ty = aty.clone();
             // The view, then the writer moved after it, replace the insert.

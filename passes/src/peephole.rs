@@ -22,6 +22,7 @@
 use crate::edit::{self, dense, dense_len, elems, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::builder::Builder;
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, InstData, InstId, Opcode, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -102,9 +103,9 @@ impl Pass for Peephole {
                     let Some(src) = inst.operands.first().map(|o| o.value) else {
                         continue;
                     };
-                    let same = inst.member_type("Ty") == f.value_type(src)
+                    let same = inst.get(m::TY) == f.value_type(src)
                         && inst
-                            .member_ints("Offsets")
+                            .get(m::OFFSETS)
                             .is_some_and(|o| o.iter().all(|&x| x == 0));
                     if !same {
                         continue;

@@ -9,7 +9,8 @@ use crate::analysis::memory::{lifetimes, planner_buffers};
 use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
 use crate::planner::{self, PlanOptions};
 use glow_ir::function::ArenaPlan;
-use glow_ir::{Diagnostic, Function, MemberValue};
+use glow_ir::member as m;
+use glow_ir::{Diagnostic, Function};
 
 pub static INFO: PassInfo = PassInfo {
     name: "plan-memory",
@@ -71,8 +72,8 @@ impl Pass for PlanMemory {
         for (l, &off) in lives.iter().zip(&plan.offsets) {
             let inst = f.inst_mut(l.alloc);
             let v = off as i64;
-            if inst.member_int("Offset") != Some(v) {
-                inst.set_member("Offset", MemberValue::Int(v));
+            if inst.get(m::OFFSET) != Some(v) {
+                inst.set(m::OFFSET, v);
                 changed = true;
             }
         }

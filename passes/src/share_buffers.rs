@@ -25,9 +25,9 @@
 
 use crate::analysis::liveness::{operand_slot, read_slot, write_slot, Interval, LiveIntervals};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
+use glow_ir::member as m;
 use glow_ir::{
-    Diagnostic, Function, InstData, InstId, MemberValue, Mutability, Opcode, OperandKind, Type,
-    Value,
+    Diagnostic, Function, InstData, InstId, Mutability, Opcode, OperandKind, Type, Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -473,10 +473,7 @@ impl Sharer {
         offs: Vec<i64>,
     ) -> Value {
         let name = f.fresh_name(&format!("{}.view", f.value_name(src)));
-        let members = [
-            ("Ty", MemberValue::Type(ty)),
-            ("Offsets", MemberValue::IntArray(offs)),
-        ];
+        let members = [m::TY.to(ty), m::OFFSETS.to(offs)];
         let v = f.push_inst(InstData::new(name, Opcode::TensorView, &[src], &members));
         self.pending.entry(pos).or_default().push(v);
         Value::Inst(v)

@@ -5,6 +5,7 @@
 
 use crate::{Buffer, PlanOptions};
 use glow_ir::function::ArenaPlan;
+use glow_ir::member as m;
 use glow_ir::{Function, InstId, Opcode, Value};
 
 /// An activation's lifetime: alloc and dealloc positions (closed; the
@@ -52,7 +53,7 @@ pub fn planner_buffers(f: &Function, lives: &[Lifetime]) -> Vec<Buffer> {
     lives
         .iter()
         .map(|l| {
-            let bytes = f.inst(l.alloc).member_type("Ty").map_or(0, |t| t.bytes());
+            let bytes = f.inst(l.alloc).get(m::TY).map_or(0, |t| t.bytes());
             let clamp = |p: usize| u32::try_from(p).unwrap_or(u32::MAX);
             Buffer::new(bytes, clamp(l.first), clamp(l.last))
         })
@@ -87,7 +88,7 @@ pub fn arena_layout(f: &Function, align: u64) -> ArenaLayout {
     let planned_offsets: Option<Vec<u64>> = f.memory.and_then(|_| {
         lives
             .iter()
-            .map(|l| u64::try_from(f.inst(l.alloc).member_int("Offset")?).ok())
+            .map(|l| u64::try_from(f.inst(l.alloc).get(m::OFFSET)?).ok())
             .collect()
     });
     let (offsets, arena, planned) = match (planned_offsets, f.memory) {

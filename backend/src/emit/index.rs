@@ -9,6 +9,7 @@ use super::{close_nest, linear, open_nest, KCtx};
 use crate::elem::{bits_ctype, ctype, splat_bits};
 use crate::error::BackendError;
 use crate::ops::{self, BinOp};
+use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
 
 /// Lines that set `j` to index `src` normalized against `n` (negative from
@@ -28,7 +29,7 @@ fn without_axis(vars: &[String], strides: &[u64], axis: usize) -> String {
 }
 
 fn axis(c: &KCtx) -> Result<usize, BackendError> {
-    Ok(c.member_int("Axis")?.max(0) as usize)
+    Ok(c.member(m::AXIS)?.max(0) as usize)
 }
 
 pub fn gather_elements(c: &mut KCtx) -> Result<(), BackendError> {
@@ -80,7 +81,7 @@ fn nd_layout(data: &Type, idx: &Type, b: usize) -> ((u64, u64, usize, u64), Vec<
 
 pub fn gather_nd(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, data, idx) = (c.ty("Dest")?, c.ty("Data")?, c.ty("Indices")?);
-    let b = c.member_int("BatchDims")?.max(0) as usize;
+    let b = c.member(m::BATCH_DIMS)?.max(0) as usize;
     let ((batches, tuples, k, inner), st) = nd_layout(&data, &idx, b);
     let per_batch: u64 = data.dims[b..].iter().product();
     let esize = d.elem.bytes();
@@ -112,7 +113,7 @@ fn scatter_setup(c: &mut KCtx) -> Result<(&'static str, Option<&'static BinOp>),
     let (d, data, idx) = (c.ty("Dest")?, c.ty("Data")?, c.ty("Indices")?);
     let r = c
         .inst
-        .member_str("Reduction")
+        .get(m::REDUCTION)
         .ok_or_else(|| c.err("missing member Reduction"))?;
     let op = ops::scatter_op(r);
     let ct = match (op, d.elem) {
@@ -191,8 +192,8 @@ pub fn one_hot(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, idx) = (c.ty("Dest")?, c.ty("Indices")?);
     let axis = axis(c)?;
     let bits = |v: f64| splat_bits(d.elem, v).ok_or_else(|| c.unsupported(&d));
-    let off = bits(c.member_float("OffValue")?)?;
-    let on = bits(c.member_float("OnValue")?)?;
+    let off = bits(c.member(m::OFF_VALUE)?)?;
+    let on = bits(c.member(m::ON_VALUE)?)?;
     let (outer, depth, inner) = super::split(&d.dims, axis);
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
@@ -217,11 +218,7 @@ pub fn arg_min_max(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     c.require_f32(&s)?;
     let axis = axis(c)?;
-    let last = c
-        .inst
-        .member("SelectLastIndex")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let last = c.inst.get(m::SELECT_LAST_INDEX).unwrap_or(false);
     let cmp = match (c.inst.opcode == Opcode::ArgMax, last) {
         (true, false) => ">",
         (true, true) => ">=",

@@ -7,6 +7,7 @@ use super::runtime::{Kernel, PackKind};
 use super::KCtx;
 use crate::error::BackendError;
 use crate::ops::c_float;
+use glow_ir::member as m;
 use glow_ir::Opcode;
 
 pub fn batched_add(c: &mut KCtx) -> Result<(), BackendError> {
@@ -50,7 +51,7 @@ pub fn batched_reduce_add(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, b) = (c.ty("Dest")?, c.ty("Batch")?);
     c.require_f32(&d)?;
     c.require_f32(&b)?;
-    let axis = c.member_int("Axis")?.max(0) as usize;
+    let axis = c.member(m::AXIS)?.max(0) as usize;
     let (outer, at, inner) = split(&b.dims, axis);
     c.decl("Dest", "float")?;
     c.decl("Batch", "float")?;
@@ -209,8 +210,8 @@ pub fn batchnorm(c: &mut KCtx) -> Result<(), BackendError> {
         c.require_f32(&t)?;
     }
     let s = c.ty("Src")?;
-    let ch = c.member_int("ChannelIdx")?.max(0) as usize;
-    let eps = c_float(c.member_float("Epsilon")? as f32);
+    let ch = c.member(m::CHANNEL_IDX)?.max(0) as usize;
+    let eps = c_float(c.member(m::EPSILON)? as f32);
     let (outer, at, inner) = split(&s.dims, ch);
     for n in names {
         c.decl(n, "float")?;
@@ -232,7 +233,7 @@ pub fn layernorm(c: &mut KCtx) -> Result<(), BackendError> {
         c.require_f32(&t)?;
     }
     let s = c.ty("Src")?;
-    let eps = c_float(c.member_float("Epsilon")? as f32);
+    let eps = c_float(c.member(m::EPSILON)? as f32);
     let cols = *s.dims.last().unwrap_or(&1);
     let rows = s.size() / cols.max(1);
     let n = c_float(cols as f32);
@@ -267,11 +268,11 @@ pub fn lrn(c: &mut KCtx) -> Result<(), BackendError> {
         c.require_f32(&t)?;
     }
     let s = c.ty("Src")?;
-    let h = c.member_int("HalfWindowSize")?.max(0) as u64;
-    let alpha = c.member_float("Alpha")? as f32;
+    let h = c.member(m::HALF_WINDOW_SIZE)?.max(0) as u64;
+    let alpha = c.member(m::ALPHA)? as f32;
     let norm = c_float(alpha / (2 * h + 1) as f32);
-    let beta = c_float(-(c.member_float("Beta")? as f32));
-    let k = c_float(c.member_float("K")? as f32);
+    let beta = c_float(-(c.member(m::BETA)? as f32));
+    let k = c_float(c.member(m::K)? as f32);
     let cols = *s.dims.last().unwrap_or(&1);
     let rows = s.size() / cols.max(1);
     for n in ["Dest", "Src", "Scale"] {

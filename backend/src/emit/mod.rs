@@ -134,16 +134,12 @@ impl KCtx<'_, '_> {
         crate::members::Members::new(self.f, self.id)
     }
 
-    pub fn member_int(&self, name: &str) -> Result<i64, BackendError> {
-        self.m().int(name)
-    }
-
-    pub fn member_float(&self, name: &str) -> Result<f64, BackendError> {
-        self.m().float(name)
-    }
-
-    pub fn member_ints(&self, name: &str) -> Result<Vec<i64>, BackendError> {
-        self.m().ints(name)
+    /// A member's value; a missing one is an error naming it.
+    pub fn member<K: glow_ir::member::Kind>(
+        &self,
+        key: glow_ir::member::Key<K>,
+    ) -> Result<K::Out<'_>, BackendError> {
+        self.m().get(key)
     }
 
     /// Fails with the unsupported-type error unless `ty` is `float`.

@@ -8,6 +8,7 @@ use super::{close_nest, linear, open_nest, KCtx};
 use crate::elem::{bits_ctype, ctype, splat_bits};
 use crate::error::BackendError;
 use crate::namer::c_string;
+use glow_ir::member as m;
 use glow_ir::ElemKind;
 
 pub fn copy(c: &mut KCtx) -> Result<(), BackendError> {
@@ -63,7 +64,7 @@ fn move_call(
 
 pub fn splat(c: &mut KCtx) -> Result<(), BackendError> {
     let d = c.ty("Dest")?;
-    let v = c.member_float("Value")?;
+    let v = c.member(m::VALUE)?;
     let bits = splat_bits(d.elem, v).ok_or_else(|| c.unsupported(&d))?;
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
@@ -78,7 +79,7 @@ pub fn splat(c: &mut KCtx) -> Result<(), BackendError> {
 
 pub fn transpose(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
-    let shuffle = c.member_ints("Shuffle")?;
+    let shuffle = c.member(m::SHUFFLE)?.to_vec();
     let ss = s.strides();
     let strides: Vec<u64> = shuffle
         .iter()
@@ -123,7 +124,7 @@ fn shifted(vars: &[String], offs: &[i64], strides: &[u64], extra: Option<(usize,
 
 pub fn extract(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
-    let offs = c.member_ints("Offsets")?;
+    let offs = c.member(m::OFFSETS)?.to_vec();
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
     c.decl("Src", bt)?;
@@ -148,9 +149,9 @@ pub fn extract(c: &mut KCtx) -> Result<(), BackendError> {
 
 pub fn insert(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
-    let offs = c.member_ints("Offsets")?;
-    let count = c.member_int("Count")?.max(0) as u64;
-    let axis = c.member_int("Axis")?.max(0) as usize;
+    let offs = c.member(m::OFFSETS)?.to_vec();
+    let count = c.member(m::COUNT)?.max(0) as u64;
+    let axis = c.member(m::AXIS)?.max(0) as usize;
     let step = s.dims.get(axis).copied().unwrap_or(1);
     let bt = bits_ctype(d.elem);
     c.decl("Dest", bt)?;
@@ -194,7 +195,7 @@ pub fn insert(c: &mut KCtx) -> Result<(), BackendError> {
 /// an index out of range gives zeros, so no input reads outside `Data`.
 pub fn gather(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, data, idx) = (c.ty("Dest")?, c.ty("Data")?, c.ty("Indices")?);
-    let axis = c.member_int("Axis")?.max(0) as usize;
+    let axis = c.member(m::AXIS)?.max(0) as usize;
     let (outer, at, inner) = super::split(&data.dims, axis);
     let esize = d.elem.bytes();
     let bt = bits_ctype(d.elem);

@@ -9,6 +9,7 @@ use super::KCtx;
 use crate::elem::ctype;
 use crate::error::BackendError;
 use crate::quant::{self as q, ChannelParams};
+use glow_ir::member as m;
 use glow_ir::quant::{Multiplier, Product, Requant};
 use glow_ir::{Opcode, Type};
 
@@ -119,7 +120,7 @@ fn store(c: &mut KCtx, dest: &str, ch: &str, acc: &str, d: &Type) {
 pub fn convolution(c: &mut KCtx) -> R {
     let (d, s, f) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Filter")?);
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
-    let group = c.member_int("Group")?.max(1) as u64;
+    let group = c.member(m::GROUP)?.max(1) as u64;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
     let (cg, ocg) = (ch / group, oc / group);
@@ -377,11 +378,7 @@ pub fn pool(c: &mut KCtx) -> R {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
     let is_max = c.inst.opcode == Opcode::MaxPool;
-    let include = c
-        .inst
-        .member("CountIncludePads")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true);
+    let include = c.inst.get(m::COUNT_INCLUDE_PADS).unwrap_or(true);
     let area = win.kernels[0] * win.kernels[1];
     let resc = q::Activation::of(c.f, c.id)?;
     let in_off = resc.rescale.in_off;

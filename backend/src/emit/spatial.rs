@@ -7,6 +7,7 @@ use super::runtime::{Kernel, PackKind};
 use super::KCtx;
 use crate::error::BackendError;
 use crate::ops::{c_float, fused_activation};
+use glow_ir::member as m;
 
 /// The window members, read once for both engines.
 #[derive(Clone, Debug)]
@@ -21,24 +22,24 @@ pub struct Window {
 
 impl Window {
     pub fn read(inst: &glow_ir::InstData) -> Option<Window> {
-        let two = |name: &str, d: u64| -> Option<[u64; 2]> {
-            match inst.member_ints(name) {
+        let two = |key: glow_ir::member::Key<glow_ir::member::Ints>, d: u64| -> Option<[u64; 2]> {
+            match inst.get(key) {
                 Some(v) if v.len() == 2 => Some([v[0].max(0) as u64, v[1].max(0) as u64]),
                 Some(_) => None,
                 None => Some([d, d]),
             }
         };
-        let pads = match inst.member_ints("Pads") {
+        let pads = match inst.get(m::PADS) {
             Some(v) if v.len() == 4 => [v[0], v[1], v[2], v[3]].map(|p| p.max(0) as u64),
             Some(_) => return None,
             None => [0; 4],
         };
         Some(Window {
-            kernels: two("Kernels", 1)?,
-            strides: two("Strides", 1)?,
+            kernels: two(m::KERNELS, 1)?,
+            strides: two(m::STRIDES, 1)?,
             pads,
-            dilation: two("Dilation", 1)?,
-            nchw: inst.member_str("Layout") == Some("NCHW"),
+            dilation: two(m::DILATION, 1)?,
+            nchw: inst.get(m::LAYOUT) == Some("NCHW"),
         })
     }
 
@@ -117,7 +118,7 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
     }
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
-    let group = c.member_int("Group")?.max(1) as u64;
+    let group = c.member(m::GROUP)?.max(1) as u64;
     let (act, a0, a1) = act_code(c)?;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
@@ -239,7 +240,7 @@ pub fn conv_transpose(c: &mut KCtx) -> Result<(), BackendError> {
     }
     let (d, s, f) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Filter")?);
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
-    let group = c.member_int("Group")?.max(1) as u64;
+    let group = c.member(m::GROUP)?.max(1) as u64;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
     let (cg, ocg) = (ch / group, f.dims[3]);
@@ -304,11 +305,7 @@ pub fn pool(c: &mut KCtx) -> Result<(), BackendError> {
     c.require_f32(&s)?;
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
     let is_max = c.inst.opcode == glow_ir::Opcode::MaxPool;
-    let include = c
-        .inst
-        .member("CountIncludePads")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true);
+    let include = c.inst.get(m::COUNT_INCLUDE_PADS).unwrap_or(true);
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, _, oh, ow] = win.nchw_of(&d.dims);
     c.decl("Dest", "float")?;

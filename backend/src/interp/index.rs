@@ -10,6 +10,7 @@ use crate::elem::splat_bits;
 use crate::emit::split;
 use crate::error::BackendError;
 use crate::ops::{self, BinOp};
+use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
 
 type R = Result<(), BackendError>;
@@ -42,7 +43,7 @@ fn offset_with(coords: &[u64], ds: &[u64], axis: usize, j: u64) -> usize {
 }
 
 fn axis(x: &Exec) -> Result<usize, BackendError> {
-    Ok(x.m().int("Axis")?.max(0) as usize)
+    Ok(x.m().get(m::AXIS)?.max(0) as usize)
 }
 
 pub fn gather_elements(x: &mut Exec) -> R {
@@ -88,7 +89,7 @@ fn tuple_offset(tuple: &[i64], dims: &[u64], strides: &[u64]) -> Option<usize> {
 
 pub fn gather_nd(x: &mut Exec) -> R {
     let (data_t, idx_t) = (x.ty("Data")?, x.ty("Indices")?);
-    let b = x.m().int("BatchDims")?.max(0) as usize;
+    let b = x.m().get(m::BATCH_DIMS)?.max(0) as usize;
     let ((batches, tuples, k, inner), st) = nd_layout(&data_t, &idx_t, b);
     let per_batch: u64 = data_t.dims[b..].iter().product();
     let (data, idx) = (x.bits("Data")?, x.ints("Indices")?);
@@ -149,7 +150,7 @@ fn put_vals(x: &mut Exec, v: &Vals) -> R {
 fn reduction(x: &Exec) -> Result<Option<&'static BinOp>, BackendError> {
     let r = x
         .inst
-        .member_str("Reduction")
+        .get(m::REDUCTION)
         .ok_or_else(|| x.err("missing member Reduction"))?;
     Ok(ops::scatter_op(r))
 }
@@ -193,8 +194,8 @@ pub fn one_hot(x: &mut Exec) -> R {
     let axis = axis(x)?;
     let bits = |v: f64| splat_bits(d.elem, v).ok_or_else(|| x.unsupported(&d));
     let (off, on) = (
-        bits(x.m().float("OffValue")?)?,
-        bits(x.m().float("OnValue")?)?,
+        bits(x.m().get(m::OFF_VALUE)?)?,
+        bits(x.m().get(m::ON_VALUE)?)?,
     );
     let (outer, depth, inner) = split(&d.dims, axis);
     let (outer, inner) = (outer as usize, inner as usize);
@@ -216,11 +217,7 @@ pub fn one_hot(x: &mut Exec) -> R {
 pub fn arg_min_max(x: &mut Exec) -> R {
     let s = x.ty("Src")?;
     let axis = axis(x)?;
-    let last = x
-        .inst
-        .member("SelectLastIndex")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let last = x.inst.get(m::SELECT_LAST_INDEX).unwrap_or(false);
     let is_max = x.opcode() == Opcode::ArgMax;
     let src = x.f32s("Src")?;
     let (outer, at, inner) = split(&s.dims, axis);

@@ -7,6 +7,7 @@ use crate::elem::{dequantize, quantize, splat_bits};
 use crate::emit::{split, Window};
 use crate::error::BackendError;
 use crate::ops;
+use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
 
 type R = Result<(), BackendError>;
@@ -74,24 +75,11 @@ fn quantized(x: &Exec) -> bool {
     crate::quant::is_quantized(x.f, x.id)
 }
 
-// Members through the accessor the C emitter uses too.
-fn member_f(x: &Exec, name: &str) -> Result<f64, BackendError> {
-    x.m().float(name)
-}
-
-fn member_i(x: &Exec, name: &str) -> Result<i64, BackendError> {
-    x.m().int(name)
-}
-
-fn member_is(x: &Exec, name: &str) -> Result<Vec<i64>, BackendError> {
-    x.m().ints(name)
-}
-
 /// `gather`, as the C kernel: negative indices from the end, out of range
 /// gives zeros.
 fn gather(x: &mut Exec) -> R {
     let (d, data) = (x.ty("Dest")?, x.ty("Data")?);
-    let axis = member_i(x, "Axis")?.max(0) as usize;
+    let axis = x.m().get(m::AXIS)?.max(0) as usize;
     let (outer, at, inner) = crate::emit::split(&data.dims, axis);
     let src = x.bits("Data")?;
     let idx = x.ints("Indices")?;
@@ -113,7 +101,7 @@ fn gather(x: &mut Exec) -> R {
 
 fn splat(x: &mut Exec) -> R {
     let d = x.ty("Dest")?;
-    let bits = splat_bits(d.elem, member_f(x, "Value")?).ok_or_else(|| x.unsupported(&d))?;
+    let bits = splat_bits(d.elem, x.m().get(m::VALUE)?).ok_or_else(|| x.unsupported(&d))?;
     x.put_bits("Dest", &vec![bits; d.size() as usize])
 }
 
@@ -127,7 +115,7 @@ fn ravel(idx: &[u64], dims: &[u64]) -> usize {
 
 fn transpose(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
-    let shuffle = member_is(x, "Shuffle")?;
+    let shuffle = x.m().get(m::SHUFFLE)?.to_vec();
     let src = x.bits("Src")?;
     let mut out = vec![0u64; d.size() as usize];
     for (i, o) in out.iter_mut().enumerate() {
@@ -143,7 +131,7 @@ fn transpose(x: &mut Exec) -> R {
 
 fn extract(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
-    let offs = member_is(x, "Offsets")?;
+    let offs = x.m().get(m::OFFSETS)?.to_vec();
     let src = x.bits("Src")?;
     let mut out = vec![0u64; d.size() as usize];
     for (i, o) in out.iter_mut().enumerate() {
@@ -158,9 +146,9 @@ fn extract(x: &mut Exec) -> R {
 
 fn insert(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
-    let offs = member_is(x, "Offsets")?;
-    let count = member_i(x, "Count")?.max(0) as u64;
-    let axis = member_i(x, "Axis")?.max(0) as usize;
+    let offs = x.m().get(m::OFFSETS)?.to_vec();
+    let count = x.m().get(m::COUNT)?.max(0) as u64;
+    let axis = x.m().get(m::AXIS)?.max(0) as usize;
     let src = x.bits("Src")?;
     let mut out = x.bits("Dest")?;
     for c in 0..count {
@@ -407,7 +395,7 @@ fn batched_reduce_add(x: &mut Exec) -> R {
         .find(|o| o.opcode == x.opcode())
         .ok_or_else(|| x.err("not a reduction"))?;
     let t = x.ty("Batch")?;
-    let axis = member_i(x, "Axis")?.max(0) as usize;
+    let axis = x.m().get(m::AXIS)?.max(0) as usize;
     let b = x.f32s("Batch")?;
     let (outer, at, inner) = split(&t.dims, axis);
     let (outer, at, inner) = (outer as usize, at as usize, inner as usize);
@@ -527,8 +515,8 @@ fn softmax(x: &mut Exec) -> R {
 
 fn batchnorm(x: &mut Exec) -> R {
     let t = x.ty("Src")?;
-    let ch = member_i(x, "ChannelIdx")?.max(0) as usize;
-    let eps = member_f(x, "Epsilon")? as f32;
+    let ch = x.m().get(m::CHANNEL_IDX)?.max(0) as usize;
+    let eps = x.m().get(m::EPSILON)? as f32;
     let (outer, at, inner) = split(&t.dims, ch);
     let (src, scale, bias) = (x.f32s("Src")?, x.f32s("Scale")?, x.f32s("Bias")?);
     let (mean, var) = (x.f32s("Mean")?, x.f32s("Var")?);
@@ -548,7 +536,7 @@ fn batchnorm(x: &mut Exec) -> R {
 /// `layernormalization`, in the C kernel's order.
 fn layernorm(x: &mut Exec) -> R {
     let t = x.ty("Src")?;
-    let eps = member_f(x, "Epsilon")? as f32;
+    let eps = x.m().get(m::EPSILON)? as f32;
     let cols = *t.dims.last().unwrap_or(&1) as usize;
     let (src, scale, bias) = (x.f32s("Src")?, x.f32s("Scale")?, x.f32s("Bias")?);
     let n = cols as f32;
@@ -574,10 +562,10 @@ fn layernorm(x: &mut Exec) -> R {
 
 fn lrn(x: &mut Exec) -> R {
     let t = x.ty("Src")?;
-    let h = member_i(x, "HalfWindowSize")?.max(0) as usize;
-    let norm = member_f(x, "Alpha")? as f32 / (2 * h + 1) as f32;
-    let beta = -(member_f(x, "Beta")? as f32);
-    let k = member_f(x, "K")? as f32;
+    let h = x.m().get(m::HALF_WINDOW_SIZE)?.max(0) as usize;
+    let norm = x.m().get(m::ALPHA)? as f32 / (2 * h + 1) as f32;
+    let beta = -(x.m().get(m::BETA)? as f32);
+    let k = x.m().get(m::K)? as f32;
     let cols = *t.dims.last().unwrap_or(&1) as usize;
     let src = x.f32s("Src")?;
     let mut out = vec![0f32; src.len()];
@@ -601,7 +589,7 @@ fn lrn(x: &mut Exec) -> R {
 fn convolution(x: &mut Exec) -> R {
     let (d, s, fl) = (x.ty("Dest")?, x.ty("Src")?, x.ty("Filter")?);
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
-    let group = member_i(x, "Group")?.max(1) as u64;
+    let group = x.m().get(m::GROUP)?.max(1) as u64;
     let (act, args) = x.inst.fused_activation();
     let (_, fused) = ops::fused_activation(act, args)
         .ok_or_else(|| x.err(format!("unknown fused activation {act}")))?;
@@ -653,7 +641,7 @@ fn convolution(x: &mut Exec) -> R {
 fn conv_transpose(x: &mut Exec) -> R {
     let (d, s, f) = (x.ty("Dest")?, x.ty("Src")?, x.ty("Filter")?);
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
-    let group = member_i(x, "Group")?.max(1) as u64;
+    let group = x.m().get(m::GROUP)?.max(1) as u64;
     let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
@@ -729,11 +717,7 @@ fn pool(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
     let is_max = x.opcode() == Opcode::MaxPool;
-    let include = x
-        .inst
-        .member("CountIncludePads")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true);
+    let include = x.inst.get(m::COUNT_INCLUDE_PADS).unwrap_or(true);
     let src = x.f32s("Src")?;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, _, oh, ow] = win.nchw_of(&d.dims);

@@ -7,6 +7,7 @@ use super::Exec;
 use crate::emit::Window;
 use crate::error::BackendError;
 use crate::quant::{self as q, ChannelParams};
+use glow_ir::member as m;
 use glow_ir::quant::wrap32;
 use glow_ir::{Opcode, Type};
 
@@ -38,7 +39,7 @@ fn channel_params(x: &Exec) -> Result<Option<ChannelParams>, BackendError> {
 pub fn convolution(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
-    let group = x.m().int("Group")?.max(1) as u64;
+    let group = x.m().get(m::GROUP)?.max(1) as u64;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, oc, oh, ow] = win.nchw_of(&d.dims);
     let cp = channel_params(x)?;
@@ -147,11 +148,7 @@ pub fn pool(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
     let is_max = x.opcode() == Opcode::MaxPool;
-    let include = x
-        .inst
-        .member("CountIncludePads")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true);
+    let include = x.inst.get(m::COUNT_INCLUDE_PADS).unwrap_or(true);
     let area = win.kernels[0] * win.kernels[1];
     let resc = q::Activation::of(x.f, x.id)?;
     let avg = if is_max {

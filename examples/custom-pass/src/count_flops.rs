@@ -14,6 +14,7 @@
 //! - memory and data movement (alloc, view, copy, splat, transpose,
 //!   insert/extract, quantize, `debugprint`, ...): none.
 
+use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, InstId, Opcode};
 use glow_passes::{Pass, PassContext, PassInfo, PassOptions};
 
@@ -73,7 +74,7 @@ fn elems(f: &Function, i: InstId, name: &str) -> u64 {
 
 /// The product of a `Kernels` member (1 when absent).
 fn kernel_area(f: &Function, i: InstId) -> u64 {
-    let k = f.inst(i).member_ints("Kernels").unwrap_or(&[]);
+    let k = f.inst(i).get(m::KERNELS).unwrap_or(&[]);
     k.iter().map(|&v| v.max(0) as u64).product()
 }
 
@@ -95,13 +96,13 @@ pub fn flops(f: &Function, i: InstId) -> u64 {
         }
         Opcode::Convolution => {
             let src = dims(f, i, "Src");
-            let channels = match inst.member_str("Layout") {
+            let channels = match inst.get(m::LAYOUT) {
                 Some("NCHW") => src.get(1),
                 _ => src.last(),
             }
             .copied()
             .unwrap_or(0);
-            let group = inst.member_int("Group").unwrap_or(1).max(1) as u64;
+            let group = inst.get(m::GROUP).unwrap_or(1).max(1) as u64;
             2u64.saturating_mul(dest())
                 .saturating_mul(kernel_area(f, i))
                 .saturating_mul(channels / group)

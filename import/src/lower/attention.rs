@@ -24,7 +24,8 @@ use super::{dims_of, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{Data, Tensor};
-use glow_ir::{ElemKind, MemberValue, Opcode, Type, Value};
+use glow_ir::member as m;
+use glow_ir::{ElemKind, Opcode, Type, Value};
 
 fn act(v: Value, dims: &[u64]) -> Val {
     Val::Act(Act {
@@ -148,7 +149,7 @@ fn concat_seq(
     let dims = [cd[0], cd[1], pd[2] + cd[2], cd[3]];
     let dest = l.splat_buffer(name, &dims, 0.0);
     for (src, at) in [(p.v, 0), (cur.v, pd[2] as i64)] {
-        let members = [("Offsets", MemberValue::IntArray(vec![0, 0, at, 0]))];
+        let members = [m::OFFSETS.to(vec![0, 0, at, 0])];
         l.inst(base, Opcode::InsertTensor, &[dest, src], &members);
     }
     Ok(Act {
@@ -252,7 +253,7 @@ fn mask_bias(l: &mut Lowerer, m: &Val, len: u64, out: &str, base: &str) -> Resul
     let mut pd = a.dims.clone();
     *pd.last_mut().unwrap_or(&mut 0) = len;
     let dest = l.splat_buffer(&name, &pd, f64::NEG_INFINITY);
-    let members = [("Offsets", MemberValue::IntArray(vec![0; pd.len()]))];
+    let members = [m::OFFSETS.to(vec![0; pd.len()])];
     l.inst(base, Opcode::InsertTensor, &[dest, a.v], &members);
     Ok(act(dest, &pd))
 }
@@ -494,8 +495,8 @@ fn zero_masked_rows(
         md.push(1);
     }
     let m = l.alloc(&format!("{out}.rowmax"), &md);
-    let axis = MemberValue::Int(r as i64 - 1);
-    l.inst(base, Opcode::BatchedReduceMax, &[m, b.v], &[("Axis", axis)]);
+    let axis = m::AXIS.to(r as i64 - 1);
+    l.inst(base, Opcode::BatchedReduceMax, &[m, b.v], &[axis]);
     let mut kd = d[..r - 1].to_vec();
     kd.push(1);
     let mv = l.view(&format!("{out}.rowmax"), m, &kd);

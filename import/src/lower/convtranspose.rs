@@ -9,7 +9,8 @@ use super::window::{self, ints, AutoPad};
 use super::{Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
-use glow_ir::{MemberValue, Opcode};
+use glow_ir::member as m;
+use glow_ir::Opcode;
 
 /// Begin pad, end pad and output padding of one axis.
 struct Axis {
@@ -174,14 +175,14 @@ pub(super) fn conv_transpose(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Va
     };
     let dest = l.alloc(&out, &[n, oh, ow, oc]);
     let mut members = vec![
-        ("Kernels", ints(&k2)),
-        ("Strides", ints(&s2)),
-        ("Pads", ints(&pads)),
-        ("Group", MemberValue::Int(group as i64)),
-        ("Dilation", ints(&d2)),
+        m::KERNELS.to(ints(&k2)),
+        m::STRIDES.to(ints(&s2)),
+        m::PADS.to(ints(&pads)),
+        m::GROUP.to(group as i64),
+        m::DILATION.to(ints(&d2)),
     ];
     if op2 != [0, 0] {
-        members.push(("OutputPadding", ints(&op2)));
+        members.push(m::OUTPUT_PADDING.to(ints(&op2)));
     }
     let base = if node.name.is_empty() {
         out.clone()

@@ -10,7 +10,8 @@ use super::{cl_perm, dims_of, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{strides, Data, Tensor};
-use glow_ir::{ElemKind, MemberValue, Opcode, Value};
+use glow_ir::member as m;
+use glow_ir::{ElemKind, Opcode, Value};
 
 /// The activations and the math family: one unary instruction each (Mish
 /// three), HardSigmoid and HardSwish on the arithmetic ones.
@@ -85,23 +86,12 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 Opcode::Celu
             };
             let alpha = attrs.float("alpha", 1.0) as f64;
-            l.inst(
-                &base,
-                op,
-                &[dest, a.v],
-                &[("Alpha", MemberValue::Float(alpha))],
-            );
+            l.inst(&base, op, &[dest, a.v], &[m::ALPHA.to(alpha)]);
         }
         "Selu" => {
             let members = [
-                (
-                    "Alpha",
-                    MemberValue::Float(attrs.float("alpha", 1.673_263_2) as f64),
-                ),
-                (
-                    "Gamma",
-                    MemberValue::Float(attrs.float("gamma", 1.050_701) as f64),
-                ),
+                m::ALPHA.to(attrs.float("alpha", 1.673_263_2) as f64),
+                m::GAMMA.to(attrs.float("gamma", 1.050_701) as f64),
             ];
             l.inst(&base, Opcode::Selu, &[dest, a.v], &members);
         }
@@ -113,7 +103,7 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                     return Err(l.unsupported(format!("Gelu approximate `{other}`")));
                 }
             };
-            let members = [("Approximate", MemberValue::Bool(approx))];
+            let members = [m::APPROXIMATE.to(approx)];
             l.inst(&base, Opcode::Gelu, &[dest, a.v], &members);
         }
         "Mish" => {
@@ -131,7 +121,7 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 &base,
                 Opcode::LeakyRelu,
                 &[dest, a.v],
-                &[("Alpha", MemberValue::Float(alpha))],
+                &[m::ALPHA.to(alpha)],
             );
         }
         "Clip" => {
@@ -167,10 +157,7 @@ fn l_node_name(node: &NodeProto, out: &str) -> String {
 }
 
 fn clip(l: &mut Lowerer, base: &str, dest: Value, src: Value, lo: f64, hi: f64) {
-    let members = [
-        ("Min", MemberValue::Float(lo)),
-        ("Max", MemberValue::Float(hi)),
-    ];
+    let members = [m::MIN.to(lo), m::MAX.to(hi)];
     l.inst(base, Opcode::Clip, &[dest, src], &members);
 }
 
@@ -422,11 +409,7 @@ fn expand(l: &mut Lowerer, v: Value, phys: &[u64], out: &str) -> Value {
         let b = l.splat_buffer_kind(&format!("{out}.bcast"), phys, 0.0, kind);
         let flat = l.view(&format!("{out}.bcast.flat"), b, &[n]);
         let one = l.view(&format!("{out}.one"), v, &[1]);
-        let members = [
-            ("Offsets", MemberValue::IntArray(vec![0])),
-            ("Count", MemberValue::Int(n as i64)),
-            ("Axis", MemberValue::Int(0)),
-        ];
+        let members = [m::OFFSETS.to(vec![0]), m::COUNT.to(n as i64), m::AXIS.to(0)];
         l.inst(
             &format!("{out}.bcast"),
             Opcode::InsertTensor,

@@ -13,7 +13,8 @@ use super::{dims_of, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::{dtype, NodeProto};
 use crate::tensor::{strides, Data, Tensor};
-use glow_ir::{ElemKind, MemberValue, Opcode, Type};
+use glow_ir::member as m;
+use glow_ir::{ElemKind, Opcode, Type};
 
 pub(super) fn konst(name: &str, t: Tensor) -> Val {
     Val::Const {
@@ -332,12 +333,12 @@ fn extract(l: &mut Lowerer, a: &Act, offsets: &[u64], dims: Vec<u64>, out: &str)
     let src = l.to_plain(a, out).v;
     let kind = l.kind(a);
     let dest = l.alloc_kind(out, &dims, kind);
-    let off = offsets.iter().map(|&o| o as i64).collect();
+    let off: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
     l.inst(
         &format!("{out}.extract"),
         Opcode::ExtractTensor,
         &[dest, src],
-        &[("Offsets", MemberValue::IntArray(off))],
+        &[m::OFFSETS.to(off)],
     );
     Act {
         v: dest,
@@ -403,13 +404,13 @@ fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
                     &format!("{out}.extract"),
                     Opcode::ExtractTensor,
                     &[piece, src3],
-                    &[("Offsets", MemberValue::IntArray(vec![0, i as i64, 0]))],
+                    &[m::OFFSETS.to(vec![0, i as i64, 0])],
                 );
                 l.inst(
                     &format!("{out}.insert"),
                     Opcode::InsertTensor,
                     &[dest, piece],
-                    &[("Offsets", MemberValue::IntArray(vec![0, k as i64, 0]))],
+                    &[m::OFFSETS.to(vec![0, k as i64, 0])],
                 );
             }
             let v = l.view(&format!("{out}.dims"), dest, &dims);
@@ -460,7 +461,7 @@ fn runtime_gather(
         &base,
         Opcode::Gather,
         &[dest, a.v, idx.v],
-        &[("Axis", MemberValue::Int(axis as i64))],
+        &[m::AXIS.to(axis as i64)],
     );
     Ok(Val::Act(Act {
         v: dest,

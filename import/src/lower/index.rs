@@ -11,8 +11,9 @@ use super::{ir_dims, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Data;
+use glow_ir::member as m;
 use glow_ir::opcode::REDUCTIONS;
-use glow_ir::{ElemKind, MemberValue, Opcode, Value};
+use glow_ir::{ElemKind, Opcode, Value};
 
 pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let out = node.output.first().cloned().unwrap_or_default();
@@ -125,9 +126,9 @@ fn arg(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names) -> Result<Ac
         Opcode::ArgMin
     };
     let members = [
-        ("Axis", MemberValue::Int(axis as i64)),
-        ("KeepDims", MemberValue::Bool(keep)),
-        ("SelectLastIndex", MemberValue::Bool(last)),
+        m::AXIS.to(axis as i64),
+        m::KEEP_DIMS.to(keep),
+        m::SELECT_LAST_INDEX.to(last),
     ];
     l.inst(n.base, op, &[dest, x.v], &members);
     Ok(act(dims, dest))
@@ -148,18 +149,10 @@ fn hardmax(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names) -> Resul
     };
     let sv = l.view(&n.part("3d"), x.v, &[outer, at, inner]);
     let am = l.alloc_kind(&n.part("argmax"), &[outer, inner], ElemKind::Index64);
-    let members = [
-        ("Axis", MemberValue::Int(1)),
-        ("KeepDims", MemberValue::Bool(false)),
-    ];
+    let members = [m::AXIS.to(1), m::KEEP_DIMS.to(false)];
     l.inst(n.base, Opcode::ArgMax, &[am, sv], &members);
     let oh = l.alloc(&n.part("onehot"), &[outer, at, inner]);
-    l.inst(
-        n.base,
-        Opcode::OneHot,
-        &[oh, am],
-        &[("Axis", MemberValue::Int(1))],
-    );
+    l.inst(n.base, Opcode::OneHot, &[oh, am], &[m::AXIS.to(1)]);
     let v = l.view(n.out, oh, d);
     Ok(act(x.dims.clone(), v))
 }
@@ -187,7 +180,7 @@ fn gather_elements(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names) 
     let axis = norm_axis(l, attrs.int("axis", 0), data.dims.len().max(1))?;
     check_fits(l, &data.dims, &idx.dims, axis)?;
     let dest = l.alloc_kind(n.out, &idx.dims, l.kind(&data));
-    let members = [("Axis", MemberValue::Int(axis as i64))];
+    let members = [m::AXIS.to(axis as i64)];
     l.inst(
         n.base,
         Opcode::GatherElements,
@@ -216,7 +209,7 @@ fn gather_nd(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names) -> Res
     let mut dims = i[..i.len() - 1].to_vec();
     dims.extend(&d[b + k..]);
     let dest = l.alloc_kind(n.out, &dims, l.kind(&data));
-    let members = [("BatchDims", MemberValue::Int(b as i64))];
+    let members = [m::BATCH_DIMS.to(b as i64)];
     l.inst(n.base, Opcode::GatherND, &[dest, data.v, idx.v], &members);
     Ok(act(dims, dest))
 }
@@ -257,10 +250,7 @@ fn scatter_elements(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names)
     check_updates(l, &data, &upd, &idx.dims)?;
     let r = reduction(l, attrs, &data)?;
     let dest = l.alloc_kind(n.out, &data.dims, l.kind(&data));
-    let members = [
-        ("Axis", MemberValue::Int(axis as i64)),
-        ("Reduction", MemberValue::Enum(r)),
-    ];
+    let members = [m::AXIS.to(axis as i64), m::REDUCTION.to(r)];
     l.inst(
         n.base,
         Opcode::ScatterElements,
@@ -290,7 +280,7 @@ fn scatter_nd(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names) -> Re
         n.base,
         Opcode::ScatterND,
         &[dest, data.v, idx.v, upd.v],
-        &[("Reduction", MemberValue::Enum(r))],
+        &[m::REDUCTION.to(r)],
     );
     Ok(act(data.dims.clone(), dest))
 }
@@ -325,9 +315,9 @@ fn one_hot(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, n: &Names) -> Resul
     };
     let dest = l.alloc_kind(&n.part("onehot"), &ir, elem);
     let members = [
-        ("Axis", MemberValue::Int(ir_axis as i64)),
-        ("OffValue", MemberValue::Float(off)),
-        ("OnValue", MemberValue::Float(on)),
+        m::AXIS.to(ir_axis as i64),
+        m::OFF_VALUE.to(off),
+        m::ON_VALUE.to(on),
     ];
     l.inst(n.base, Opcode::OneHot, &[dest, idx.v], &members);
     let v = l.view(n.out, dest, &dims);
@@ -339,7 +329,7 @@ fn sum_all(l: &mut Lowerer, n: &Names, v: Value, dims: &[u64], what: &str) -> Va
     let total: u64 = dims.iter().product();
     let flat = l.view(&n.part(&format!("{what}.flat")), v, &[total]);
     let s = l.alloc(&n.part(what), &[1]);
-    let members = [("Axis", MemberValue::Int(0))];
+    let members = [m::AXIS.to(0)];
     l.inst(n.base, Opcode::BatchedReduceAdd, &[s, flat], &members);
     s
 }
@@ -394,7 +384,7 @@ fn nll(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, x: &Act, n: &Names) -> 
     t1.insert(1, 1);
     let tv = l.view(&n.part("target"), target.v, &t1);
     let picked = l.alloc(&n.part("picked"), &t1);
-    let members = [("Axis", MemberValue::Int(1))];
+    let members = [m::AXIS.to(1)];
     l.inst(n.base, Opcode::GatherElements, &[picked, x.v, tv], &members);
     let pv = l.view(&n.part("picked"), picked, &td);
     let neg = l.alloc(&n.part("neg"), &td);
@@ -412,7 +402,7 @@ fn nll(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, x: &Act, n: &Names) -> 
             return Err(l.unsupported(format!("ignore_index {ii} (not exact as a float)")));
         }
         let iv = l.alloc_kind(&n.part("ignore"), &td, ElemKind::Index64);
-        let splat = [("Value", MemberValue::Float(ii as f64))];
+        let splat = [m::VALUE.to(ii as f64)];
         l.inst(n.base, Opcode::Splat, &[iv], &splat);
         let mask = l.alloc_kind(&n.part("ignored"), &td, ElemKind::Bool);
         l.inst(n.base, Opcode::ElementCmpEQ, &[mask, target.v, iv], &[]);

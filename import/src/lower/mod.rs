@@ -37,9 +37,8 @@ use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
 use crate::{Layout, Options, WeightFile};
 use glow_ir::builder::Builder;
-use glow_ir::{
-    ElemKind, Function, InstId, MemberValue, Mutability, Opcode, Type, Value, WeightInit,
-};
+use glow_ir::member::{self as m, Member};
+use glow_ir::{ElemKind, Function, InstId, Mutability, Opcode, Type, Value, WeightInit};
 // The IR's deterministic hasher: SipHash was a tenth of import time.
 use glow_ir::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -436,7 +435,7 @@ impl<'o> Lowerer<'o> {
         base: &str,
         op: Opcode,
         operands: &[Value],
-        members: &[(&str, MemberValue)],
+        members: &[Member],
     ) -> InstId {
         self.b().inst(nonempty(base), op, operands, members)
     }
@@ -577,7 +576,7 @@ impl<'o> Lowerer<'o> {
             &format!("{base}.transpose"),
             Opcode::Transpose,
             &[dest, src],
-            &[("Shuffle", MemberValue::IntArray(shuffle))],
+            &[m::SHUFFLE.to(shuffle)],
         );
     }
 
@@ -601,9 +600,9 @@ impl<'o> Lowerer<'o> {
             let kind = self.f.value_type(src).map_or(ElemKind::Float, |t| t.elem);
             let t = self.splat_buffer_kind(&format!("{out}.tile"), cur, 0.0, kind);
             let members = [
-                ("Offsets", MemberValue::IntArray(vec![0; cur.len()])),
-                ("Count", MemberValue::Int(full[axis] as i64)),
-                ("Axis", MemberValue::Int(axis as i64)),
+                m::OFFSETS.to(vec![0; cur.len()]),
+                m::COUNT.to(full[axis] as i64),
+                m::AXIS.to(axis as i64),
             ];
             self.inst(
                 &format!("{out}.tile"),
@@ -633,7 +632,7 @@ impl<'o> Lowerer<'o> {
             &format!("{base}.splat"),
             Opcode::Splat,
             &[b],
-            &[("Value", MemberValue::Float(value))],
+            &[m::VALUE.to(value)],
         );
         b
     }

@@ -9,7 +9,8 @@ use super::{layout_is_nchw, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
-use glow_ir::{MemberValue, Opcode, Value};
+use glow_ir::member as m;
+use glow_ir::{Opcode, Value};
 
 /// Window attributes resolved to 2-D: kernel, strides, pads (t, l, b, r), dilation.
 pub(super) struct Window {
@@ -105,8 +106,12 @@ impl Spatial {
             cl: !self.nchw,
         })
     }
-    pub fn layout(&self) -> MemberValue {
-        MemberValue::Enum(if self.nchw { "NCHW" } else { "NHWC" }.into())
+    pub fn layout(&self) -> &'static str {
+        if self.nchw {
+            "NCHW"
+        } else {
+            "NHWC"
+        }
     }
 }
 
@@ -252,12 +257,12 @@ pub(super) fn conv(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let (oh, ow) = out_hw(l, &x, &win)?;
     let dest = l.alloc(&out, &x.dims(oc, oh, ow));
     let members = [
-        ("Kernels", ints(&win.k)),
-        ("Strides", ints(&win.s)),
-        ("Pads", ints(&win.pads)),
-        ("Group", MemberValue::Int(group as i64)),
-        ("Dilation", ints(&win.d)),
-        ("Layout", x.layout()),
+        m::KERNELS.to(ints(&win.k)),
+        m::STRIDES.to(ints(&win.s)),
+        m::PADS.to(ints(&win.pads)),
+        m::GROUP.to(group as i64),
+        m::DILATION.to(ints(&win.d)),
+        m::LAYOUT.to(x.layout()),
     ];
     let base = node_base(node, &out);
     l.inst(
@@ -332,20 +337,20 @@ pub(super) fn pool_of(
     };
     let dest = l.alloc_kind(&out, &x.dims(x.c, oh, ow), kind);
     let mut members = vec![
-        ("Kernels", ints(&win.k)),
-        ("Strides", ints(&win.s)),
-        ("Pads", ints(&win.pads)),
-        ("Layout", x.layout()),
+        m::KERNELS.to(ints(&win.k)),
+        m::STRIDES.to(ints(&win.s)),
+        m::PADS.to(ints(&win.pads)),
+        m::LAYOUT.to(x.layout()),
     ];
     let op = if max {
         Opcode::MaxPool
     } else {
         let include = attrs.int("count_include_pad", 0) != 0;
-        members.push(("CountIncludePads", MemberValue::Bool(include)));
+        members.push(m::COUNT_INCLUDE_PADS.to(include));
         Opcode::AvgPool
     };
     if win.d != [1, 1] {
-        members.push(("Dilation", ints(&win.d)));
+        members.push(m::DILATION.to(ints(&win.d)));
     }
     let base = node_base(node, &out);
     l.inst(&base, op, &[dest, x.v], &members);
@@ -395,15 +400,9 @@ pub(super) fn batchnorm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let ch = if a.cl { phys.len() - 1 } else { 1 };
     let dest = l.alloc(&out, &phys);
     let members = [
-        ("ChannelIdx", MemberValue::Int(ch as i64)),
-        (
-            "Epsilon",
-            MemberValue::Float(attrs.float("epsilon", 1e-5) as f64),
-        ),
-        (
-            "Momentum",
-            MemberValue::Float(attrs.float("momentum", 0.9) as f64),
-        ),
+        m::CHANNEL_IDX.to(ch as i64),
+        m::EPSILON.to(attrs.float("epsilon", 1e-5) as f64),
+        m::MOMENTUM.to(attrs.float("momentum", 0.9) as f64),
     ];
     let ops = [dest, a.v, params[0], params[1], params[2], params[3]];
     l.inst(
@@ -439,13 +438,10 @@ pub(super) fn lrn(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let scale = l.alloc(&format!("{out}.scale"), &phys);
     // ONNX scales alpha by 1/size; so does the instruction (by the window).
     let members = [
-        ("HalfWindowSize", MemberValue::Int((size - 1) / 2)),
-        (
-            "Alpha",
-            MemberValue::Float(attrs.float("alpha", 1e-4) as f64),
-        ),
-        ("Beta", MemberValue::Float(attrs.float("beta", 0.75) as f64)),
-        ("K", MemberValue::Float(attrs.float("bias", 1.0) as f64)),
+        m::HALF_WINDOW_SIZE.to((size - 1) / 2),
+        m::ALPHA.to(attrs.float("alpha", 1e-4) as f64),
+        m::BETA.to(attrs.float("beta", 0.75) as f64),
+        m::K.to(attrs.float("bias", 1.0) as f64),
     ];
     let base = node_base(node, &out);
     l.inst(

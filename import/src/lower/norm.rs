@@ -15,7 +15,8 @@ use super::{dims_of, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
-use glow_ir::{MemberValue, Opcode, Value};
+use glow_ir::member as m;
+use glow_ir::{Opcode, Value};
 
 fn node_base(node: &NodeProto, out: &str) -> String {
     if node.name.is_empty() {
@@ -78,7 +79,7 @@ fn row_sum(l: &mut Lowerer, src: Value, rows: u64, name: &str, base: &str) -> Va
         base,
         Opcode::BatchedReduceAdd,
         &[dest, src],
-        &[("Axis", MemberValue::Int(1))],
+        &[m::AXIS.to(1)],
     );
     dest
 }
@@ -167,7 +168,7 @@ pub(super) fn layer_norm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> 
         &base,
         Opcode::LayerNormalization,
         &[dv, xs, sv, bv],
-        &[("Epsilon", MemberValue::Float(eps as f64))],
+        &[m::EPSILON.to(eps as f64)],
     );
     let mut y = act(dest, &r.dims);
     if after {

@@ -15,7 +15,8 @@ use super::{Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
-use glow_ir::{MemberValue, Opcode, Value};
+use glow_ir::member as m;
+use glow_ir::{Opcode, Value};
 
 /// One spatial axis of a window: kernel, stride, dilation, begin and end
 /// pads, the extra end padding of `ceil_mode`, and the output extent.
@@ -119,12 +120,9 @@ fn pass(
     let od = [n, ah.out, aw.out, c];
     let dest = l.alloc(base, &od);
     let mut members = vec![
-        ("Kernels", ints(&[ah.k, aw.k])),
-        ("Strides", ints(&[ah.s, aw.s])),
-        (
-            "Pads",
-            ints(&[ah.pb, aw.pb, ah.pe + ah.ext, aw.pe + aw.ext]),
-        ),
+        m::KERNELS.to(ints(&[ah.k, aw.k])),
+        m::STRIDES.to(ints(&[ah.s, aw.s])),
+        m::PADS.to(ints(&[ah.pb, aw.pb, ah.pe + ah.ext, aw.pe + aw.ext])),
     ];
     let dil = [ah.d, aw.d];
     match kind {
@@ -136,8 +134,8 @@ fn pass(
             let filter = l.const_weight(&format!("{base}.ones"), &ones);
             let zeros = Tensor::f32(vec![c], vec![0.0; c as usize]);
             let bias = l.const_weight(&format!("{base}.bias"), &zeros);
-            members.push(("Group", MemberValue::Int(c as i64)));
-            members.push(("Dilation", ints(&dil)));
+            members.push(m::GROUP.to(c as i64));
+            members.push(m::DILATION.to(ints(&dil)));
             l.inst(
                 base,
                 Opcode::Convolution,
@@ -147,13 +145,13 @@ fn pass(
         }
         Kind::Max | Kind::Avg { .. } => {
             let op = if let Kind::Avg { include } = kind {
-                members.push(("CountIncludePads", MemberValue::Bool(include)));
+                members.push(m::COUNT_INCLUDE_PADS.to(include));
                 Opcode::AvgPool
             } else {
                 Opcode::MaxPool
             };
             if dil != [1, 1] {
-                members.push(("Dilation", ints(&dil)));
+                members.push(m::DILATION.to(ints(&dil)));
             }
             l.inst(base, op, &[dest, src], &members);
         }
@@ -182,7 +180,7 @@ fn zero_pad(
         &format!("{out}.pad"),
         Opcode::InsertTensor,
         &[padded, src],
-        &[("Offsets", MemberValue::IntArray(offsets))],
+        &[m::OFFSETS.to(offsets)],
     );
     (padded, dims)
 }

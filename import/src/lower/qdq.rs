@@ -30,6 +30,7 @@ use super::compose::{self, attr_int};
 use super::nn;
 use super::*;
 use crate::onnx::dtype;
+use glow_ir::member as m;
 
 /// A dequantized constant: its integer data and quantization parameters.
 #[derive(Clone, Debug)]
@@ -771,11 +772,11 @@ fn fold_conv(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val
     };
     let dest = l.alloc_kind(&out, &xsp.dims(oc, oh, ow), q.kind);
     let mut members = vec![
-        ("Kernels", window::ints(&win.k)),
-        ("Strides", window::ints(&win.s)),
-        ("Pads", window::ints(&win.pads)),
-        ("Group", MemberValue::Int(group as i64)),
-        ("Dilation", window::ints(&win.d)),
+        m::KERNELS.to(window::ints(&win.k)),
+        m::STRIDES.to(window::ints(&win.s)),
+        m::PADS.to(window::ints(&win.pads)),
+        m::GROUP.to(group as i64),
+        m::DILATION.to(window::ints(&win.d)),
     ];
     if channelwise {
         let ops = channelwise_params(l, &wname, &bname, &w, &w4, &bias, &bscales, oc);
@@ -793,7 +794,7 @@ fn fold_conv(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val
             offset: 0,
         };
         let b = l.const_weight_kind(&bname, &bias, bk);
-        members.push(("Layout", xsp.layout()));
+        members.push(m::LAYOUT.to(xsp.layout()));
         l.inst(
             &base,
             Opcode::Convolution,
@@ -928,11 +929,11 @@ fn fold_gemm(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val
         let dv = l.view(&format!("{out}.dest"), dest, &[m, 1, 1, n]);
         let ops = channelwise_params(l, &wname, &bn, &w, &w4, &bias, &bscales, n);
         let members = [
-            ("Kernels", window::ints(&[1, 1])),
-            ("Strides", window::ints(&[1, 1])),
-            ("Pads", window::ints(&[0, 0, 0, 0])),
-            ("Group", MemberValue::Int(1)),
-            ("Dilation", window::ints(&[1, 1])),
+            m::KERNELS.to(window::ints(&[1, 1])),
+            m::STRIDES.to(window::ints(&[1, 1])),
+            m::PADS.to(window::ints(&[0, 0, 0, 0])),
+            m::GROUP.to(1),
+            m::DILATION.to(window::ints(&[1, 1])),
         ];
         l.inst(
             &base,
@@ -1111,10 +1112,7 @@ fn fold_activation(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Opti
         }
     };
     let dest = l.alloc_kind(&out, &x.phys(), q.kind);
-    let members = [
-        ("Min", MemberValue::Float(lo as f64)),
-        ("Max", MemberValue::Float(hi as f64)),
-    ];
+    let members = [m::MIN.to(lo as f64), m::MAX.to(hi as f64)];
     l.inst(&base, Opcode::Clip, &[dest, x.v], &members);
     Ok(Some(Val::Act(Act { v: dest, ..x })))
 }

@@ -9,7 +9,8 @@ use super::{cl_perm, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{self, Data, StrippedPolicy, Tensor};
-use glow_ir::{MemberValue, Opcode};
+use glow_ir::member as m;
+use glow_ir::Opcode;
 
 pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let out = node.output.first().cloned().unwrap_or_default();
@@ -297,7 +298,7 @@ fn concat(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
         let mut offs = vec![0i64; phys.len()];
         offs[paxis] = offset;
         offset += a.dims[axis] as i64;
-        let members = [("Offsets", MemberValue::IntArray(offs))];
+        let members = [m::OFFSETS.to(offs)];
         l.inst(&base, Opcode::InsertTensor, &[dest, a.v], &members);
     }
     Ok(Val::Act(Act { v: dest, dims, cl }))

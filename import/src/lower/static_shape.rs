@@ -9,7 +9,8 @@ use super::{dims_of, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::{strides, Tensor};
-use glow_ir::{ElemKind, MemberValue, Opcode, Type};
+use glow_ir::member as m;
+use glow_ir::{ElemKind, Opcode, Type};
 
 /// ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd over constant
 /// axes (attribute, or input 1 from opset 13/18): one `batchedreduce*` per axis (last first) on the
@@ -61,18 +62,13 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         if cd.len() == 1 {
             // The last axis of a 1-D buffer: the result is `<1>`.
             let dest = l.alloc(&format!("{out}.sum"), &[1]);
-            l.inst(&base, op, &[dest, cur], &[("Axis", MemberValue::Int(0))]);
+            l.inst(&base, op, &[dest, cur], &[m::AXIS.to(0)]);
             cur = dest;
             break;
         }
         cd.remove(ax);
         let dest = l.alloc(&format!("{out}.sum"), &cd);
-        l.inst(
-            &base,
-            op,
-            &[dest, cur],
-            &[("Axis", MemberValue::Int(ax as i64))],
-        );
+        l.inst(&base, op, &[dest, cur], &[m::AXIS.to(ax as i64)]);
         cur = dest;
     }
     let v = l.view(&out, cur, &dims);
@@ -176,9 +172,9 @@ pub(super) fn expand_tile(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
         let kind = l.kind(&a);
         let t = l.splat_buffer_kind(&format!("{out}.tile"), &cd, 0.0, kind);
         let members = [
-            ("Offsets", MemberValue::IntArray(vec![0; cd.len()])),
-            ("Count", MemberValue::Int(arg[k] as i64)),
-            ("Axis", MemberValue::Int(k as i64)),
+            m::OFFSETS.to(vec![0; cd.len()]),
+            m::COUNT.to(arg[k] as i64),
+            m::AXIS.to(k as i64),
         ];
         l.inst(&base, Opcode::InsertTensor, &[t, cur], &members);
         cur = t;
@@ -298,9 +294,9 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         let src = l.view(&format!("{out}.src"), cur, &[outer, 1, inner]);
         let dest = l.splat_buffer(&format!("{out}.up"), &[outer, s, inner], 0.0);
         let members = [
-            ("Offsets", MemberValue::IntArray(vec![0, 0, 0])),
-            ("Count", MemberValue::Int(s as i64)),
-            ("Axis", MemberValue::Int(1)),
+            m::OFFSETS.to(vec![0, 0, 0]),
+            m::COUNT.to(s as i64),
+            m::AXIS.to(1),
         ];
         l.inst(&base, Opcode::InsertTensor, &[dest, src], &members);
         cd[k] *= s;
@@ -396,12 +392,12 @@ pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let src = l.to_plain(&a, &out).v;
     let kind = l.kind(&a);
     let dest = l.splat_buffer_kind(&out, &dims, value as f64, kind);
-    let off = begin.iter().map(|&b| b as i64).collect();
+    let off: Vec<i64> = begin.iter().map(|&b| b as i64).collect();
     l.inst(
         &base,
         Opcode::InsertTensor,
         &[dest, src],
-        &[("Offsets", MemberValue::IntArray(off))],
+        &[m::OFFSETS.to(off)],
     );
     Ok(vec![Val::Act(Act {
         v: dest,

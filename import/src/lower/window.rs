@@ -5,7 +5,6 @@
 
 use super::{Attrs, Lowerer};
 use crate::error::Result;
-use glow_ir::MemberValue;
 
 const MAX: u64 = glow_ir::limits::MAX_TENSOR_BYTES;
 
@@ -100,6 +99,6 @@ impl AutoPad {
 }
 
 /// A member of one integer per axis.
-pub(super) fn ints(v: &[u64]) -> MemberValue {
-    MemberValue::IntArray(v.iter().map(|&x| x as i64).collect())
+pub(super) fn ints(v: &[u64]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
 }

@@ -6,6 +6,7 @@
 
 use super::linalg::axis_in_range;
 use super::*;
+use crate::member as m;
 
 /// `Dest` must have exactly `Data`'s element type (the kernels move bits).
 fn same_elem_as_data(ctx: &ShapeCtx, dest: usize, data: usize, errs: &mut Vec<ShapeError>) {
@@ -63,7 +64,7 @@ pub fn gather_elements(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_kind(ctx, idx, Kinds::Index, &mut errs);
     same_elem_as_data(ctx, dest, data, &mut errs);
     let rank = ctx.ty(data).rank();
-    if let Some(axis) = axis_in_range(ctx, "Axis", rank, data, &mut errs) {
+    if let Some(axis) = axis_in_range(ctx, m::AXIS, rank, data, &mut errs) {
         indices_fit(ctx, data, idx, axis, &mut errs);
     }
     let want = ctx.ty(idx).dims.clone();
@@ -81,7 +82,7 @@ pub fn gather_nd(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_kind(ctx, idx, Kinds::Index, &mut errs);
     same_elem_as_data(ctx, dest, data, &mut errs);
     let (d, i) = (&ctx.ty(data).dims, &ctx.ty(idx).dims);
-    let Some(b) = ctx.int("BatchDims").and_then(|b| usize::try_from(b).ok()) else {
+    let Some(b) = ctx.get(m::BATCH_DIMS).and_then(|b| usize::try_from(b).ok()) else {
         return errs;
     };
     let k = *i.last().unwrap_or(&0) as usize;
@@ -121,7 +122,7 @@ pub fn scatter_elements(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (data, idx, upd) = (1, 2, 3);
     let mut errs = scatter_operands(ctx);
     let rank = ctx.ty(data).rank();
-    if let Some(axis) = axis_in_range(ctx, "Axis", rank, data, &mut errs) {
+    if let Some(axis) = axis_in_range(ctx, m::AXIS, rank, data, &mut errs) {
         indices_fit(ctx, data, idx, axis, &mut errs);
     }
     check_same_shape(ctx, upd, idx, &mut errs);
@@ -161,7 +162,7 @@ pub fn one_hot(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     check_kind(ctx, idx, Kinds::Index, &mut errs);
     let d = &ctx.ty(dest).dims;
-    let Some(axis) = axis_in_range(ctx, "Axis", d.len(), dest, &mut errs) else {
+    let Some(axis) = axis_in_range(ctx, m::AXIS, d.len(), dest, &mut errs) else {
         return errs;
     };
     let mut without = d.clone();
@@ -187,14 +188,10 @@ pub fn arg_min_max(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_kind(ctx, dest, Kinds::Index, &mut errs);
     check_kind(ctx, src, Kinds::Float, &mut errs);
     let d = &ctx.ty(src).dims;
-    let Some(axis) = axis_in_range(ctx, "Axis", d.len(), src, &mut errs) else {
+    let Some(axis) = axis_in_range(ctx, m::AXIS, d.len(), src, &mut errs) else {
         return errs;
     };
-    let keep = ctx
-        .inst
-        .member("KeepDims")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true);
+    let keep = ctx.inst.get(m::KEEP_DIMS).unwrap_or(true);
     let mut want = d.clone();
     if keep {
         want[axis] = 1;

@@ -4,6 +4,7 @@
 //! `localresponsenormalization`).
 
 use super::*;
+use crate::member::{self as m, Int, Key};
 
 /// Kinds of a matrix product: float (all share the kind) or quantized
 /// (`quant::product`: `i8`/`ui8` inputs and result, an `i32` bias).
@@ -119,7 +120,7 @@ pub fn batched_reduce_add(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     product_kinds(ctx, &[dest, batch], None, &mut errs);
     let dims = &ctx.ty(batch).dims;
-    let Some(axis) = axis_in_range(ctx, "Axis", dims.len(), batch, &mut errs) else {
+    let Some(axis) = axis_in_range(ctx, m::AXIS, dims.len(), batch, &mut errs) else {
         return errs;
     };
     let mut want: Vec<u64> = dims
@@ -138,12 +139,13 @@ pub fn batched_reduce_add(ctx: &ShapeCtx) -> Vec<ShapeError> {
 /// Member `member` as an index below `rank` (the rank of operand `of`).
 pub(crate) fn axis_in_range(
     ctx: &ShapeCtx,
-    member: &'static str,
+    member: Key<Int>,
     rank: usize,
     of: usize,
     errs: &mut Vec<ShapeError>,
 ) -> Option<usize> {
-    let v = ctx.int(member)?;
+    let v = ctx.get(member)?;
+    let member = member.name();
     match usize::try_from(v) {
         Ok(a) if a < rank => Some(a),
         _ => {
@@ -183,7 +185,7 @@ pub fn batch_normalization(ctx: &ShapeCtx) -> Vec<ShapeError> {
     }
     check_same_shape(ctx, dest, src, &mut errs);
     let dims = &ctx.ty(src).dims;
-    if let Some(ch) = axis_in_range(ctx, "ChannelIdx", dims.len(), src, &mut errs) {
+    if let Some(ch) = axis_in_range(ctx, m::CHANNEL_IDX, dims.len(), src, &mut errs) {
         for k in 2..6 {
             check_dims(ctx, k, &[dims[ch]], "expects", &mut errs);
         }

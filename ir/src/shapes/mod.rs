@@ -47,6 +47,7 @@ pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
 pub use spatial::{channelwise_convolution, conv_transpose, convolution, pool};
 
 use crate::function::InstData;
+use crate::member::{self as m, Ints, Key, Kind};
 use crate::types::{ElemKind, Type};
 
 /// What a shape rule sees: the instruction and each operand's type.
@@ -99,11 +100,8 @@ impl<'a> ShapeCtx<'a> {
     fn opcode(&self) -> &'static str {
         self.inst.opcode.name()
     }
-    fn ints(&self, member: &str) -> Option<&'a [i64]> {
-        self.inst.member_ints(member)
-    }
-    fn int(&self, member: &str) -> Option<i64> {
-        self.inst.member_int(member)
+    fn get<K: Kind>(&self, key: Key<K>) -> Option<K::Out<'a>> {
+        self.inst.get(key)
     }
 }
 
@@ -358,7 +356,7 @@ pub fn gather(ctx: &ShapeCtx) -> Vec<ShapeError> {
         ));
     }
     let dims = &ctx.ty(data).dims;
-    let Some(axis) = linalg::axis_in_range(ctx, "Axis", dims.len(), data, &mut errs) else {
+    let Some(axis) = linalg::axis_in_range(ctx, m::AXIS, dims.len(), data, &mut errs) else {
         return errs;
     };
     let mut want: Vec<u64> = dims[..axis].to_vec();
@@ -455,8 +453,8 @@ fn positive(v: i64) -> Option<i128> {
 }
 
 /// A 2-element array member of positive values (`Kernels`, `Strides`, ...).
-fn pair(ctx: &ShapeCtx, member: &str) -> Option<[i128; 2]> {
-    match ctx.ints(member)? {
+fn pair(ctx: &ShapeCtx, member: Key<Ints>) -> Option<[i128; 2]> {
+    match ctx.get(member)? {
         &[a, b] => Some([positive(a)?, positive(b)?]),
         _ => None,
     }
@@ -464,7 +462,7 @@ fn pair(ctx: &ShapeCtx, member: &str) -> Option<[i128; 2]> {
 
 /// The 4 non-negative `Pads` (top, left, bottom, right).
 fn pads(ctx: &ShapeCtx) -> Option<[i128; 4]> {
-    match ctx.ints("Pads")? {
+    match ctx.get(m::PADS)? {
         &[t, l, b, r] if [t, l, b, r].iter().all(|&p| p >= 0) => {
             Some([t as i128, l as i128, b as i128, r as i128])
         }

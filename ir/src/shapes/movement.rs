@@ -5,6 +5,7 @@
 
 use super::linalg::axis_in_range;
 use super::*;
+use crate::member as m;
 
 /// `Offsets` as one non-negative offset per dimension of operand `of`
 /// (whose dims are `dims`); errors at the member otherwise.
@@ -14,7 +15,7 @@ fn offsets(
     of: usize,
     errs: &mut Vec<ShapeError>,
 ) -> Option<Vec<u64>> {
-    let offs = ctx.ints("Offsets")?;
+    let offs = ctx.get(m::OFFSETS)?;
     if offs.len() != dims.len() {
         errs.push(ShapeError::at_member(
             "Offsets",
@@ -46,7 +47,7 @@ fn offsets(
 pub fn tensorview(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     let src = ctx.ty(0);
-    let Some(view) = ctx.inst.member_type("Ty") else {
+    let Some(view) = ctx.inst.get(m::TY) else {
         return errs;
     };
     let Some(offs) = offsets(ctx, &src.dims, 0, &mut errs) else {
@@ -94,7 +95,7 @@ pub fn transpose(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     check_same_elem(ctx, dest, src, Same::Exact, &mut errs);
     let dims = &ctx.ty(src).dims;
-    let Some(shuffle) = ctx.ints("Shuffle") else {
+    let Some(shuffle) = ctx.get(m::SHUFFLE) else {
         return errs;
     };
     let mut seen = vec![false; dims.len()];
@@ -130,8 +131,8 @@ pub fn insert_tensor(ctx: &ShapeCtx) -> Vec<ShapeError> {
     if !check_rank(ctx, src, d.len(), &mut errs) {
         return errs;
     }
-    let axis = axis_in_range(ctx, "Axis", d.len(), dest, &mut errs);
-    let count = ctx.int("Count").filter(|&c| c >= 1);
+    let axis = axis_in_range(ctx, m::AXIS, d.len(), dest, &mut errs);
+    let count = ctx.get(m::COUNT).filter(|&c| c >= 1);
     let offs = offsets(ctx, d, dest, &mut errs);
     let (Some(axis), Some(count), Some(offs)) = (axis, count, offs) else {
         return errs;

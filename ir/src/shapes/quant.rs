@@ -3,6 +3,7 @@
 //! engines derive from the scales exist (`crate::quant`).
 
 use super::*;
+use crate::member as m;
 use crate::opcode::Opcode;
 use crate::quant as q;
 
@@ -91,7 +92,7 @@ pub(super) fn pool(ctx: &ShapeCtx, errs: &mut Vec<ShapeError>) {
     }
     let (s, d) = (ctx.ty(src).elem, ctx.ty(dest).elem);
     let r = if ctx.inst.opcode == Opcode::AvgPool {
-        let n = match ctx.ints("Kernels") {
+        let n = match ctx.get(m::KERNELS) {
             Some(&[a, b]) if a > 0 && b > 0 => (a as u64).saturating_mul(b as u64),
             _ => return,
         };

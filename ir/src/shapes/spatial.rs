@@ -5,6 +5,7 @@
 //! is `C x KH x KW x OutC/Group`.
 
 use super::*;
+use crate::member as m;
 
 /// The window members of a spatial opcode, checked for sanity.
 struct Window {
@@ -18,13 +19,13 @@ struct Window {
 impl Window {
     /// `None` when a member is malformed (the verifier reported it).
     fn read(ctx: &ShapeCtx) -> Option<Window> {
-        let dilation = match ctx.inst.member("Dilation") {
-            Some(_) => pair(ctx, "Dilation")?,
+        let dilation = match ctx.inst.get(m::DILATION) {
+            Some(_) => pair(ctx, m::DILATION)?,
             None => [1, 1],
         };
         Some(Window {
-            kernels: pair(ctx, "Kernels")?,
-            strides: pair(ctx, "Strides")?,
+            kernels: pair(ctx, m::KERNELS)?,
+            strides: pair(ctx, m::STRIDES)?,
             pads: pads(ctx)?,
             dilation,
         })
@@ -53,7 +54,7 @@ impl Window {
 
 /// Whether the layout member says NCHW (NHWC otherwise).
 fn is_nchw(ctx: &ShapeCtx) -> bool {
-    ctx.inst.member_str("Layout") == Some("NCHW")
+    ctx.inst.get(m::LAYOUT) == Some("NCHW")
 }
 
 /// `(N, C, H, W)` of a 4-D activation in the instruction's layout.
@@ -193,7 +194,7 @@ fn conv_geometry(ctx: &ShapeCtx, nchw: bool, errs: &mut Vec<ShapeError>) {
     let Some(win) = Window::read(ctx) else {
         return;
     };
-    let Some(group) = ctx.int("Group").filter(|&g| g > 0) else {
+    let Some(group) = ctx.get(m::GROUP).filter(|&g| g > 0) else {
         return;
     };
     if !ranks_ok {
@@ -257,10 +258,10 @@ pub fn conv_transpose(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let Some(win) = Window::read(ctx) else {
         return errs;
     };
-    let Some(group) = ctx.int("Group").filter(|&g| g > 0) else {
+    let Some(group) = ctx.get(m::GROUP).filter(|&g| g > 0) else {
         return errs;
     };
-    let out_pad = match ctx.ints("OutputPadding") {
+    let out_pad = match ctx.get(m::OUTPUT_PADDING) {
         Some(&[a, b]) if a >= 0 && b >= 0 => [a as i128, b as i128],
         Some(_) => return errs,
         None => [0, 0],

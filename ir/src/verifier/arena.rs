@@ -6,6 +6,7 @@
 
 use super::VerifyError;
 use crate::function::{Function, InstId, Value};
+use crate::member as m;
 use crate::opcode::Opcode;
 
 /// Appends the arena errors of `f`.
@@ -25,8 +26,8 @@ pub(super) fn check(f: &Function, errors: &mut Vec<VerifyError>) {
         };
         match inst.opcode {
             Opcode::AllocActivation => {
-                let offset = inst.member_int("Offset").unwrap_or(-1);
-                let bytes = inst.member_type("Ty").map_or(0, |t| t.bytes());
+                let offset = inst.get(m::OFFSET).unwrap_or(-1);
+                let bytes = inst.get(m::TY).map_or(0, |t| t.bytes());
                 let bad = |message: String| VerifyError::MemberValue {
                     inst: id,
                     member,

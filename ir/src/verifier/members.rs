@@ -6,6 +6,7 @@
 
 use super::VerifyError;
 use crate::function::{Function, InstId, MemberValue};
+use crate::member as m;
 use crate::opcode::MemberRule;
 use crate::printer::write_member_value;
 
@@ -95,8 +96,8 @@ fn sanity(name: &str, rule: MemberRule, v: &MemberValue) -> Option<String> {
 /// `FusedActivationArgs` has as many values as `FusedActivation` takes
 /// (CLIP: min and max; LEAKY_RELU: alpha; others none).
 fn fused_args(inst: &crate::function::InstData) -> Option<String> {
-    let act = inst.member_str("FusedActivation")?;
-    let args = inst.member("FusedActivationArgs")?.as_floats()?;
+    let act = inst.get(m::FUSED_ACTIVATION)?;
+    let args = inst.get(m::FUSED_ACTIVATION_ARGS)?;
     let want = match act {
         "CLIP" => 2,
         "LEAKY_RELU" => 1,

@@ -6,6 +6,7 @@
 //! reach (so a report before the pipeline already shows the potential).
 
 use crate::planner::{self, align_up};
+use glow_ir::member as m;
 use glow_ir::Function;
 pub use glow_planner::arena::{arena_layout, lifetimes, planner_buffers, ArenaLayout, Lifetime};
 use std::fmt::Write;
@@ -57,7 +58,7 @@ pub fn memory_report_aligned(f: &Function, align: u64) -> MemoryReport {
         .zip(&a.bufs)
         .zip(&a.offsets)
         .map(|((l, b), &offset)| {
-            let ty = f.inst(l.alloc).member_type("Ty");
+            let ty = f.inst(l.alloc).get(m::TY);
             BufferReport {
                 name: f.inst(l.alloc).name.clone(),
                 ty: ty.map(|t| t.to_string()).unwrap_or_default(),

@@ -30,9 +30,10 @@ pub mod profile;
 
 use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
 use glow_ir::diag::did_you_mean;
+use glow_ir::member::{self as m, Member};
 use glow_ir::{
-    Diagnostic, ElemKind, Function, InstData, InstId, MemberValue, Mutability, Opcode, OperandKind,
-    Span, Type, Value, WeightData, WeightInit,
+    Diagnostic, ElemKind, Function, InstData, InstId, Mutability, Opcode, OperandKind, Span, Type,
+    Value, WeightData, WeightInit,
 };
 use params::{choose, rescale_histogram, Calibration, Chosen, Schema};
 use profile::Profile;
@@ -175,7 +176,7 @@ impl Quantize {
         }
         if ARITH.contains(&op) {
             if op == Opcode::Convolution {
-                let act = inst.member_str("FusedActivation").unwrap_or("NONE");
+                let act = inst.get(m::FUSED_ACTIVATION).unwrap_or("NONE");
                 let residual = inst.operand_named("Residual").is_some();
                 if residual || !matches!(act, "NONE" | "RELU" | "CLIP") {
                     return Role::Other;
@@ -435,8 +436,8 @@ impl Rewriter<'_> {
         ty: Option<Type>,
     ) -> (InstId, Option<Value>) {
         let name = f.fresh_name(base);
-        let members: Vec<(&str, MemberValue)> = match &ty {
-            Some(t) => vec![("Ty", MemberValue::Type(t.clone()))],
+        let members: Vec<Member> = match &ty {
+            Some(t) => vec![m::TY.to(t.clone())],
             None => vec![],
         };
         let id = f.push_inst(InstData::new(name, op, operands, &members));
@@ -644,7 +645,7 @@ impl Rewriter<'_> {
                             return;
                         }
                     };
-                    let nhwc = f.inst(i).member_str("Layout").unwrap_or("NHWC") == "NHWC";
+                    let nhwc = f.inst(i).get(m::LAYOUT).unwrap_or("NHWC") == "NHWC";
                     if op == Opcode::Convolution && self.q.channelwise && nhwc {
                         channelwise = Some(self.channelwise_filter(f, v, &values));
                         new_ops[k] = channelwise.as_ref().expect("set").0;
@@ -703,12 +704,6 @@ impl Rewriter<'_> {
         }
         if let Some((_, fs, fo)) = channelwise {
             let old = f.inst(i).clone();
-            let mut data = InstData::new(
-                old.name.clone(),
-                Opcode::ChannelwiseQuantizedConvolution,
-                &[],
-                &[],
-            );
             let [fsv, fov, bsv, bov] = self.channel_params(
                 f,
                 ops[2],
@@ -721,17 +716,10 @@ impl Rewriter<'_> {
             let vals = [
                 new_ops[0], new_ops[1], new_ops[2], new_ops[3], fsv, fov, bsv, bov,
             ];
-            let info = Opcode::ChannelwiseQuantizedConvolution.info();
-            data.operands = vals
-                .iter()
-                .enumerate()
-                .map(|(k, &value)| glow_ir::function::Operand {
-                    kind: info.operands[k].kind,
-                    value,
-                })
-                .collect();
-            for m in info.members {
-                if let Some(v) = old.member(m.name) {
+            let op = Opcode::ChannelwiseQuantizedConvolution;
+            let mut data = InstData::new(old.name.clone(), op, &vals, &[]);
+            for m in op.info().members {
+                if let Some(v) = old.member_by_name(m.name) {
                     data.set_member(m.name, v.clone());
                 }
             }
@@ -967,7 +955,7 @@ impl Quantize {
                 if rw.quantized.get(r).copied().unwrap_or(false) {
                     if let Some(Some(c)) = rw.chosen.get(&r).copied() {
                         let ty = with_kind(f.value_type(v).expect("typed"), c.kind());
-                        f.inst_mut(i).set_member("Ty", MemberValue::Type(ty));
+                        f.inst_mut(i).set(m::TY, ty);
                     }
                 }
             }
@@ -1098,7 +1086,7 @@ impl Quantize {
         if f.memory.take().is_some() {
             for i in f.layout.to_vec() {
                 if f.inst(i).opcode == Opcode::AllocActivation {
-                    f.inst_mut(i).set_member("Offset", MemberValue::Int(-1));
+                    f.inst_mut(i).set(m::OFFSET, -1);
                 }
             }
         }

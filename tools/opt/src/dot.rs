@@ -16,6 +16,7 @@
 //!   lifetimes do not overlap (what the planner may do), red `OVERLAP` when
 //!   they do (a broken plan).
 
+use glow_ir::member as m;
 use glow_ir::{Function, Opcode, OperandKind, Value};
 use glow_passes::analysis::memory::memory_report_aligned;
 use petgraph::dot::{Config, Dot};
@@ -80,9 +81,7 @@ pub fn dataflow(f: &Function) -> String {
                 format!(
                     "%{}\n{}",
                     inst.name,
-                    inst.member_type("Ty")
-                        .map(|t| t.to_string())
-                        .unwrap_or_default()
+                    inst.get(m::TY).map(|t| t.to_string()).unwrap_or_default()
                 ),
             ),
             op => (

@@ -1,0 +1,285 @@
+//! Typed member keys: every member name of the opcode table, declared once
+//! with its type.
+//!
+//! The table (`opcode.rs`) names its members through these keys, and code
+//! that builds or reads an instruction does too, so a misspelled member is a
+//! compile error and a value of the wrong type does not type-check:
+//!
+//! ```
+//! use glow_ir::member as m;
+//! use glow_ir::builder::Builder;
+//! use glow_ir::{Function, Mutability, Opcode, Type};
+//! let mut f = Function::new("f");
+//! let mut b = Builder::new(&mut f);
+//! let x = b.weight("x", Type::float(&[1, 4, 4, 1]), Mutability::Mutable);
+//! let y = b.weight("y", Type::float(&[1, 2, 2, 1]), Mutability::Mutable);
+//! let pool = b.inst("pool", Opcode::MaxPool, &[y, x], &[m::KERNELS.to([2, 2]), m::STRIDES.to([2, 2])]);
+//! assert_eq!(f.inst(pool).get(m::KERNELS), Some(&[2, 2][..]));
+//! assert_eq!(f.inst(pool).get(m::LAYOUT), Some("NHWC"));
+//! ```
+//!
+//! Giving an opcode a member it does not have (`m::AXIS` to a `maxpool`)
+//! panics at once, naming both: it is a bug in the pass or importer that
+//! built it, and the verifier could not see it later.
+//!
+//! A misspelled member does not compile:
+//!
+//! ```compile_fail
+//! let _ = glow_ir::member::KERNLES.to([3, 3]);
+//! ```
+//!
+//! nor does a value of the wrong type:
+//!
+//! ```compile_fail
+//! let _ = glow_ir::member::GROUP.to(1.5);
+//! ```
+
+use std::marker::PhantomData;
+
+use crate::function::MemberValue;
+use crate::opcode::{MemberType, FUSED_ACTIVATIONS, LAYOUTS, REDUCTIONS};
+use crate::types::Type;
+
+/// The Rust side of a member type: what a builder passes and a reader gets.
+pub trait Kind {
+    /// What a builder gives (`i64`, `Vec<i64>`, `Type`, ...).
+    type Arg;
+    /// What a reader gets back (`i64`, `&[i64]`, `&Type`, ...).
+    type Out<'a>;
+    /// The table's member type (enums carry their values in the key).
+    const TY: MemberType;
+    fn wrap(arg: Self::Arg) -> MemberValue;
+    fn read<'a>(value: &'a MemberValue) -> Option<Self::Out<'a>>;
+}
+
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $kind:ident: $arg:ty => $out:ty, $ty:expr, $variant:ident, $read:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $kind;
+        #[allow(clippy::needless_lifetimes)]
+        impl Kind for $kind {
+            type Arg = $arg;
+            type Out<'a> = $out;
+            const TY: MemberType = $ty;
+            fn wrap(arg: $arg) -> MemberValue {
+                MemberValue::$variant(arg)
+            }
+            fn read<'a>(value: &'a MemberValue) -> Option<$out> {
+                value.$read()
+            }
+        }
+    )*};
+}
+
+kinds! {
+    /// An integer member.
+    Int: i64 => i64, MemberType::Int, Int, as_int;
+    /// A float member (an integer literal reads as a float too).
+    Float: f64 => f64, MemberType::Float, Float, as_float;
+    /// `true` or `false`.
+    Bool: bool => bool, MemberType::Bool, Bool, as_bool;
+    /// An integer array.
+    Ints: Vec<i64> => &'a [i64], MemberType::IntArray, IntArray, as_ints;
+    /// A float array.
+    Floats: Vec<f64> => &'a [f64], MemberType::FloatArray, FloatArray, as_floats;
+    /// A type (`Ty` of an allocation or a view).
+    Ty: Type => &'a Type, MemberType::Type, Type, as_type;
+    /// A string.
+    Str: String => &'a str, MemberType::Str, Str, as_str;
+    /// One identifier of a fixed list (the key holds the list).
+    Enum: String => &'a str, MemberType::Enum(&[]), Enum, as_str;
+}
+
+/// A member name with its type. Only this module makes keys.
+#[derive(Debug)]
+pub struct Key<K> {
+    name: &'static str,
+    ty: MemberType,
+    kind: PhantomData<K>,
+}
+
+impl<K> Clone for Key<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K> Copy for Key<K> {}
+
+impl<K: Kind> Key<K> {
+    const fn new(name: &'static str) -> Key<K> {
+        Key {
+            name,
+            ty: K::TY,
+            kind: PhantomData,
+        }
+    }
+
+    /// The member's `.gir` name.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// The member's type in the table.
+    pub const fn ty(self) -> MemberType {
+        self.ty
+    }
+
+    /// This member set to `value`, for `InstData::new` and `Builder::inst`.
+    pub fn to(self, value: impl Into<K::Arg>) -> Member {
+        Member {
+            name: self.name,
+            value: K::wrap(value.into()),
+        }
+    }
+}
+
+impl Key<Enum> {
+    const fn one_of(name: &'static str, values: &'static [&'static str]) -> Key<Enum> {
+        Key {
+            name,
+            ty: MemberType::Enum(values),
+            kind: PhantomData,
+        }
+    }
+}
+
+/// A member given to a constructor: a key's name and a value of its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    pub(crate) name: &'static str,
+    pub(crate) value: MemberValue,
+}
+
+impl Member {
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+    pub fn value(&self) -> &MemberValue {
+        &self.value
+    }
+}
+
+macro_rules! keys {
+    ($($(#[$doc:meta])* $key:ident: $kind:ident = $name:literal $(in $values:expr)?;)*) => {
+        $($(#[$doc])* pub const $key: Key<$kind> = keys!(@make $kind, $name $(, $values)?);)*
+        /// Every key: its name and type, for the test that the table uses no other.
+        pub const ALL: &[(&str, MemberType)] = &[$(($name, $key.ty),)*];
+    };
+    (@make $kind:ident, $name:literal) => { Key::<$kind>::new($name) };
+    (@make $kind:ident, $name:literal, $values:expr) => { Key::one_of($name, $values) };
+}
+
+keys! {
+    /// The type of an allocation or a view.
+    TY: Ty = "Ty";
+    /// An allocation's place in a planned arena (-1: not planned).
+    OFFSET: Int = "Offset";
+    /// Where a view, insert or extract starts, per dimension.
+    OFFSETS: Ints = "Offsets";
+    /// A splat's value.
+    VALUE: Float = "Value";
+    KERNELS: Ints = "Kernels";
+    STRIDES: Ints = "Strides";
+    PADS: Ints = "Pads";
+    GROUP: Int = "Group";
+    DILATION: Ints = "Dilation";
+    LAYOUT: Enum = "Layout" in LAYOUTS;
+    FUSED_ACTIVATION: Enum = "FusedActivation" in FUSED_ACTIVATIONS;
+    FUSED_ACTIVATION_ARGS: Floats = "FusedActivationArgs";
+    OUTPUT_PADDING: Ints = "OutputPadding";
+    COUNT_INCLUDE_PADS: Bool = "CountIncludePads";
+    AXIS: Int = "Axis";
+    KEEP_DIMS: Bool = "KeepDims";
+    SELECT_LAST_INDEX: Bool = "SelectLastIndex";
+    MIN: Float = "Min";
+    MAX: Float = "Max";
+    ALPHA: Float = "Alpha";
+    BETA: Float = "Beta";
+    GAMMA: Float = "Gamma";
+    K: Float = "K";
+    APPROXIMATE: Bool = "Approximate";
+    BATCH_DIMS: Int = "BatchDims";
+    REDUCTION: Enum = "Reduction" in REDUCTIONS;
+    OFF_VALUE: Float = "OffValue";
+    ON_VALUE: Float = "OnValue";
+    SHUFFLE: Ints = "Shuffle";
+    COUNT: Int = "Count";
+    CHANNEL_IDX: Int = "ChannelIdx";
+    EPSILON: Float = "Epsilon";
+    MOMENTUM: Float = "Momentum";
+    HALF_WINDOW_SIZE: Int = "HalfWindowSize";
+    FORMAT: Str = "Format";
+    FILE_NAME: Str = "FileName";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opcode::Opcode;
+
+    #[test]
+    fn keys_have_distinct_names() {
+        let mut names: Vec<_> = ALL.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+    }
+
+    #[test]
+    fn enum_keys_carry_their_values() {
+        for (name, ty) in ALL {
+            if let MemberType::Enum(values) = ty {
+                assert!(!values.is_empty(), "enum key `{name}` lists no values");
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_types_each_member_as_its_key_does() {
+        for o in Opcode::ALL {
+            for m in o.info().members {
+                let key = ALL.iter().find(|(n, _)| *n == m.name);
+                assert_eq!(key.map(|k| k.1), Some(m.ty), "{}.{}", o.name(), m.name);
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "`maxpool` has no member `Axis`")]
+    fn a_member_the_opcode_lacks_is_an_error_at_once() {
+        let x = crate::Value::Weight(crate::WeightId(0));
+        crate::InstData::new("p", Opcode::MaxPool, &[x, x], &[AXIS.to(1)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "`copy` takes 2 operands, 3 given")]
+    fn too_many_operands_are_an_error_at_once() {
+        let x = crate::Value::Weight(crate::WeightId(0));
+        crate::InstData::new("c", Opcode::Copy, &[x, x, x], &[]);
+    }
+
+    #[test]
+    fn typed_reads_and_writes() {
+        let x = crate::Value::Weight(crate::WeightId(0));
+        let mut i = crate::InstData::new("s", Opcode::Splat, &[x], &[VALUE.to(2.5)]);
+        assert_eq!(i.get(VALUE), Some(2.5));
+        i.set(VALUE, -1.0);
+        assert_eq!(i.get(VALUE), Some(-1.0));
+        // A key of another opcode reads as absent.
+        assert_eq!(i.get(AXIS), None);
+    }
+
+    #[test]
+    fn every_key_is_used_by_the_table() {
+        for (name, _) in ALL {
+            assert!(
+                Opcode::ALL
+                    .iter()
+                    .any(|o| o.info().members.iter().any(|m| m.name == *name)),
+                "key `{name}` names no member of the table"
+            );
+        }
+    }
+}
