@@ -578,6 +578,14 @@ impl Matcher<'_> {
             loop {
                 let f = self.try_match(&dn.pat, dn.loc, match_pos, end, &desc, None)?;
                 let m = (match_pos + f.start, match_pos + f.end);
+                if self.opts.allow_deprecated_dag_overlap {
+                    // LLVM keeps one range spanning the whole group in this mode.
+                    match ranges.first_mut() {
+                        None => ranges.push(m),
+                        Some(r) => *r = (r.0.min(m.0), r.1.max(m.1)),
+                    }
+                    break;
+                }
                 let mut overlap = false;
                 while mi < ranges.len() {
                     if m.0 < ranges[mi].1 {
