@@ -507,7 +507,8 @@ fn parse_pieces(text: &str, literal: bool, pieces: &mut Vec<Piece>) -> Result<()
             i += 2 + end + 2;
             continue;
         }
-        if let Some(after) = rest.strip_prefix("[[") {
+        // LLVM takes the first `[` of `[[[` literally: `[[[REG]]]` is `[` then `[[REG]]`.
+        if let Some(after) = rest.strip_prefix("[[").filter(|a| !a.starts_with('[')) {
             let Some(end) = var_end(after) else {
                 return Err((i, "Invalid substitution block, no ]] found\n".into()));
             };
@@ -576,13 +577,6 @@ fn var_end(s: &str) -> Option<(usize, Option<usize>)> {
         i += 1;
     }
     None
-}
-
-fn is_name(s: &str) -> bool {
-    let n = s.strip_prefix('$').unwrap_or(s);
-    let mut it = n.chars();
-    matches!(it.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && it.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn parse_block(
@@ -654,40 +648,67 @@ fn parse_block(
             },
         });
     }
-    let (name, regex) = match body.find(':') {
-        Some(c) => (&body[..c], Some(&body[c + 1..])),
-        None => (body, None),
-    };
-    if !is_name(name) {
+    // LLVM's parsePattern for `[[NAME]]` and `[[NAME:regex]]`, with its messages and columns.
+    let colon = body.find(':');
+    if let Some(sp) = body[..colon.unwrap_or(body.len())].find([' ', '\t']) {
+        return Err((at + sp, "unexpected whitespace".into()));
+    }
+    let sigil = usize::from(body.starts_with(['$', '@']));
+    if body.is_empty() {
+        return Err((at, "empty variable name".into()));
+    }
+    if sigil == body.len() {
+        let what = if body.starts_with('@') {
+            "pseudo"
+        } else {
+            "global"
+        };
+        return Err((at + sigil, format!("empty {what} variable name")));
+    }
+    let first = body.as_bytes()[sigil];
+    if !(first.is_ascii_alphabetic() || first == b'_') {
         return Err((at, "invalid variable name".into()));
     }
-    match regex {
-        Some(r) => {
-            if nums.iter().any(|n| n == name) {
-                return Err((
-                    at,
-                    format!("numeric variable with name '{name}' already exists"),
-                ));
-            }
-            let tr = translate_regex(r)
-                .map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?;
-            if let Err(e) = Regex::new(&tr) {
-                return Err((
-                    at + name.len() + 1,
-                    format!("invalid regex: {}", first_line(&e.to_string())),
-                ));
-            }
-            strs.push(name.to_string());
-            Ok(Piece::StrDef {
-                name: name.to_string(),
-                regex: tr,
-            })
+    let name_len = body[sigil..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(body.len(), |n| n + sigil);
+    let name = &body[..name_len];
+    let rest = &body[name_len..];
+    if colon.is_some() {
+        if name.starts_with('@') || !rest.starts_with(':') {
+            return Err((at, "invalid name in string variable definition".into()));
         }
-        None => Ok(Piece::StrUse {
+        let r = &rest[1..];
+        if nums.iter().any(|n| n == name) {
+            return Err((
+                at,
+                format!("numeric variable with name '{name}' already exists"),
+            ));
+        }
+        let tr =
+            translate_regex(r).map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?;
+        if let Err(e) = Regex::new(&tr) {
+            return Err((
+                at + name.len() + 1,
+                format!("invalid regex: {}", first_line(&e.to_string())),
+            ));
+        }
+        strs.push(name.to_string());
+        return Ok(Piece::StrDef {
             name: name.to_string(),
-            at,
-        }),
+            regex: tr,
+        });
     }
+    if name.starts_with('@') {
+        return Err((at, format!("invalid pseudo numeric variable '{name}'")));
+    }
+    if !rest.is_empty() {
+        return Err((at, "invalid name in string variable use".into()));
+    }
+    Ok(Piece::StrUse {
+        name: name.to_string(),
+        at,
+    })
 }
 
 fn legacy_line_ok(b: &str) -> bool {
