@@ -5,87 +5,10 @@
 //! (`-check-prefix=X`, `-DVAR=VAL`); exits 0 on success, 1 when a check
 //! fails and 2 on usage errors.
 
-use clap::Parser;
-use glow_filecheck::{check, DumpInput, Options};
+use glow_filecheck::cli::{self, Cli};
+use glow_filecheck::{check, Options};
 use std::io::Read;
 use std::process::ExitCode;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "glow-filecheck",
-    version,
-    about = "LLVM FileCheck-compatible pattern checker"
-)]
-struct Cli {
-    /// The file with the CHECK directives.
-    check_file: String,
-    /// Read the input from this file instead of stdin (`-` is stdin).
-    #[arg(long = "input-file", value_name = "F")]
-    input_file: Option<String>,
-    /// The most bytes of input (and of the check file) read; more is an error.
-    #[arg(long = "max-input-bytes", value_name = "N", default_value_t = DEFAULT_MAX_INPUT)]
-    max_input_bytes: u64,
-    /// A check prefix (repeatable).
-    #[arg(long = "check-prefix", value_name = "P")]
-    check_prefix: Vec<String>,
-    /// Comma-separated check prefixes (repeatable).
-    #[arg(long = "check-prefixes", value_name = "A,B", value_delimiter = ',')]
-    check_prefixes: Vec<String>,
-    /// Comma-separated comment prefixes (default COM,RUN).
-    #[arg(long = "comment-prefixes", value_name = "A,B", value_delimiter = ',')]
-    comment_prefixes: Option<Vec<String>>,
-    /// Do not canonicalise horizontal whitespace.
-    #[arg(long = "strict-whitespace")]
-    strict_whitespace: bool,
-    /// Require positive patterns to match whole lines.
-    #[arg(long = "match-full-lines")]
-    match_full_lines: bool,
-    /// Match case-insensitively.
-    #[arg(long = "ignore-case")]
-    ignore_case: bool,
-    /// A pattern that must not occur anywhere in the input (repeatable).
-    #[arg(long = "implicit-check-not", value_name = "PAT")]
-    implicit_check_not: Vec<String>,
-    /// Define a variable: `-D VAR=VALUE`, `-D#VAR=EXPR`.
-    #[arg(short = 'D', value_name = "VAR=VALUE")]
-    defines: Vec<String>,
-    /// Clear local variables at each CHECK-LABEL.
-    #[arg(long = "enable-var-scope")]
-    enable_var_scope: bool,
-    /// Do not complain about unused check prefixes.
-    #[arg(long = "allow-unused-prefixes", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    allow_unused_prefixes: Option<bool>,
-    /// Accept an empty input.
-    #[arg(long = "allow-empty")]
-    allow_empty: bool,
-    /// When to dump the annotated input: help, always, fail, never.
-    #[arg(long = "dump-input", value_name = "WHEN")]
-    dump_input: Option<String>,
-    /// Context lines around errors in the dump.
-    #[arg(long = "dump-input-context", value_name = "N")]
-    dump_input_context: Option<usize>,
-    /// Accepted for compatibility; glow shows error lines with context.
-    #[arg(long = "dump-input-filter", value_name = "KIND")]
-    dump_input_filter: Option<String>,
-    /// Glow extension: print a unified diff of expected vs actual on failure.
-    #[arg(long = "diff")]
-    diff: bool,
-    /// Glow extension: do not reject misspelled directives.
-    #[arg(long = "allow-misspelled")]
-    allow_misspelled: bool,
-    /// Verbose: annotate successful matches in the dump.
-    #[arg(short = 'v')]
-    verbose: bool,
-    /// Extra verbose: also discarded DAG matches and passing NOTs.
-    #[arg(long = "vv")]
-    verbose_verbose: bool,
-    /// Accepted for compatibility (colors are never used).
-    #[arg(long = "color", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    color: Option<String>,
-    /// Accepted for compatibility; overlapping DAG matches are rejected.
-    #[arg(long = "allow-deprecated-dag-overlap")]
-    allow_deprecated_dag_overlap: bool,
-}
 
 const DUMP_HELP: &str = "The following description was requested by -dump-input=help to
 explain the input dump printed by FileCheck.
@@ -108,10 +31,10 @@ Input dump annotation format:
 
   - L:     labels line number L of the input file
            An extra space is added after each input line to represent the
-           newline character.
-  - T:L    labels the only match result for either (1) a pattern of type T
-           from line L of the check file if L is an integer or (2) the
-           I-th implicit pattern if L is \"imp\" followed by an integer I
+           newline character
+  - T:L    labels the only match result for either (1) a pattern of type T from
+           line L of the check file if L is an integer or (2) the I-th implicit
+           pattern if L is \"imp\" followed by an integer I (index origin one)
   - T:L'N  labels the Nth match result for such a pattern
   - ^~~    marks good match (reported if -v)
   - !~~    marks bad match, such as:
@@ -123,41 +46,35 @@ Input dump annotation format:
            - CHECK-NOT not found (success, reported if -vv)
            - CHECK-DAG not found after discarded matches (error)
   - ?      marks fuzzy match when no match is found
-  - ~~~    marks search range continued onto the next line
-  - .      marks elided lines
+  - ...    indicates elided input lines and annotations, as specified by
+           -dump-input-filter and -dump-input-context
+  - colors success, error, fuzzy match, discarded match, unmatched input
 ";
-
-/// Rewrites LLVM's single-dash long options (`-check-prefix=X`) to `--` form.
-fn normalise(args: Vec<String>) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut after_dashdash = false;
-    for (i, a) in args.into_iter().enumerate() {
-        let single_long = i > 0
-            && !after_dashdash
-            && a.len() > 2
-            && a.starts_with('-')
-            && !a.starts_with("--")
-            && !a.starts_with("-D")
-            && a.as_bytes()[1].is_ascii_alphabetic();
-        if a == "--" {
-            after_dashdash = true;
-        }
-        out.push(if single_long { format!("-{a}") } else { a });
-    }
-    out
-}
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().collect();
     let command_line = raw.join(" ");
-    let cli = match Cli::try_parse_from(normalise(raw)) {
+    let prog = raw
+        .first()
+        .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+        .unwrap_or_else(|| "glow-filecheck".into());
+    let env_opts = std::env::var("FILECHECK_OPTS").ok();
+    let cli = match cli::parse(env_opts.as_deref(), raw.get(1..).unwrap_or(&[])) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            let code = if e.use_stderr() { 2 } else { 0 };
-            return ExitCode::from(code);
+        Err(msg) => {
+            // cl::ParseCommandLineOptions reports and exits 1.
+            eprintln!("{prog}: {msg}");
+            return ExitCode::from(1);
         }
     };
+    if cli.help {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if cli.version {
+        println!("glow-filecheck {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     match run(cli, command_line) {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
@@ -167,20 +84,27 @@ fn main() -> ExitCode {
     }
 }
 
+const USAGE: &str = "OVERVIEW: LLVM FileCheck-compatible pattern checker
+
+USAGE: glow-filecheck [options] <check-file>
+
+Options (one or two dashes; --opt=value or --opt value):
+  --input-file=F  --check-prefix=P  --check-prefixes=A,B  --comment-prefixes=A,B
+  --allow-unused-prefixes  --strict-whitespace  --match-full-lines  --ignore-case
+  --implicit-check-not=P  -DVAR=VALUE  -D#VAR=EXPR  --enable-var-scope  --allow-empty
+  --allow-deprecated-dag-overlap  --dump-input=help|always|fail|never
+  --dump-input-filter=all|annotation-full|annotation|error  --dump-input-context=N
+  -v  -vv  --color  --diff  --allow-misspelled  --max-input-bytes=N  --version
+Options are also read from FILECHECK_OPTS, before the command line.
+";
+
 fn run(cli: Cli, command_line: String) -> Result<u8, String> {
-    let dump_input = match cli.dump_input.as_deref() {
-        None | Some("fail") => DumpInput::Fail,
-        Some("always") => DumpInput::Always,
-        Some("never") => DumpInput::Never,
-        Some("help") => {
-            eprint!("{DUMP_HELP}");
-            return Ok(0);
-        }
-        Some(other) => {
-            return Err(format!(
-                "error: invalid -dump-input value '{other}' (help, always, fail, never)"
-            ))
-        }
+    let Some(dump_input) = cli.dump_input() else {
+        eprint!("{DUMP_HELP}");
+        return Ok(0);
+    };
+    let Some(check_file) = cli.check_file.clone() else {
+        return Err("<check-file> not specified".into());
     };
     let mut defines = Vec::new();
     for d in &cli.defines {
@@ -196,18 +120,18 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
         }
         defines.push((k.to_string(), v.to_string()));
     }
-    let check_text = std::fs::read(&cli.check_file).map_err(|e| {
+    let check_text = std::fs::read(&check_file).map_err(|e| {
         format!(
             "Could not open check file '{}': {}",
-            cli.check_file,
+            check_file,
             io_reason(&e)
         )
     })?;
-    let limit = cli.max_input_bytes;
+    let limit = cli.max_input_bytes.unwrap_or(DEFAULT_MAX_INPUT);
     if check_text.len() as u64 > limit {
         return Err(format!(
             "check file '{}' is larger than {limit} bytes (--max-input-bytes)",
-            cli.check_file
+            check_file
         ));
     }
     let (input_name, input) = match cli.input_file.as_deref() {
@@ -230,34 +154,28 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
             cli.input_file.as_deref().unwrap_or("<stdin>")
         ));
     };
-    let mut check_prefixes = cli.check_prefix.clone();
-    check_prefixes.extend(cli.check_prefixes.iter().cloned());
     let opts = Options {
-        check_prefixes,
-        comment_prefixes: cli.comment_prefixes.clone(),
+        check_prefixes: cli.check_prefixes.clone(),
+        comment_prefixes: (!cli.comment_prefixes.is_empty()).then(|| cli.comment_prefixes.clone()),
         strict_whitespace: cli.strict_whitespace,
         match_full_lines: cli.match_full_lines,
         ignore_case: cli.ignore_case,
         implicit_check_not: cli.implicit_check_not.clone(),
         defines,
         enable_var_scope: cli.enable_var_scope,
-        allow_unused_prefixes: cli.allow_unused_prefixes.unwrap_or(false),
+        allow_unused_prefixes: cli.allow_unused_prefixes,
         allow_empty: cli.allow_empty,
         dump_input,
-        dump_input_context: cli.dump_input_context.unwrap_or(5),
+        dump_input_context: cli.dump_input_context(),
         diff: cli.diff,
         verbose: cli.verbose || cli.verbose_verbose,
         verbose_verbose: cli.verbose_verbose,
         reject_misspelled: !cli.allow_misspelled,
         command_line,
+        allow_deprecated_dag_overlap: cli.allow_deprecated_dag_overlap,
     };
-    let _ = (
-        &cli.dump_input_filter,
-        &cli.color,
-        cli.allow_deprecated_dag_overlap,
-    );
     let out = check(
-        &cli.check_file,
+        &check_file,
         &String::from_utf8_lossy(&check_text),
         &input_name,
         &String::from_utf8_lossy(&input),

@@ -5,7 +5,7 @@
 //! NOT and DAG directives written before it. Every malformed directive is an
 //! error with its location; nothing here panics on user text.
 
-use crate::pattern::{CheckKind, Pattern};
+use crate::pattern::{CheckKind, Names, Pattern};
 use crate::source::{Kind, Loc, Sources};
 use crate::Options;
 
@@ -200,6 +200,8 @@ fn parse_mods(rest: &str, off: usize) -> Option<(usize, bool)> {
 }
 
 /// Reads the check file in buffer `buf`; on error appends messages to `err`.
+// The parse-time variable tables travel with the options; a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 pub fn read_check_file(
     sources: &Sources,
     buf: usize,
@@ -207,6 +209,7 @@ pub fn read_check_file(
     prefixes: &[String],
     comments: &[String],
     implicit: &[usize],
+    names: &mut Names,
     err: &mut String,
 ) -> Result<(CheckFile, Vec<String>), ()> {
     let text = &sources.bufs[buf].text;
@@ -292,6 +295,7 @@ pub fn read_check_file(
             opts.match_full_lines,
             opts.ignore_case,
             opts.strict_whitespace,
+            names,
         ) {
             Ok(p) => p,
             Err((off, msg)) => {
@@ -340,8 +344,8 @@ pub fn read_check_file(
     }
     if !pending.is_empty() {
         let line = sources.bufs[buf].line_count();
-        let pat =
-            Pattern::parse("", CheckKind::Eof, false, line, false, false, false).map_err(|_| ())?;
+        let pat = Pattern::parse("", CheckKind::Eof, false, line, false, false, false, names)
+            .map_err(|_| ())?;
         strings.push(CheckString {
             pat,
             prefix: prefixes[0].clone(),
@@ -366,10 +370,20 @@ fn implicit_nots(implicit: &[usize], opts: &Options) -> Vec<DagNot> {
                 false,
                 opts.ignore_case,
                 opts.strict_whitespace,
+                &mut Names::default(),
             )
             .unwrap_or_else(|_| {
-                Pattern::parse("", CheckKind::Eof, false, 1, false, false, false)
-                    .expect("EOF patterns always parse")
+                Pattern::parse(
+                    "",
+                    CheckKind::Eof,
+                    false,
+                    1,
+                    false,
+                    false,
+                    false,
+                    &mut Names::default(),
+                )
+                .expect("EOF patterns always parse")
             }),
             prefix: "IMPLICIT-CHECK".into(),
             loc: Loc {

@@ -13,6 +13,7 @@
 //! assert_eq!(out.exit_code, 0);
 //! ```
 
+pub mod cli;
 mod diag;
 mod diff;
 mod directive;
@@ -78,6 +79,8 @@ pub struct Options {
     pub reject_misspelled: bool,
     /// The command line, echoed in the "is empty" error (like LLVM does).
     pub command_line: String,
+    /// `--allow-deprecated-dag-overlap`: DAG matches of one group may overlap.
+    pub allow_deprecated_dag_overlap: bool,
 }
 
 impl Default for Options {
@@ -100,6 +103,7 @@ impl Default for Options {
             verbose_verbose: false,
             reject_misspelled: true,
             command_line: String::from("glow-filecheck"),
+            allow_deprecated_dag_overlap: false,
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::diag::{self, Diag, MatchTy};
 use crate::directive::{self, CheckString, DagNot};
-use crate::pattern::{CheckKind, Env, Found, Pattern};
+use crate::pattern::{CheckKind, Env, Found, Names, Pattern};
 use crate::source::{Kind, Loc, Sources};
 use crate::{dump, DumpInput, Options, Outcome};
 
@@ -46,8 +46,16 @@ pub fn run(
     for pat in &opts.implicit_check_not {
         let text = format!("-implicit-check-not='{}'", pat);
         let buf = sources.add("command line", text);
-        if let Err((off, msg)) = Pattern::parse(pat, CheckKind::Not, false, 1, false, false, false)
-        {
+        if let Err((off, msg)) = Pattern::parse(
+            pat,
+            CheckKind::Not,
+            false,
+            1,
+            false,
+            false,
+            false,
+            &mut Names::default(),
+        ) {
             sources.print(
                 &mut err,
                 Loc {
@@ -92,7 +100,14 @@ pub fn run(
         }
     }
     let (file, used) = match directive::read_check_file(
-        &sources, check_buf, opts, &prefixes, &comments, &implicit, &mut err,
+        &sources,
+        check_buf,
+        opts,
+        &prefixes,
+        &comments,
+        &implicit,
+        &mut Names::from_env(&env),
+        &mut err,
     ) {
         Ok(x) => x,
         Err(()) => {
@@ -195,12 +210,25 @@ fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String>
 }
 
 fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), String> {
-    for (name, value) in defines {
+    // LLVM parses the definitions as a buffer "Global defines", one line per -D.
+    let err = |k: usize, line: String, col: usize, msg: &str| {
+        format!(
+            "Global defines:{k}:{}: error: {msg}\n{line}\n{}^\n",
+            col + 1,
+            " ".repeat(col)
+        )
+    };
+    for (k, (name, value)) in defines.iter().enumerate() {
+        let k = k + 1;
         if let Some(n) = name.strip_prefix('#') {
             let body = format!("{n}:{value}");
-            let block = crate::numeric::parse_block(&body)
-                .map_err(|m| format!("Global defines:1:1: error: {m}\n-D#{n}={value}\n"))?;
-            let (Some(def), Some(expr)) = (block.def, block.expr) else {
+            let shown = format!("Global define #{k}: #{n}={value} (parsed as: [[#");
+            let line = format!("{shown}{body}]])");
+            let names = Names::from_env(env);
+            let scope = DefineScope(&names);
+            let block = crate::numeric::parse_block(&body, false, &scope)
+                .map_err(|(o, m)| err(k, line.clone(), shown.len() + o, &m))?;
+            let (Some((def, _)), Some(expr)) = (block.def, block.expr) else {
                 return Err(format!(
                     "error: invalid numeric definition '-D#{n}={value}'\n"
                 ));
@@ -208,11 +236,10 @@ fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), Stri
             let v = expr
                 .eval(&env.nums, 0)
                 .map_err(|m| format!("error: {m}\n"))?;
-            let f = block
-                .format
-                .unwrap_or_else(|| expr.implicit_format(&env.nums));
-            env.nums.insert(def, (v, f));
+            env.nums.insert(def, (v, block.format));
         } else {
+            let line = format!("Global define #{k}: {name}={value}");
+            let at = "Global define #1: ".len();
             let ok = {
                 let n = name.strip_prefix('$').unwrap_or(name);
                 n.bytes()
@@ -221,12 +248,31 @@ fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), Stri
                     && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
             };
             if !ok {
-                return Err(format!("Global defines:1:19: error: invalid variable name\nGlobal define #1: {name}={value}\n"));
+                return Err(err(k, line, at, "invalid variable name"));
+            }
+            if env.nums.contains_key(name) {
+                let msg = format!("numeric variable with name '{name}' already exists");
+                return Err(err(k, line, at, &msg));
             }
             env.strings.insert(name.clone(), value.clone());
         }
     }
     Ok(())
+}
+
+/// The variables of earlier -D definitions, for parsing a numeric one.
+struct DefineScope<'a>(&'a Names);
+
+impl crate::numeric::Scope for DefineScope<'_> {
+    fn num_format(&self, name: &str) -> Option<crate::numeric::Format> {
+        self.0.nums.get(name).copied()
+    }
+    fn defined_here(&self, _: &str) -> bool {
+        false
+    }
+    fn is_string(&self, name: &str) -> bool {
+        self.0.strs.contains(name)
+    }
 }
 
 struct Matcher<'a> {
@@ -578,6 +624,14 @@ impl Matcher<'_> {
             loop {
                 let f = self.try_match(&dn.pat, dn.loc, match_pos, end, &desc, None)?;
                 let m = (match_pos + f.start, match_pos + f.end);
+                if self.opts.allow_deprecated_dag_overlap {
+                    // LLVM keeps one range spanning the whole group in this mode.
+                    match ranges.first_mut() {
+                        None => ranges.push(m),
+                        Some(r) => *r = (r.0.min(m.0), r.1.max(m.1)),
+                    }
+                    break;
+                }
                 let mut overlap = false;
                 while mi < ranges.len() {
                     if m.0 < ranges[mi].1 {

@@ -24,6 +24,11 @@ impl Format {
         alt: false,
     };
 
+    /// The format as LLVM names it in messages (`%x`).
+    pub fn spec(&self) -> String {
+        format!("%{}", self.kind)
+    }
+
     /// The regex matching a value in this format.
     pub fn regex(&self) -> String {
         let digits = match self.kind {
@@ -77,11 +82,14 @@ impl Format {
 /// A numeric expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
-    Lit(i128),
+    /// A literal and its text.
+    Lit(i128, String),
     Var(String),
     Line,
-    Bin(char, Box<Expr>, Box<Expr>),
-    Call(String, Vec<Expr>),
+    /// An operator, its operands, and the text and offset LLVM names it by in messages.
+    Bin(char, Box<Expr>, Box<Expr>, String, usize),
+    /// A call, its arguments, and (as LLVM) the text after the call as its name.
+    Call(String, Vec<Expr>, String, usize),
 }
 
 impl Expr {
@@ -92,13 +100,13 @@ impl Expr {
         line: usize,
     ) -> Result<i128, String> {
         Ok(match self {
-            Expr::Lit(v) => *v,
+            Expr::Lit(v, _) => *v,
             Expr::Line => line as i128,
             Expr::Var(n) => match vars.get(n) {
                 Some((v, _)) => *v,
                 None => return Err(format!("undefined variable: {n}")),
             },
-            Expr::Bin(op, a, b) => {
+            Expr::Bin(op, a, b, ..) => {
                 let (a, b) = (a.eval(vars, line)?, b.eval(vars, line)?);
                 let r = if *op == '+' {
                     a.checked_add(b)
@@ -107,7 +115,7 @@ impl Expr {
                 };
                 r.ok_or("unable to represent numeric value")?
             }
-            Expr::Call(f, args) => {
+            Expr::Call(f, args, ..) => {
                 let vals: Result<Vec<i128>, String> =
                     args.iter().map(|a| a.eval(vars, line)).collect();
                 let v = vals?;
@@ -116,6 +124,7 @@ impl Expr {
                     "add" => a.checked_add(b),
                     "sub" => a.checked_sub(b),
                     "mul" => a.checked_mul(b),
+                    "div" if b == 0 => return Err("division by zero".into()),
                     "div" => a.checked_div(b),
                     "max" => Some(a.max(b)),
                     _ => Some(a.min(b)),
@@ -125,22 +134,52 @@ impl Expr {
         })
     }
 
-    /// The implicit format: that of the first variable used, else unsigned.
-    pub fn implicit_format(&self, vars: &BTreeMap<String, (i128, Format)>) -> Format {
+    /// The implicit format (LLVM's getImplicitFormat): that of the variables used, `None` for
+    /// literals only; two operands with different formats are a conflict.
+    pub fn implicit_format(
+        &self,
+        var_format: &dyn Fn(&str) -> Format,
+    ) -> Result<Option<Format>, (usize, String)> {
         match self {
-            Expr::Var(n) => vars.get(n).map_or(Format::UNSIGNED, |v| v.1),
-            Expr::Bin(_, a, b) => {
-                let fa = a.implicit_format(vars);
-                if fa != Format::UNSIGNED {
-                    fa
-                } else {
-                    b.implicit_format(vars)
-                }
-            }
-            Expr::Call(_, args) => args
-                .first()
-                .map_or(Format::UNSIGNED, |a| a.implicit_format(vars)),
-            _ => Format::UNSIGNED,
+            Expr::Lit(..) => Ok(None),
+            Expr::Line => Ok(Some(Format::UNSIGNED)),
+            Expr::Var(n) => Ok(Some(var_format(n))),
+            Expr::Bin(_, a, b, _, at) => Self::join(a, b, *at, var_format),
+            Expr::Call(_, args, _, at) => Self::join(&args[0], &args[1], *at, var_format),
+        }
+    }
+
+    fn join(
+        a: &Expr,
+        b: &Expr,
+        at: usize,
+        var_format: &dyn Fn(&str) -> Format,
+    ) -> Result<Option<Format>, (usize, String)> {
+        let (fa, fb) = (
+            a.implicit_format(var_format)?,
+            b.implicit_format(var_format)?,
+        );
+        match (fa, fb) {
+            (Some(x), Some(y)) if x != y => Err((
+                at,
+                format!(
+                    "implicit format conflict between '{}' ({}) and '{}' ({}), need an explicit format specifier",
+                    a.text(),
+                    x.spec(),
+                    b.text(),
+                    y.spec()
+                ),
+            )),
+            (Some(x), _) => Ok(Some(x)),
+            _ => Ok(fb),
+        }
+    }
+
+    /// The source text LLVM shows for this expression.
+    pub fn text(&self) -> &str {
+        match self {
+            Expr::Lit(_, t) | Expr::Var(t) | Expr::Bin(.., t, _) | Expr::Call(_, _, t, _) => t,
+            Expr::Line => "@LINE",
         }
     }
 
@@ -148,11 +187,11 @@ impl Expr {
     pub fn vars(&self, out: &mut Vec<String>) {
         match self {
             Expr::Var(n) => out.push(n.clone()),
-            Expr::Bin(_, a, b) => {
+            Expr::Bin(_, a, b, ..) => {
                 a.vars(out);
                 b.vars(out);
             }
-            Expr::Call(_, args) => args.iter().for_each(|a| a.vars(out)),
+            Expr::Call(_, args, ..) => args.iter().for_each(|a| a.vars(out)),
             _ => {}
         }
     }
@@ -161,108 +200,226 @@ impl Expr {
 /// A parsed `[[#...]]` body.
 #[derive(Clone, Debug)]
 pub struct Block {
-    pub format: Option<Format>,
-    pub def: Option<String>,
+    /// The expression's format: explicit, else implicit, else unsigned (with any precision).
+    pub format: Format,
+    /// The variable defined and the offset of its name.
+    pub def: Option<(String, usize)>,
+    /// `None` for `[[#]]` and `[[#VAR:]]`.
     pub expr: Option<Expr>,
 }
 
-/// Parses the body of a `[[#...]]` block (without the `#`).
-pub fn parse_block(body: &str) -> Result<Block, String> {
-    let mut rest = body.trim();
-    let mut format = None;
-    if let Some(r) = rest.strip_prefix('%') {
-        let comma = r
-            .find(',')
-            .ok_or("invalid matching format specification in expression")?;
-        format = Some(parse_format(&r[..comma])?);
-        rest = r[comma + 1..].trim();
-    }
-    let mut def = None;
-    if let Some(colon) = rest.find(':') {
-        let name = rest[..colon].trim();
-        if !is_numeric_name(name) {
-            return Err("invalid variable name".into());
+/// What the parser needs to know about variables seen so far.
+pub trait Scope {
+    /// The format of a numeric variable defined or used before (unsigned when unknown).
+    fn num_format(&self, name: &str) -> Option<Format>;
+    /// True when `name` was defined earlier in the same directive.
+    fn defined_here(&self, name: &str) -> bool;
+    /// True when a string variable `name` exists.
+    fn is_string(&self, name: &str) -> bool;
+}
+
+/// A parse error: the offset in the body and LLVM's message.
+pub type Error = (usize, String);
+
+/// Parses the body of a `[[#...]]` block (after the `#`), or of a legacy `[[@LINE+N]]` block
+/// (`legacy`), as LLVM's parseNumericSubstitutionBlock; error offsets are into `body`.
+pub fn parse_block(body: &str, legacy: bool, scope: &dyn Scope) -> Result<Block, Error> {
+    let b = body.as_bytes();
+    let mut explicit = None;
+    let mut precision = 0;
+    let mut start = 0;
+    // A comma before any '(' ends a format specifier ("," also separates call arguments).
+    let comma = body.find(',');
+    if let Some(c) = comma.filter(|&c| body.find('(').is_none_or(|p| c < p)) {
+        let mut i = skip_ws(b, 0);
+        let end = trim_end(b, i, c);
+        let bad_spec = |at| {
+            Err((
+                at,
+                "invalid matching format specification in expression".into(),
+            ))
+        };
+        if b.get(i) != Some(&b'%') || i >= end {
+            return bad_spec(i);
         }
-        def = Some(name.to_string());
-        rest = rest[colon + 1..].trim();
-    } else if let Some(r) = rest.strip_prefix("==") {
-        rest = r.trim();
+        let pct = i;
+        i += 1;
+        let alt_at = i;
+        let alt = b.get(i) == Some(&b'#') && i < end;
+        if alt {
+            i += 1;
+        }
+        if i < end && b[i] == b'.' {
+            i += 1;
+            let digits = b[i..end].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits == 0 {
+                return Err((i, "invalid precision in format specifier".into()));
+            }
+            let text = &body[i..i + digits];
+            precision = text.parse().unwrap_or(usize::MAX);
+            if precision > MAX_PRECISION {
+                return Err((
+                    pct,
+                    format!("format precision {text} is more than {MAX_PRECISION}"),
+                ));
+            }
+            i += digits;
+        }
+        if i < end {
+            let kind = b[i] as char;
+            if !matches!(kind, 'u' | 'd' | 'x' | 'X') {
+                return Err((i, "invalid format specifier in expression".into()));
+            }
+            explicit = Some(Format {
+                kind,
+                precision,
+                alt,
+            });
+            i += 1;
+        }
+        if alt && !explicit.is_some_and(|f| matches!(f.kind, 'x' | 'X')) {
+            return Err((
+                alt_at,
+                "alternate form only supported for hex values".into(),
+            ));
+        }
+        let i = skip_ws(b, i);
+        if i < end {
+            return bad_spec(i);
+        }
+        start = c + 1;
     }
-    let expr = if rest.is_empty() {
-        if def.is_none() {
-            return Err(
-                "empty numeric expression should be followed by a variable definition".into(),
-            );
+    // The definition, up to the first ':'.
+    let colon = body[start..].find(':').map(|c| start + c);
+    let (def_range, mut i) = match colon {
+        Some(c) => (Some((start, c)), c + 1),
+        None => (None, start),
+    };
+    i = skip_ws(b, i);
+    let constraint = b[i..].starts_with(b"==");
+    if constraint {
+        i += 2;
+    }
+    i = skip_ws(b, i);
+    let mut p = Parser {
+        s: &b[..trim_end(b, i, b.len())],
+        i,
+        depth: 0,
+        nodes: 0,
+        scope,
+    };
+    let expr = if i == b.len() {
+        if constraint {
+            return Err((
+                i,
+                "empty numeric expression should not have a constraint".into(),
+            ));
         }
         None
     } else {
-        let mut p = Parser {
-            s: rest.as_bytes(),
-            i: 0,
-            depth: 0,
-            nodes: 0,
+        let outer = p.i;
+        let first = if legacy {
+            Allowed::LineVar
+        } else {
+            Allowed::Any
         };
-        let e = p.expr()?;
-        p.ws();
-        if p.i != p.s.len() {
-            let c = rest[p.i..].chars().next().unwrap_or(' ');
-            if c.is_ascii_punctuation() && c != ')' {
-                return Err(format!("unsupported operation '{c}'"));
+        let mut e = p.operand(first, !constraint)?;
+        while p.i < p.s.len() {
+            e = p.binop(outer, e, legacy)?;
+            if legacy && p.i < p.s.len() {
+                let rest = String::from_utf8_lossy(&p.s[p.i..]);
+                return Err((
+                    p.i,
+                    format!("unexpected characters at end of expression '{rest}'"),
+                ));
             }
-            return Err(format!(
-                "unexpected characters at end of expression '{}'",
-                &rest[p.i..]
-            ));
         }
         Some(e)
+    };
+    let format = match (explicit, &expr) {
+        (Some(f), _) => Some(f),
+        (None, Some(e)) => {
+            e.implicit_format(&|n| scope.num_format(n).unwrap_or(Format::UNSIGNED))?
+        }
+        (None, None) => None,
+    }
+    .unwrap_or(Format {
+        precision,
+        ..Format::UNSIGNED
+    });
+    let def = match def_range {
+        None => None,
+        Some((ds, de)) => {
+            let ds = skip_ws(b, ds);
+            let (name, after) = parse_variable(body, ds, de)?;
+            if name.starts_with('@') {
+                return Err((
+                    ds,
+                    "definition of pseudo numeric variable unsupported".into(),
+                ));
+            }
+            if scope.is_string(&name) {
+                return Err((
+                    ds,
+                    format!("string variable with name '{name}' already exists"),
+                ));
+            }
+            let rest = skip_ws(b, after);
+            if rest < de {
+                return Err((
+                    rest,
+                    "unexpected characters after numeric variable name".into(),
+                ));
+            }
+            if scope.num_format(&name).is_some_and(|f| f != format) {
+                return Err((
+                    de,
+                    "format different from previous variable definition".into(),
+                ));
+            }
+            Some((name, ds))
+        }
     };
     Ok(Block { format, def, expr })
 }
 
-fn parse_format(spec: &str) -> Result<Format, String> {
-    let bad = || "invalid format specifier in expression".to_string();
-    let mut s = spec.trim();
-    let mut alt = false;
-    if let Some(r) = s.strip_prefix('#') {
-        alt = true;
-        s = r;
+/// LLVM's parseVariable on `s[at..end]`: the name (with its `$` or `@`) and where it ends.
+fn parse_variable(s: &str, at: usize, end: usize) -> Result<(String, usize), Error> {
+    let b = &s.as_bytes()[..end];
+    if at >= b.len() {
+        return Err((at, "empty variable name".into()));
     }
-    let mut precision = 0;
-    if let Some(r) = s.strip_prefix('.') {
-        let n = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
-        precision = r[..n].parse().map_err(|_| bad())?;
-        if precision > MAX_PRECISION {
-            return Err(format!(
-                "format precision {} is more than {MAX_PRECISION}",
-                &r[..n]
-            ));
-        }
-        s = &r[n..];
+    let pseudo = b[at] == b'@';
+    let mut i = at + usize::from(pseudo || b[at] == b'$');
+    if i == b.len() {
+        let what = if pseudo { "pseudo" } else { "global" };
+        return Err((i, format!("empty {what} variable name")));
     }
-    let kind = match s {
-        "u" | "d" | "x" | "X" => s.chars().next().ok_or_else(bad)?,
-        _ => return Err(bad()),
-    };
-    if alt && !matches!(kind, 'x' | 'X') {
-        return Err("alternate form only supported for hex values".into());
+    if !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
+        return Err((at, "invalid variable name".into()));
     }
-    Ok(Format {
-        kind,
-        precision,
-        alt,
-    })
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        i += 1;
+    }
+    Ok((s[at..i].to_string(), i))
 }
 
-fn is_numeric_name(name: &str) -> bool {
-    let n = name.strip_prefix('$').unwrap_or(name);
-    let mut it = n.chars();
-    matches!(it.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && it.all(|c| c.is_ascii_alphanumeric() || c == '_')
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    i
 }
 
-/// How deep function calls may nest in a numeric expression, and how many
-/// operands and operators it may have: parsing and evaluation recurse, and
-/// a stack overflow would abort the checker.
+fn trim_end(b: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && matches!(b[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    end
+}
+
+/// How deep calls and parentheses may nest in a numeric expression, and how many operands it
+/// may have: parsing and evaluation recurse, and a stack overflow would abort the checker.
 pub const MAX_DEPTH: usize = 100;
 pub const MAX_NODES: usize = 1000;
 
@@ -270,116 +427,256 @@ pub const MAX_NODES: usize = 1000;
 /// into every printed value and into the matching regex.
 pub const MAX_PRECISION: usize = 1024;
 
+/// Which operands LLVM accepts at a position (its AllowedOperand).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    /// The first operand of a legacy `[[@LINE+N]]`.
+    LineVar,
+    /// The second operand of a legacy `[[@LINE+N]]`: a decimal literal.
+    LegacyLiteral,
+    Any,
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     depth: usize,
     nodes: usize,
+    scope: &'a dyn Scope,
 }
 
 impl Parser<'_> {
     fn ws(&mut self) {
-        while self.i < self.s.len() && (self.s[self.i] == b' ' || self.s[self.i] == b'\t') {
-            self.i += 1;
-        }
+        self.i = skip_ws(self.s, self.i);
     }
 
-    fn expr(&mut self) -> Result<Expr, String> {
-        let mut lhs = self.atom()?;
-        loop {
-            self.ws();
-            match self.s.get(self.i) {
-                Some(&c) if c == b'+' || c == b'-' => {
-                    self.i += 1;
-                    let rhs = self.atom()?;
-                    lhs = Expr::Bin(c as char, Box::new(lhs), Box::new(rhs));
-                }
-                _ => return Ok(lhs),
-            }
-        }
+    fn text(&self, from: usize, to: usize) -> String {
+        String::from_utf8_lossy(&self.s[from..to]).into_owned()
     }
 
-    fn atom(&mut self) -> Result<Expr, String> {
+    fn operand(&mut self, allowed: Allowed, maybe_constraint: bool) -> Result<Expr, Error> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
-            return Err(format!(
-                "numeric expression has more than {MAX_NODES} operands"
+            return Err((
+                self.i,
+                format!("numeric expression has more than {MAX_NODES} operands"),
             ));
         }
-        self.ws();
-        let start = self.i;
-        if self.s.get(self.i) == Some(&b'@') {
-            self.i += 1;
-            let id = self.ident();
-            if id != "LINE" {
-                return Err(format!("invalid pseudo numeric variable '@{id}'"));
-            }
-            return Ok(Expr::Line);
-        }
-        if self.s.get(self.i).is_some_and(|c| c.is_ascii_digit()) {
-            while self
-                .s
-                .get(self.i)
-                .is_some_and(|c| c.is_ascii_alphanumeric())
-            {
-                self.i += 1;
-            }
-            let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
-            let v = match text.strip_prefix("0x") {
-                Some(h) => i128::from_str_radix(h, 16),
-                None => text.parse::<i128>(),
-            };
-            return v
-                .map(Expr::Lit)
-                .map_err(|_| format!("invalid operand format '{text}'"));
-        }
-        let id = self.ident();
-        if id.is_empty() {
-            let rest = String::from_utf8_lossy(&self.s[self.i..]);
-            return Err(format!("invalid operand format '{rest}'"));
-        }
-        self.ws();
         if self.s.get(self.i) == Some(&b'(') {
-            if !matches!(id.as_str(), "add" | "sub" | "mul" | "div" | "max" | "min") {
-                return Err(format!("call to undefined function '{id}'"));
+            if allowed != Allowed::Any {
+                return Err((self.i, "parenthesized expression not permitted here".into()));
             }
-            self.i += 1;
-            self.depth += 1;
-            if self.depth > MAX_DEPTH {
-                return Err(format!(
-                    "function calls nested more than {MAX_DEPTH} deep in numeric expression"
-                ));
-            }
-            let a = self.expr()?;
-            self.ws();
-            if self.s.get(self.i) != Some(&b',') {
-                return Err(format!("function '{id}' takes 2 arguments"));
-            }
-            self.i += 1;
-            let b = self.expr()?;
-            self.depth -= 1;
-            self.ws();
-            if self.s.get(self.i) != Some(&b')') {
-                return Err("missing ')' at end of call expression".into());
-            }
-            self.i += 1;
-            return Ok(Expr::Call(id, vec![a, b]));
+            return self.paren();
         }
-        Ok(Expr::Var(id))
+        if allowed != Allowed::LegacyLiteral {
+            let s = std::str::from_utf8(self.s).unwrap_or("");
+            match parse_variable(s, self.i, self.s.len()) {
+                Ok((name, end)) => {
+                    let at = self.i;
+                    self.i = end;
+                    if skip_ws(self.s, end) < self.s.len() && self.s[skip_ws(self.s, end)] == b'(' {
+                        if allowed != Allowed::Any {
+                            return Err((at, "unexpected function call".into()));
+                        }
+                        return self.call(name, at);
+                    }
+                    if name.starts_with('@') {
+                        if name != "@LINE" {
+                            return Err((at, format!("invalid pseudo numeric variable '{name}'")));
+                        }
+                        return Ok(Expr::Line);
+                    }
+                    if self.scope.defined_here(&name) {
+                        return Err((
+                            at,
+                            format!("numeric variable '{name}' defined earlier in the same CHECK directive"),
+                        ));
+                    }
+                    return Ok(Expr::Var(name));
+                }
+                Err(e) if allowed == Allowed::LineVar => return Err(e),
+                Err(_) => {}
+            }
+        }
+        let start = self.i;
+        let neg = self.s.get(self.i) == Some(&b'-');
+        let mut j = start + usize::from(neg);
+        let radix = if allowed == Allowed::LegacyLiteral {
+            10
+        } else {
+            auto_radix(self.s, &mut j)
+        };
+        let digits_at = j;
+        let mut v: i128 = 0;
+        let mut overflow = false;
+        while let Some(d) = self.s.get(j).and_then(|&c| (c as char).to_digit(radix)) {
+            match v
+                .checked_mul(radix as i128)
+                .and_then(|x| x.checked_add(d as i128))
+            {
+                Some(x) => v = x,
+                None => overflow = true,
+            }
+            j += 1;
+        }
+        if j == digits_at {
+            let what = if maybe_constraint {
+                "matching constraint or "
+            } else {
+                ""
+            };
+            return Err((start, format!("invalid {what}operand format")));
+        }
+        if overflow {
+            return Err((start, "unable to represent numeric value".into()));
+        }
+        self.i = j;
+        Ok(Expr::Lit(if neg { -v } else { v }, self.text(start, j)))
     }
 
-    fn ident(&mut self) -> String {
-        let start = self.i;
-        if self.s.get(self.i) == Some(&b'$') {
-            self.i += 1;
+    fn binop(&mut self, outer: usize, lhs: Expr, legacy: bool) -> Result<Expr, Error> {
+        self.ws();
+        let Some(&op) = self.s.get(self.i) else {
+            return Ok(lhs);
+        };
+        if op != b'+' && op != b'-' {
+            let c = String::from_utf8_lossy(&self.s[self.i..])
+                .chars()
+                .next()
+                .unwrap_or(' ');
+            return Err((self.i, format!("unsupported operation '{c}'")));
         }
-        while self
-            .s
-            .get(self.i)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-        {
-            self.i += 1;
+        self.i += 1;
+        self.ws();
+        if self.i == self.s.len() {
+            return Err((self.i, "missing operand in expression".into()));
         }
-        String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
+        let allowed = if legacy {
+            Allowed::LegacyLiteral
+        } else {
+            Allowed::Any
+        };
+        let rhs = self.operand(allowed, false)?;
+        let text = self.text(outer, self.i);
+        Ok(Expr::Bin(
+            op as char,
+            Box::new(lhs),
+            Box::new(rhs),
+            text,
+            outer,
+        ))
     }
+
+    fn nest(&mut self) -> Result<(), Error> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            // Our own limit: reported at the block, not deep inside it.
+            return Err((
+                0,
+                format!("function calls nested more than {MAX_DEPTH} deep in numeric expression"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn paren(&mut self) -> Result<Expr, Error> {
+        self.nest()?;
+        self.i += 1;
+        self.ws();
+        if self.i == self.s.len() {
+            return Err((self.i, "missing operand in expression".into()));
+        }
+        let mut e = self.operand(Allowed::Any, false)?;
+        self.ws();
+        while self.i < self.s.len() && self.s[self.i] != b')' {
+            let orig = self.i;
+            e = self.binop(orig, e, false)?;
+            self.ws();
+        }
+        if self.s.get(self.i) != Some(&b')') {
+            return Err((self.i, "missing ')' at end of nested expression".into()));
+        }
+        self.i += 1;
+        self.depth -= 1;
+        Ok(e)
+    }
+
+    fn call(&mut self, name: String, at: usize) -> Result<Expr, Error> {
+        if !matches!(name.as_str(), "add" | "sub" | "mul" | "div" | "max" | "min") {
+            return Err((at, format!("call to undefined function '{name}'")));
+        }
+        self.nest()?;
+        self.ws();
+        self.i += 1;
+        self.ws();
+        let mut args = Vec::new();
+        while self.i < self.s.len() && self.s[self.i] != b')' {
+            if self.s[self.i] == b',' {
+                return Err((self.i, "missing argument".into()));
+            }
+            let outer = self.i;
+            let mut arg = self.operand(Allowed::Any, false)?;
+            while self.i < self.s.len() {
+                self.ws();
+                if matches!(self.s.get(self.i), Some(b',' | b')')) {
+                    break;
+                }
+                arg = self.binop(outer, arg, false)?;
+            }
+            args.push(arg);
+            self.ws();
+            if self.s.get(self.i) != Some(&b',') {
+                break;
+            }
+            self.i += 1;
+            self.ws();
+            if self.s.get(self.i) == Some(&b')') {
+                return Err((self.i, "missing argument".into()));
+            }
+        }
+        if self.s.get(self.i) != Some(&b')') {
+            return Err((self.i, "missing ')' at end of call expression".into()));
+        }
+        self.i += 1;
+        self.depth -= 1;
+        if args.len() != 2 {
+            return Err((
+                at,
+                format!(
+                    "function '{name}' takes 2 arguments but {} given",
+                    args.len()
+                ),
+            ));
+        }
+        let text = self.text(self.i, self.s.len());
+        Ok(Expr::Call(name, args, text, self.i))
+    }
+}
+
+/// LLVM's getAutoSenseRadix: `0x` hex, `0b` binary, `0o` or a leading `0` octal.
+fn auto_radix(s: &[u8], j: &mut usize) -> u32 {
+    let rest = &s[*j..];
+    let lower = |k: usize| rest.get(k).map(|c| c.to_ascii_lowercase());
+    if rest.first() == Some(&b'0') {
+        match lower(1) {
+            Some(b'x') => {
+                *j += 2;
+                return 16;
+            }
+            Some(b'b') => {
+                *j += 2;
+                return 2;
+            }
+            Some(b'o') if rest[1] == b'o' => {
+                *j += 2;
+                return 8;
+            }
+            Some(c) if c.is_ascii_digit() => {
+                *j += 1;
+                return 8;
+            }
+            _ => {}
+        }
+    }
+    10
 }

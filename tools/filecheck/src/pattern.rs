@@ -137,8 +137,45 @@ pub struct SubstError {
 /// A parse error at an offset of the pattern text.
 pub type ParseError = (usize, String);
 
+/// Variables seen while parsing the check file (LLVM's parse-time tables): numeric variables
+/// defined or used, with their formats, and string variables defined, -D ones included.
+#[derive(Clone, Default, Debug)]
+pub struct Names {
+    pub nums: BTreeMap<String, Format>,
+    pub strs: std::collections::BTreeSet<String>,
+}
+
+impl Names {
+    /// The names of the variables defined in `env` (from -D).
+    pub fn from_env(env: &Env) -> Names {
+        Names {
+            nums: env.nums.iter().map(|(k, v)| (k.clone(), v.1)).collect(),
+            strs: env.strings.keys().cloned().collect(),
+        }
+    }
+}
+
+struct BlockScope<'a> {
+    names: &'a Names,
+    here: &'a [String],
+}
+
+impl numeric::Scope for BlockScope<'_> {
+    fn num_format(&self, name: &str) -> Option<Format> {
+        self.names.nums.get(name).copied()
+    }
+    fn defined_here(&self, name: &str) -> bool {
+        self.here.iter().any(|n| n == name)
+    }
+    fn is_string(&self, name: &str) -> bool {
+        self.names.strs.contains(name)
+    }
+}
+
 impl Pattern {
     /// Parses `text` (already whitespace-canonicalised) for a directive of `kind`.
+    // The parse-time variable tables travel with the options; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn parse(
         text: &str,
         kind: CheckKind,
@@ -147,10 +184,11 @@ impl Pattern {
         full_lines: bool,
         ignore_case: bool,
         strict_ws: bool,
+        names: &mut Names,
     ) -> Result<Pattern, ParseError> {
         let mut pieces = Vec::new();
         if kind != CheckKind::Empty && kind != CheckKind::Eof {
-            parse_pieces(text, literal, &mut pieces)?;
+            parse_pieces(text, literal, &mut pieces, names)?;
         }
         let full_lines = full_lines && kind != CheckKind::Not;
         let p = Pattern {
@@ -252,9 +290,9 @@ impl Pattern {
                     at,
                 } => {
                     if let Ok(v) = expr.eval(&env.nums, self.line) {
-                        let f = format.unwrap_or_else(|| expr.implicit_format(&env.nums));
+                        let f = format.unwrap_or(Format::UNSIGNED);
                         let shown = f.render(v).unwrap_or_else(|_| v.to_string());
-                        if !matches!(expr, Expr::Lit(_)) {
+                        if !matches!(expr, Expr::Lit(..)) {
                             out.push((*at, format!("with \"{}\" equal to \"{}\"", text, shown)));
                         }
                     }
@@ -403,11 +441,7 @@ impl Pattern {
                     expr,
                     at,
                 } => {
-                    let f = match (format, expr) {
-                        (Some(f), _) => *f,
-                        (None, Some(e)) => e.implicit_format(&env.nums),
-                        (None, None) => Format::UNSIGNED,
-                    };
+                    let f = format.unwrap_or(Format::UNSIGNED);
                     re.push('(');
                     match expr {
                         Some(e) => {
@@ -433,7 +467,7 @@ impl Pattern {
                     let v = expr
                         .eval(&env.nums, self.line)
                         .map_err(|msg| SubstError { at: *at, msg })?;
-                    let f = format.unwrap_or_else(|| expr.implicit_format(&env.nums));
+                    let f = format.unwrap_or(Format::UNSIGNED);
                     let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
                     re.push_str(&escape(&s));
                 }
@@ -479,7 +513,12 @@ fn escape_note(v: &str) -> String {
 }
 
 /// Splits pattern text into pieces.
-fn parse_pieces(text: &str, literal: bool, pieces: &mut Vec<Piece>) -> Result<(), ParseError> {
+fn parse_pieces(
+    text: &str,
+    literal: bool,
+    pieces: &mut Vec<Piece>,
+    names: &mut Names,
+) -> Result<(), ParseError> {
     if literal {
         pieces.push(Piece::Lit(text.to_string()));
         return Ok(());
@@ -487,7 +526,6 @@ fn parse_pieces(text: &str, literal: bool, pieces: &mut Vec<Piece>) -> Result<()
     let mut lit = String::new();
     let mut i = 0;
     let mut num_defined: Vec<String> = Vec::new();
-    let mut str_defined: Vec<String> = Vec::new();
     while i < text.len() {
         let rest = &text[i..];
         if let Some(body_and_more) = rest.strip_prefix("{{") {
@@ -507,7 +545,8 @@ fn parse_pieces(text: &str, literal: bool, pieces: &mut Vec<Piece>) -> Result<()
             i += 2 + end + 2;
             continue;
         }
-        if let Some(after) = rest.strip_prefix("[[") {
+        // LLVM takes the first `[` of `[[[` literally: `[[[REG]]]` is `[` then `[[REG]]`.
+        if let Some(after) = rest.strip_prefix("[[").filter(|a| !a.starts_with('[')) {
             let Some(end) = var_end(after) else {
                 return Err((i, "Invalid substitution block, no ]] found\n".into()));
             };
@@ -518,8 +557,7 @@ fn parse_pieces(text: &str, literal: bool, pieces: &mut Vec<Piece>) -> Result<()
             let at = i + 2;
             flush(&mut lit, pieces);
             pieces.push(
-                parse_block(body, at, &mut num_defined, &mut str_defined)
-                    .map_err(|(o, m)| (o, m + "\n"))?,
+                parse_block(body, at, &mut num_defined, names).map_err(|(o, m)| (o, m + "\n"))?,
             );
             i += 2 + end.0 + 2;
             continue;
@@ -578,126 +616,117 @@ fn var_end(s: &str) -> Option<(usize, Option<usize>)> {
     None
 }
 
-fn is_name(s: &str) -> bool {
-    let n = s.strip_prefix('$').unwrap_or(s);
-    let mut it = n.chars();
-    matches!(it.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && it.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 fn parse_block(
     body: &str,
     at: usize,
     nums: &mut Vec<String>,
-    strs: &mut Vec<String>,
+    names: &mut Names,
 ) -> Result<Piece, ParseError> {
+    // `[[#...]]`, or a legacy `[[@LINE+N]]`.
     let numeric_body = body
         .strip_prefix('#')
-        .or_else(|| body.starts_with("@LINE").then_some(body));
+        .or_else(|| (body.starts_with('@') && !body.contains(':')).then_some(body));
     if let Some(nb) = numeric_body {
         let legacy = !body.starts_with('#');
-        if legacy && !legacy_line_ok(nb) {
-            return Err((at, "invalid pseudo numeric variable".into()));
-        }
         let off = if legacy { at } else { at + 1 };
-        let block = numeric::parse_block(nb).map_err(|m| {
-            // Point at the offending operator, as LLVM does.
-            let at_op = m
-                .strip_prefix("unsupported operation '")
-                .and_then(|r| r.chars().next())
-                .and_then(|c| nb.find(c));
-            (off + at_op.unwrap_or(0), m)
-        })?;
+        let scope = BlockScope { names, here: nums };
+        let block = numeric::parse_block(nb, legacy, &scope).map_err(|(o, m)| (off + o, m))?;
+        let mut used = Vec::new();
         if let Some(e) = &block.expr {
-            let mut used = Vec::new();
             e.vars(&mut used);
-            if let Some(v) = used.iter().find(|v| nums.contains(v)) {
-                return Err((
-                    off,
-                    format!("numeric variable '{v}' defined earlier in the same CHECK directive"),
-                ));
-            }
         }
-        return Ok(match block.def {
-            Some(name) => {
-                if strs.contains(&name) {
-                    return Err((
-                        off,
-                        format!("string variable with name '{name}' already exists"),
-                    ));
-                }
+        // A use makes the name numeric for the rest of the file, as in LLVM.
+        for v in used {
+            names.nums.entry(v).or_insert(Format::UNSIGNED);
+        }
+        return Ok(match (block.def, block.expr) {
+            (Some((name, _)), expr) => {
                 nums.push(name.clone());
+                names.nums.entry(name.clone()).or_insert(block.format);
                 // The format's regex is part of the pattern: a failure is
                 // this directive's error, not a match-time one.
-                if let Some(f) = &block.format {
-                    if let Err(e) = Regex::new(&f.regex()) {
-                        return Err((
-                            off,
-                            format!("invalid regex: {}", first_line(&e.to_string())),
-                        ));
-                    }
+                if let Err(e) = Regex::new(&block.format.regex()) {
+                    return Err((
+                        off,
+                        format!("invalid regex: {}", first_line(&e.to_string())),
+                    ));
                 }
                 Piece::NumDef {
                     name,
-                    format: block.format,
-                    expr: block.expr,
+                    format: Some(block.format),
+                    expr,
                     at: off,
                 }
             }
-            None => Piece::NumUse {
+            // `[[#]]` and `[[#%x,]]` match any number in the format.
+            (None, None) => Piece::Regex(block.format.regex()),
+            (None, Some(expr)) => Piece::NumUse {
                 text: nb.trim().to_string(),
-                expr: block
-                    .expr
-                    .expect("parse_block returns an expression when there is no definition"),
-                format: block.format,
+                expr,
+                format: Some(block.format),
                 at: off,
             },
         });
     }
-    let (name, regex) = match body.find(':') {
-        Some(c) => (&body[..c], Some(&body[c + 1..])),
-        None => (body, None),
-    };
-    if !is_name(name) {
+    // LLVM's parsePattern for `[[NAME]]` and `[[NAME:regex]]`, with its messages and columns.
+    let colon = body.find(':');
+    if let Some(sp) = body[..colon.unwrap_or(body.len())].find([' ', '\t']) {
+        return Err((at + sp, "unexpected whitespace".into()));
+    }
+    let sigil = usize::from(body.starts_with(['$', '@']));
+    if body.is_empty() {
+        return Err((at, "empty variable name".into()));
+    }
+    if sigil == body.len() {
+        let what = if body.starts_with('@') {
+            "pseudo"
+        } else {
+            "global"
+        };
+        return Err((at + sigil, format!("empty {what} variable name")));
+    }
+    let first = body.as_bytes()[sigil];
+    if !(first.is_ascii_alphabetic() || first == b'_') {
         return Err((at, "invalid variable name".into()));
     }
-    match regex {
-        Some(r) => {
-            if nums.iter().any(|n| n == name) {
-                return Err((
-                    at,
-                    format!("numeric variable with name '{name}' already exists"),
-                ));
-            }
-            let tr = translate_regex(r)
-                .map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?;
-            if let Err(e) = Regex::new(&tr) {
-                return Err((
-                    at + name.len() + 1,
-                    format!("invalid regex: {}", first_line(&e.to_string())),
-                ));
-            }
-            strs.push(name.to_string());
-            Ok(Piece::StrDef {
-                name: name.to_string(),
-                regex: tr,
-            })
+    let name_len = body[sigil..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(body.len(), |n| n + sigil);
+    let name = &body[..name_len];
+    let rest = &body[name_len..];
+    if colon.is_some() {
+        if name.starts_with('@') || !rest.starts_with(':') {
+            return Err((at, "invalid name in string variable definition".into()));
         }
-        None => Ok(Piece::StrUse {
+        let r = &rest[1..];
+        if names.nums.contains_key(name) {
+            return Err((
+                at,
+                format!("numeric variable with name '{name}' already exists"),
+            ));
+        }
+        let tr =
+            translate_regex(r).map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?;
+        if let Err(e) = Regex::new(&tr) {
+            return Err((
+                at + name.len() + 1,
+                format!("invalid regex: {}", first_line(&e.to_string())),
+            ));
+        }
+        names.strs.insert(name.to_string());
+        return Ok(Piece::StrDef {
             name: name.to_string(),
-            at,
-        }),
+            regex: tr,
+        });
     }
-}
-
-fn legacy_line_ok(b: &str) -> bool {
-    let rest = b.trim_start_matches("@LINE").trim();
-    if rest.is_empty() {
-        return true;
+    if name.starts_with('@') {
+        return Err((at, format!("invalid pseudo numeric variable '{name}'")));
     }
-    let num = rest
-        .strip_prefix('+')
-        .or_else(|| rest.strip_prefix('-'))
-        .map(str::trim);
-    num.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    if !rest.is_empty() {
+        return Err((at, "invalid name in string variable use".into()));
+    }
+    Ok(Piece::StrUse {
+        name: name.to_string(),
+        at,
+    })
 }
