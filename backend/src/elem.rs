@@ -60,6 +60,13 @@ pub fn write_int(kind: ElemKind, bytes: &mut [u8], i: usize, v: i64) {
     bytes[i * n..i * n + n].copy_from_slice(&v.to_le_bytes()[..n]);
 }
 
+/// `v` as a store of `kind` keeps it (wrapped to the kind's width).
+pub fn wrap(kind: ElemKind, v: i64) -> i64 {
+    let mut b = [0u8; 8];
+    write_int(kind, &mut b, 0, v);
+    read_int(kind, &b, 0)
+}
+
 pub fn read_f32(bytes: &[u8], i: usize) -> f32 {
     let b = &bytes[i * 4..i * 4 + 4];
     f32::from_le_bytes([b[0], b[1], b[2], b[3]])

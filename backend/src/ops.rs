@@ -6,6 +6,15 @@
 //! (no contraction: the driver compiles with `-ffp-contract=off`). Integer
 //! (index) operators wrap like two's complement and define division by zero
 //! as 0, so no input is undefined behaviour in C.
+//!
+//! This is the workspace's one definition of each operator's scalar
+//! semantics: the interpreter calls the functions, the emitter writes the C
+//! text, and the importer's constant folder (`glow-import`) calls the same
+//! functions, so a folded constant has the bits a run gives. The edge cases
+//! are the table's, not IEEE's or Rust's: `elementmax` is `a < b ? b : a`
+//! (NaN on the left wins, on the right loses), `i64::MIN / -1` wraps to
+//! `i64::MIN`, `x / 0` is 0. `import/tests/fold_edges.rs` checks fold,
+//! interpreter and C on NaN, both zeros, infinities and integer extremes.
 
 use glow_ir::{ElemKind, Opcode};
 
@@ -500,6 +509,28 @@ impl Conversion {
         })
     }
 
+    /// One element converted, as the number the destination holds (an
+    /// integer or bool as i64, which the store wraps to its width); `None`
+    /// when the source is of the other side (a float for `IntTo*`).
+    pub fn float(self, x: f32) -> Option<Scalar> {
+        Some(match self {
+            Conversion::Same => Scalar::F(x),
+            Conversion::FloatToBool => Scalar::I((x != 0.0) as i64),
+            Conversion::FloatToInt { lo, hi } => Scalar::I(Self::float_to_int(x, lo, hi)),
+            _ => return None,
+        })
+    }
+
+    /// `float` for an integer or bool source element.
+    pub fn int(self, x: i64) -> Option<Scalar> {
+        Some(match self {
+            Conversion::Same | Conversion::IntToInt => Scalar::I(x),
+            Conversion::IntToFloat => Scalar::F(x as f32),
+            Conversion::IntToBool => Scalar::I((x != 0) as i64),
+            _ => return None,
+        })
+    }
+
     /// A float to an integer of range `lo..=hi`.
     pub fn float_to_int(x: f32, lo: i64, hi: i64) -> i64 {
         if x.is_nan() {
@@ -532,6 +563,13 @@ impl Conversion {
     }
 }
 
+/// One element's value: a float, or an integer or bool (0/1) widened to i64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    F(f32),
+    I(i64),
+}
+
 /// A C integer literal of type `int64_t` (the minimum has no literal).
 fn c_int(v: i64) -> String {
     if v == i64::MIN {
@@ -541,8 +579,23 @@ fn c_int(v: i64) -> String {
     }
 }
 
+impl BinOp {
+    /// The integer form, `None` for a float-only operator (`c_int` empty).
+    pub fn int_form(&self) -> Option<fn(i64, i64) -> i64> {
+        (!self.c_int.is_empty()).then_some(self.int)
+    }
+}
+
 pub fn binary(op: Opcode) -> Option<&'static BinOp> {
     BINARY.iter().find(|b| b.opcode == op)
+}
+
+pub fn compare(op: Opcode) -> Option<&'static CmpOp> {
+    COMPARE.iter().find(|c| c.opcode == op)
+}
+
+pub fn logical(op: Opcode) -> Option<&'static LogicOp> {
+    LOGICAL.iter().find(|o| o.opcode == op)
 }
 
 pub fn unary(op: Opcode) -> Option<&'static UnOp> {

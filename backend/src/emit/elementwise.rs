@@ -66,10 +66,7 @@ fn comparable(name: &str, t: &Type) -> Option<String> {
 
 /// The `Compare` family: `Dest` (bool) = `LHS op RHS` (`ops::COMPARE`).
 pub fn cmplte(c: &mut KCtx) -> Result<(), BackendError> {
-    let op = ops::COMPARE
-        .iter()
-        .find(|o| o.opcode == c.inst.opcode)
-        .ok_or_else(|| c.err("not a comparison"))?;
+    let op = ops::compare(c.inst.opcode).ok_or_else(|| c.err("not a comparison"))?;
     let (d, l, r) = (c.ty("Dest")?, c.ty("LHS")?, c.ty("RHS")?);
     let lx = comparable("LHS", &l).ok_or_else(|| c.unsupported(&l))?;
     let rx = comparable("RHS", &r).ok_or_else(|| c.unsupported(&r))?;
@@ -87,10 +84,7 @@ pub fn cmplte(c: &mut KCtx) -> Result<(), BackendError> {
 
 /// The `Logical` family over bool bytes (`ops::LOGICAL`).
 pub fn logical(c: &mut KCtx) -> Result<(), BackendError> {
-    let op = ops::LOGICAL
-        .iter()
-        .find(|o| o.opcode == c.inst.opcode)
-        .ok_or_else(|| c.err("not a logical operator"))?;
+    let op = ops::logical(c.inst.opcode).ok_or_else(|| c.err("not a logical operator"))?;
     let d = c.ty("Dest")?;
     let unary = c.inst.opcode.info().operand_index("Src").is_some();
     c.decl("Dest", "uint8_t")?;

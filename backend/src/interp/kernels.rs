@@ -207,9 +207,9 @@ fn binary(x: &mut Exec) -> R {
         let (a, b) = (x.f32s("LHS")?, x.f32s("RHS")?);
         let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b)).collect();
         x.put_f32s("Dest", &out)
-    } else if is_index(&d) && !op.c_int.is_empty() {
+    } else if let (true, Some(int)) = (is_index(&d), op.int_form()) {
         let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);
-        let out: Vec<i64> = a.iter().zip(&b).map(|(&a, &b)| (op.int)(a, b)).collect();
+        let out: Vec<i64> = a.iter().zip(&b).map(|(&a, &b)| int(a, b)).collect();
         x.put_ints("Dest", &out)
     } else {
         Err(x.unsupported(&d))
@@ -235,10 +235,7 @@ fn comparable(x: &Exec, name: &str) -> Result<Vec<f64>, BackendError> {
 
 /// The `Compare` family (`ops::COMPARE`).
 fn cmplte(x: &mut Exec) -> R {
-    let op = ops::COMPARE
-        .iter()
-        .find(|o| o.opcode == x.opcode())
-        .ok_or_else(|| x.err("not a comparison"))?;
+    let op = ops::compare(x.opcode()).ok_or_else(|| x.err("not a comparison"))?;
     let d = x.ty("Dest")?;
     let (l, r) = (x.ty("LHS")?, x.ty("RHS")?);
     // 64-bit index values compare exactly as integers.
@@ -263,10 +260,7 @@ fn cmplte(x: &mut Exec) -> R {
 
 /// The `Logical` family (`ops::LOGICAL`) over bool bytes.
 fn logical(x: &mut Exec) -> R {
-    let op = ops::LOGICAL
-        .iter()
-        .find(|o| o.opcode == x.opcode())
-        .ok_or_else(|| x.err("not a logical operator"))?;
+    let op = ops::logical(x.opcode()).ok_or_else(|| x.err("not a logical operator"))?;
     let out: Vec<i64> = if x.inst.opcode.info().operand_index("Src").is_some() {
         let a = x.bits("Src")?;
         a.iter().map(|&a| (op.f)(a != 0, false) as i64).collect()
@@ -350,30 +344,46 @@ fn convert(x: &mut Exec) -> R {
             let v = x.bits("Src")?;
             x.put_bits("Dest", &v)
         }
-        C::FloatToBool => {
-            let v: Vec<i64> = x.f32s("Src")?.iter().map(|&f| (f != 0.0) as i64).collect();
-            x.put_ints("Dest", &v)
-        }
-        C::FloatToInt { lo, hi } => {
+        C::FloatToBool | C::FloatToInt { .. } => {
             let v: Vec<i64> = x
                 .f32s("Src")?
                 .iter()
-                .map(|&f| C::float_to_int(f, lo, hi))
+                .map(|&f| int_of(conv.float(f)))
                 .collect();
             x.put_ints("Dest", &v)
         }
         C::IntToFloat => {
-            let v: Vec<f32> = x.ints("Src")?.iter().map(|&i| i as f32).collect();
+            let v: Vec<f32> = x
+                .ints("Src")?
+                .iter()
+                .map(|&i| float_of(conv.int(i)))
+                .collect();
             x.put_f32s("Dest", &v)
         }
-        C::IntToBool => {
-            let v: Vec<i64> = x.ints("Src")?.iter().map(|&i| (i != 0) as i64).collect();
+        C::IntToBool | C::IntToInt => {
+            let v: Vec<i64> = x
+                .ints("Src")?
+                .iter()
+                .map(|&i| int_of(conv.int(i)))
+                .collect();
             x.put_ints("Dest", &v)
         }
-        C::IntToInt => {
-            let v = x.ints("Src")?;
-            x.put_ints("Dest", &v)
-        }
+    }
+}
+
+/// The integer a conversion to an integer or bool kind gives.
+fn int_of(s: Option<ops::Scalar>) -> i64 {
+    match s {
+        Some(ops::Scalar::I(i)) => i,
+        _ => unreachable!("a conversion to an integer kind gives an integer"),
+    }
+}
+
+/// The float a conversion to `float` gives.
+fn float_of(s: Option<ops::Scalar>) -> f32 {
+    match s {
+        Some(ops::Scalar::F(f)) => f,
+        _ => unreachable!("a conversion to float gives a float"),
     }
 }
 

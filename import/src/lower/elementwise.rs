@@ -242,7 +242,7 @@ pub(super) fn apply(
         l.reserve_dims(out, &dims)?;
         return Ok(Val::Const {
             name: out.to_string(),
-            t: fold(op, ta, tb, &dims),
+            t: fold(l, op, ta, tb, &dims)?,
         });
     }
     // Channels-last when an activation operand already is, at full rank.
@@ -431,8 +431,13 @@ fn splat_of(l: &Lowerer, v: Value) -> Option<f64> {
     }
 }
 
-/// Constant folding of a broadcasting binary op.
-fn fold(op: Opcode, a: &Tensor, b: &Tensor, dims: &[u64]) -> Tensor {
+/// Constant folding of a broadcasting binary op, with the engines' own
+/// operator (`glow_backend::ops::BINARY`), so the constant has the bits a
+/// run of the instruction would give.
+fn fold(l: &Lowerer, op: Opcode, a: &Tensor, b: &Tensor, dims: &[u64]) -> Result<Tensor> {
+    let Some(bin) = glow_backend::ops::binary(op) else {
+        return Err(l.err(format!("{} of two constants cannot be folded", op.name())));
+    };
     let n: u64 = dims.iter().product();
     let idx = |t: &Tensor| -> Vec<usize> {
         let pad = dims.len() - t.dims.len();
@@ -454,30 +459,19 @@ fn fold(op: Opcode, a: &Tensor, b: &Tensor, dims: &[u64]) -> Tensor {
     let (ia, ib) = (idx(a), idx(b));
     match (&a.data, &b.data) {
         (Data::I64(x), Data::I64(y)) => {
-            let f = |p: i64, q: i64| match op {
-                Opcode::ElementMax => p.max(q),
-                Opcode::ElementMin => p.min(q),
-                Opcode::ElementSub => p.wrapping_sub(q),
-                Opcode::ElementMul => p.wrapping_mul(q),
-                Opcode::ElementDiv => p.checked_div(q).unwrap_or(0),
-                _ => p.wrapping_add(q),
-            };
+            // The engines have no integer form of some operators (Pow):
+            // the run-time lowering is unsupported, and so is the fold.
+            let f = bin
+                .int_form()
+                .ok_or_else(|| l.unsupported(format!("{} of integer tensors", op.name())))?;
             let v = ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect();
-            Tensor::i64(dims.to_vec(), v)
+            Ok(Tensor::i64(dims.to_vec(), v))
         }
         _ => {
             let (x, y) = (a.to_f32(), b.to_f32());
-            let f = |p: f32, q: f32| match op {
-                Opcode::ElementMax => p.max(q),
-                Opcode::ElementMin => p.min(q),
-                Opcode::ElementSub => p - q,
-                Opcode::ElementMul => p * q,
-                Opcode::ElementDiv => p / q,
-                Opcode::ElementPow => p.powf(q),
-                _ => p + q,
-            };
+            let f = bin.float;
             let v = ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect();
-            Tensor::f32(dims.to_vec(), v)
+            Ok(Tensor::f32(dims.to_vec(), v))
         }
     }
 }

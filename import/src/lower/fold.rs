@@ -13,6 +13,7 @@ use super::{dims_of, norm_axis, Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::{dtype, NodeProto};
 use crate::tensor::{strides, Data, Tensor};
+use glow_backend::ops;
 use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
 
@@ -94,17 +95,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             };
             let float = matches!(to, dtype::FLOAT | dtype::DOUBLE);
             match x {
-                Val::Const { t, .. } => {
-                    let t = if float {
-                        Tensor::f32(t.dims.clone(), t.to_f32())
-                    } else if to == dtype::BOOL {
-                        let v = t.to_f32().iter().map(|&x| (x != 0.0) as i64).collect();
-                        Tensor::i64(t.dims.clone(), v)
-                    } else {
-                        Tensor::i64(t.dims.clone(), t.to_i64())
-                    };
-                    konst(&out, t)
-                }
+                Val::Const { t, .. } => konst(&out, cast(&t, to)),
                 Val::Act(a) => {
                     // DOUBLE computes in f32, as every float does.
                     let kind = if float {
@@ -207,24 +198,44 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             let int = matches!((&a.data, &b.data), (Data::I64(_), Data::I64(_)));
             let (x, y) = (a.to_f32(), b.to_f32());
             let (xi, yi) = (a.to_i64(), b.to_i64());
-            let v: Vec<i64> = ia
-                .iter()
-                .zip(&ib)
-                .map(|(&i, &j)| {
-                    let (p, q) = (x[i], y[j]);
-                    (match op {
-                        "Equal" if int => xi[i] == yi[j],
-                        "Equal" => p == q,
-                        "Less" => p < q,
-                        "Greater" => p > q,
-                        "LessOrEqual" => p <= q,
-                        "GreaterOrEqual" => p >= q,
-                        "And" => p != 0.0 && q != 0.0,
-                        "Or" => p != 0.0 || q != 0.0,
-                        _ => (p != 0.0) != (q != 0.0),
-                    }) as i64
-                })
-                .collect();
+            // The instruction the run-time lowering emits, evaluated by the
+            // engines' definition (`glow_backend::ops`).
+            let v: Vec<i64> = match op {
+                "And" | "Or" | "Xor" => {
+                    let f = ops::logical(match op {
+                        "And" => Opcode::ElementAnd,
+                        "Or" => Opcode::ElementOr,
+                        _ => Opcode::ElementXor,
+                    })
+                    .expect("a logical opcode")
+                    .f;
+                    let (p, q) = (truth(&a), truth(&b));
+                    ia.iter()
+                        .zip(&ib)
+                        .map(|(&i, &j)| f(p[i], q[j]) as i64)
+                        .collect()
+                }
+                "Mod" => vec![],
+                _ => {
+                    let (cmp, swap) = super::select::compare_op(op);
+                    let cmp = ops::compare(cmp).expect("a comparison opcode");
+                    let ((x, xi, ia), (y, yi, ib)) = if swap {
+                        ((&y, &yi, &ib), (&x, &xi, &ia))
+                    } else {
+                        ((&x, &xi, &ia), (&y, &yi, &ib))
+                    };
+                    ia.iter()
+                        .zip(ib)
+                        .map(|(&i, &j)| {
+                            (if int {
+                                (cmp.int)(xi[i], yi[j])
+                            } else {
+                                (cmp.float)(x[i] as f64, y[j] as f64)
+                            }) as i64
+                        })
+                        .collect()
+                }
+            };
             if op == "Mod" {
                 if int {
                     let v = ia
@@ -232,12 +243,14 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                         .zip(&ib)
                         .map(|(&i, &j)| {
                             let (p, q) = (xi[i], yi[j]);
+                            // Wrapping: MIN % -1 overflows (the remainder is 0).
                             if q == 0 {
                                 0
                             } else if fmod {
-                                p % q
+                                p.wrapping_rem(q)
                             } else {
-                                p.rem_euclid(q) + if q < 0 && p.rem_euclid(q) != 0 { q } else { 0 }
+                                let r = p.wrapping_rem_euclid(q);
+                                r + if q < 0 && r != 0 { q } else { 0 }
                             }
                         })
                         .collect();
@@ -252,7 +265,8 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         }
         "Not" => {
             let t = const_or_err(l, node, 0)?;
-            let v = t.to_f32().iter().map(|&x| (x == 0.0) as i64).collect();
+            let f = ops::logical(Opcode::ElementNot).expect("elementnot").f;
+            let v = truth(&t).iter().map(|&x| f(x, false) as i64).collect();
             konst(&out, Tensor::i64(t.dims.clone(), v))
         }
         "Where" => {
@@ -295,6 +309,53 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         "DepthToSpace" | "SpaceToDepth" => space(l, node, &attrs, &out)?,
         _ => return split(l, node, &attrs),
     }])
+}
+
+/// A constant's elements as bools: nonzero is true (NaN too), as the
+/// engines read a bool byte and as `convertto` makes one from a float.
+fn truth(t: &Tensor) -> Vec<bool> {
+    match &t.data {
+        Data::F32(v) => v.iter().map(|&x| x != 0.0).collect(),
+        Data::I64(v) => v.iter().map(|&x| x != 0).collect(),
+    }
+}
+
+/// Cast of a constant to ONNX type `to`, by the engines' `convertto`
+/// (`ops::Conversion`: a float saturates to the integer kind's range, NaN
+/// gives 0, an integer wraps to the destination's width). DOUBLE computes
+/// in f32, as every float does; a type no engine holds (INT16, UINT64, ...)
+/// truncates toward zero and keeps the i64 value.
+fn cast(t: &Tensor, to: i32) -> Tensor {
+    let dest = if to == dtype::DOUBLE {
+        Some(ElemKind::Float)
+    } else {
+        super::elem_of_dtype(to)
+    };
+    let src = match t.data {
+        Data::F32(_) => ElemKind::Float,
+        Data::I64(_) => ElemKind::Index64,
+    };
+    let Some((dest, conv)) = dest.and_then(|d| Some((d, ops::Conversion::between(src, d)?))) else {
+        return Tensor::i64(t.dims.clone(), t.to_i64());
+    };
+    let vals: Vec<Option<ops::Scalar>> = match &t.data {
+        Data::F32(v) => v.iter().map(|&x| conv.float(x)).collect(),
+        Data::I64(v) => v.iter().map(|&x| conv.int(x)).collect(),
+    };
+    // `between` chose the conversion from the source's side, so every
+    // element converts, to a float exactly when `dest` is float.
+    let (mut floats, mut ints) = (Vec::new(), Vec::new());
+    for s in vals {
+        match s.expect("a conversion from the source's kind") {
+            ops::Scalar::F(f) => floats.push(f),
+            ops::Scalar::I(i) => ints.push(glow_backend::elem::wrap(dest, i)),
+        }
+    }
+    if dest == ElemKind::Float {
+        Tensor::f32(t.dims.clone(), floats)
+    } else {
+        Tensor::i64(t.dims.clone(), ints)
+    }
 }
 
 /// Input `i`, which must be known at import time for this op to be lowered.

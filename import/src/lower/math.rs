@@ -10,124 +10,29 @@ use super::{Act, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
+use glow_backend::ops;
 use glow_ir::{ElemKind, Opcode, Type, Value};
 
-/// The scalar function of a unary op, for folding constants.
-fn scalar(op: &str, attrs: &Attrs) -> Option<Box<dyn Fn(f32) -> f32>> {
-    let alpha = |d: f32| attrs.float("alpha", d);
-    Some(match op {
-        "Neg" => Box::new(|x: f32| -x),
-        "Abs" => Box::new(|x: f32| x.abs()),
-        "Reciprocal" => Box::new(|x: f32| 1.0 / x),
-        // NaN stays NaN and -0 gives +0, as numpy's sign.
-        "Sign" => Box::new(|x: f32| {
-            if x > 0.0 {
-                1.0
-            } else if x < 0.0 {
-                -1.0
-            } else {
-                x + 0.0
-            }
-        }),
-        "ThresholdedRelu" => {
-            let a = alpha(1.0);
-            Box::new(move |x: f32| if x > a { x } else { 0.0 })
-        }
-        "Shrink" => {
-            let (b, t) = (attrs.float("bias", 0.0), attrs.float("lambd", 0.5));
-            Box::new(move |x: f32| {
-                if x < -t {
-                    x + b
-                } else if x > t {
-                    x - b
-                } else {
-                    0.0
-                }
-            })
-        }
-        "Softsign" => Box::new(|x: f32| x / (1.0 + x.abs())),
-        "Swish" => {
-            let a = alpha(1.0);
-            Box::new(move |x: f32| x / (1.0 + (-a * x).exp()))
-        }
-        _ => return None,
-    })
+/// The steps this module's lowerings are written in. Each op is one
+/// recipe over them (`recipe`), run either on buffers (`Ew` emits the
+/// instructions) or on one constant element (`Fold` evaluates the same
+/// instructions with the engines' operators), so a folded constant has the
+/// bits a run of the instructions gives.
+trait Steps {
+    type V: Copy;
+    fn splat(&mut self, v: f64) -> Self::V;
+    fn bin(&mut self, op: Opcode, a: Self::V, b: Self::V) -> Self::V;
+    /// `a < b` as a bool value (false when either is NaN, as ONNX's strict
+    /// comparisons are).
+    fn lt(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    fn select(&mut self, c: Self::V, a: Self::V, b: Self::V) -> Self::V;
+    fn unary(&mut self, op: Opcode, x: Self::V) -> Self::V;
 }
 
-/// Builds instructions over buffers of one physical shape.
-struct Ew<'a, 'o> {
-    l: &'a mut Lowerer<'o>,
-    phys: Vec<u64>,
-    base: String,
-    out: String,
-}
-
-impl Ew<'_, '_> {
-    fn buf(&mut self, suffix: &str) -> Value {
-        self.l.alloc(&format!("{}.{suffix}", self.out), &self.phys)
-    }
-    fn splat(&mut self, v: f64) -> Value {
-        let phys = self.phys.clone();
-        self.l.splat_buffer(&format!("{}.c", self.out), &phys, v)
-    }
-    fn bin(&mut self, op: Opcode, a: Value, b: Value) -> Value {
-        let d = self.buf("t");
-        self.l.inst(&self.base, op, &[d, a, b], &[]);
-        d
-    }
-    /// A bool buffer with `a < b` (false when either is NaN, as ONNX's
-    /// strict comparisons are).
-    fn lt(&mut self, a: Value, b: Value) -> Value {
-        let ty = Type::new(ElemKind::Bool, &self.phys);
-        let c = self.l.b().alloc(&format!("{}.cond", self.out), ty);
-        self.l.track_alloc(c);
-        self.l
-            .inst(&self.base, Opcode::ElementCmpLT, &[c, a, b], &[]);
-        c
-    }
-    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
-        let d = self.buf("t");
-        self.l
-            .inst(&self.base, Opcode::ElementSelect, &[d, c, a, b], &[]);
-        d
-    }
-}
-
-fn node_base(node: &NodeProto, out: &str) -> String {
-    if node.name.is_empty() {
-        out.to_string()
-    } else {
-        node.name.clone()
-    }
-}
-
-/// The unary ops of this module.
-pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
-    let x = l.input(node, 0)?;
-    let op = node.op_type.as_str();
-    if op == "Identity" {
-        return Ok(vec![x]);
-    }
-    let attrs = Attrs(&node.attribute);
-    let out = node.output.first().cloned().unwrap_or_default();
-    if let (Val::Const { t, .. }, Some(f)) = (&x, scalar(op, &attrs)) {
-        let v = t.to_f32().into_iter().map(f).collect();
-        return Ok(vec![Val::Const {
-            name: out,
-            t: Tensor::f32(t.dims.clone(), v),
-        }]);
-    }
-    let a = l.act(&x);
-    let base = node_base(node, &out);
-    let mut e = Ew {
-        l,
-        phys: a.phys(),
-        base,
-        out,
-    };
-    let xv = a.v;
+/// The unary op `op` of `x` in steps.
+fn recipe<S: Steps>(e: &mut S, op: &str, attrs: &Attrs, xv: S::V) -> S::V {
     let alpha = |d: f32| attrs.float("alpha", d) as f64;
-    let v = match op {
+    match op {
         "Neg" => {
             let m = e.splat(-1.0);
             e.bin(Opcode::ElementMul, xv, m)
@@ -178,11 +83,124 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             // Swish: x * sigmoid(alpha * x).
             let s = e.splat(alpha(1.0));
             let ax = e.bin(Opcode::ElementMul, xv, s);
-            let sg = e.buf("sigmoid");
-            e.l.inst(&e.base, Opcode::Sigmoid, &[sg, ax], &[]);
+            let sg = e.unary(Opcode::Sigmoid, ax);
             e.bin(Opcode::ElementMul, xv, sg)
         }
+    }
+}
+
+/// The steps on one float element: the engines' functions
+/// (`glow_backend::ops`); a bool is 0.0 or 1.0.
+struct Fold;
+
+impl Steps for Fold {
+    type V = f32;
+    fn splat(&mut self, v: f64) -> f32 {
+        // A float splat weight holds its value as f32.
+        v as f32
+    }
+    fn bin(&mut self, op: Opcode, a: f32, b: f32) -> f32 {
+        (ops::binary(op).expect("a binary opcode").float)(a, b)
+    }
+    fn lt(&mut self, a: f32, b: f32) -> f32 {
+        let lt = ops::compare(Opcode::ElementCmpLT).expect("elementcmplt");
+        f32::from((lt.float)(a as f64, b as f64))
+    }
+    fn select(&mut self, c: f32, a: f32, b: f32) -> f32 {
+        if c != 0.0 {
+            a
+        } else {
+            b
+        }
+    }
+    fn unary(&mut self, op: Opcode, x: f32) -> f32 {
+        (ops::unary(op).expect("a unary opcode").f)(x, &[])
+    }
+}
+
+/// Builds instructions over buffers of one physical shape.
+struct Ew<'a, 'o> {
+    l: &'a mut Lowerer<'o>,
+    phys: Vec<u64>,
+    base: String,
+    out: String,
+}
+
+impl Ew<'_, '_> {
+    fn buf(&mut self, suffix: &str) -> Value {
+        self.l.alloc(&format!("{}.{suffix}", self.out), &self.phys)
+    }
+}
+
+impl Steps for Ew<'_, '_> {
+    type V = Value;
+    fn splat(&mut self, v: f64) -> Value {
+        let phys = self.phys.clone();
+        self.l.splat_buffer(&format!("{}.c", self.out), &phys, v)
+    }
+    fn bin(&mut self, op: Opcode, a: Value, b: Value) -> Value {
+        let d = self.buf("t");
+        self.l.inst(&self.base, op, &[d, a, b], &[]);
+        d
+    }
+    fn lt(&mut self, a: Value, b: Value) -> Value {
+        let ty = Type::new(ElemKind::Bool, &self.phys);
+        let c = self.l.b().alloc(&format!("{}.cond", self.out), ty);
+        self.l.track_alloc(c);
+        self.l
+            .inst(&self.base, Opcode::ElementCmpLT, &[c, a, b], &[]);
+        c
+    }
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let d = self.buf("t");
+        self.l
+            .inst(&self.base, Opcode::ElementSelect, &[d, c, a, b], &[]);
+        d
+    }
+    fn unary(&mut self, op: Opcode, x: Value) -> Value {
+        let d = self.buf(op.name());
+        self.l.inst(&self.base, op, &[d, x], &[]);
+        d
+    }
+}
+
+fn node_base(node: &NodeProto, out: &str) -> String {
+    if node.name.is_empty() {
+        out.to_string()
+    } else {
+        node.name.clone()
+    }
+}
+
+/// The unary ops of this module.
+pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let x = l.input(node, 0)?;
+    let op = node.op_type.as_str();
+    if op == "Identity" {
+        return Ok(vec![x]);
+    }
+    let attrs = Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    if let Val::Const { t, .. } = &x {
+        let v = t
+            .to_f32()
+            .into_iter()
+            .map(|x| recipe(&mut Fold, op, &attrs, x))
+            .collect();
+        return Ok(vec![Val::Const {
+            name: out,
+            t: Tensor::f32(t.dims.clone(), v),
+        }]);
+    }
+    let a = l.act(&x);
+    let base = node_base(node, &out);
+    let mut e = Ew {
+        l,
+        phys: a.phys(),
+        base,
+        out,
     };
+    let v = recipe(&mut e, op, &attrs, a.v);
     Ok(vec![Val::Act(Act {
         v,
         dims: a.dims,

@@ -89,14 +89,8 @@ pub(super) fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Va
     if kind == ElemKind::Bool {
         return Err(l.unsupported(format!("{} of bool tensors", node.op_type)));
     }
-    // a > b is b < a and a >= b is b <= a, so NaN compares false as in ONNX.
-    let (op, lhs, rhs) = match node.op_type.as_str() {
-        "Less" => (Opcode::ElementCmpLT, fa.v, fb.v),
-        "Greater" => (Opcode::ElementCmpLT, fb.v, fa.v),
-        "LessOrEqual" => (Opcode::ElementCmpLTE, fa.v, fb.v),
-        "GreaterOrEqual" => (Opcode::ElementCmpLTE, fb.v, fa.v),
-        _ => (Opcode::ElementCmpEQ, fa.v, fb.v),
-    };
+    let (op, swap) = compare_op(&node.op_type);
+    let (lhs, rhs) = if swap { (fb.v, fa.v) } else { (fa.v, fb.v) };
     let c = l.alloc_kind(out, &dims, ElemKind::Bool);
     l.inst(&base, op, &[c, lhs, rhs], &[]);
     Ok(Val::Act(Act {
@@ -104,6 +98,19 @@ pub(super) fn compare(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result<Va
         dims,
         cl: false,
     }))
+}
+
+/// The comparison instruction of an ONNX comparison, and whether its
+/// operands swap: a > b is b < a and a >= b is b <= a, so NaN compares
+/// false as in ONNX. The constant folder evaluates the same instruction.
+pub(super) fn compare_op(op_type: &str) -> (Opcode, bool) {
+    match op_type {
+        "Less" => (Opcode::ElementCmpLT, false),
+        "Greater" => (Opcode::ElementCmpLT, true),
+        "LessOrEqual" => (Opcode::ElementCmpLTE, false),
+        "GreaterOrEqual" => (Opcode::ElementCmpLTE, true),
+        _ => (Opcode::ElementCmpEQ, false),
+    }
 }
 
 /// Where with run-time operands: `elementselect` (arms swapped when the

@@ -52,6 +52,15 @@ pub fn attr_str(name: &str, s: &str) -> AttributeProto {
     }
 }
 
+pub fn attr_float(name: &str, f: f32) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: 1,
+        f,
+        ..Default::default()
+    }
+}
+
 pub fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
     AttributeProto {
         name: name.into(),
@@ -139,6 +148,20 @@ pub fn have_cc() -> bool {
 /// engine, which must agree byte for byte on every output; `inputs` are the
 /// graph inputs' bytes by name (the importer's weights are added).
 pub fn run_both(imported: &Imported, inputs: &[(&str, Vec<u8>)]) -> Outputs {
+    let interp = run_on(imported, inputs, Engine::Interp);
+    if have_cc() {
+        let c = run_on(imported, inputs, Engine::C);
+        for (a, b) in interp.tensors.iter().zip(&c.tensors) {
+            assert_eq!(a.name, b.name);
+            assert_eq!(a.data, b.data, "engines differ on `{}`", a.name);
+        }
+    }
+    interp
+}
+
+/// Runs `imported` on `engine`; `inputs` are the graph inputs' bytes by
+/// name (the importer's weights are added).
+pub fn run_on(imported: &Imported, inputs: &[(&str, Vec<u8>)], engine: Engine) -> Outputs {
     let f = &imported.function;
     let mut given: BTreeMap<String, Vec<u8>> = inputs
         .iter()
@@ -148,22 +171,14 @@ pub fn run_both(imported: &Imported, inputs: &[(&str, Vec<u8>)]) -> Outputs {
         given.insert(w.name.clone(), w.bytes.clone());
     }
     // Every constant comes from the model: none is filled from the seed.
-    let mut opts = RunOptions {
+    let opts = RunOptions {
+        engine,
         cc: CcOptions::new(None, "-O1"),
         strict_constants: true,
         ..RunOptions::interpreter(1)
     };
     let weights = resolve_weights(f, &given, &opts).expect("weights");
-    let interp = run(f, &weights, &opts).expect("interpreter runs");
-    if have_cc() {
-        opts.engine = Engine::C;
-        let c = run(f, &weights, &opts).expect("C engine runs");
-        for (a, b) in interp.tensors.iter().zip(&c.tensors) {
-            assert_eq!(a.name, b.name);
-            assert_eq!(a.data, b.data, "engines differ on `{}`", a.name);
-        }
-    }
-    interp
+    run(f, &weights, &opts).unwrap_or_else(|e| panic!("{engine:?} engine: {e:?}"))
 }
 
 /// The float output `name` of a run.
