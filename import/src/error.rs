@@ -37,11 +37,10 @@ pub enum ImportError {
          to fill them with seeded random values of their recorded mean and std"
     )]
     Stripped { name: String, count: usize },
-    #[error(
-        "node `{node}`: op type `{op}` is not supported by glow-import (supported: {})",
-        SUPPORTED_OPS
-    )]
-    Unsupported { node: String, op: String },
+    /// What glow-import does not lower, as opposed to a model it cannot
+    /// read or an importer bug: runners count it apart from failures.
+    #[error(transparent)]
+    Unsupported(#[from] Unsupported),
     #[error(
         "node `{node}` ({op}): input `{input}` must be a constant (an initializer or a Constant \
          node), but it is computed or a graph input: glow-import compiles static shapes, so \
@@ -60,6 +59,29 @@ pub enum ImportError {
     },
     #[error("the imported function does not verify (an importer bug):\n{0}")]
     Verify(String),
+}
+
+/// Something the importer does not lower, with where it was met.
+#[derive(Debug, Error)]
+pub enum Unsupported {
+    /// An op type outside the op table (or outside the default domain).
+    #[error(
+        "node `{node}`: op type `{op}` is not supported by glow-import (supported: {})",
+        SUPPORTED_OPS
+    )]
+    Op { node: String, op: String },
+    /// A feature of a supported op: an attribute value, an input kind, a
+    /// rank, an output the lowering does not produce.
+    #[error("node `{node}` ({op}): unsupported: {what}")]
+    Feature {
+        node: String,
+        op: String,
+        what: String,
+    },
+    /// A graph input or output the IR has no form for (its element type,
+    /// a zero dimension, its rank); `edge` names it.
+    #[error("{edge}: {what}")]
+    Graph { edge: String, what: String },
 }
 
 impl ImportError {

@@ -388,3 +388,64 @@ fn lp_pool_sums_powers_over_the_window() {
         assert!((g - w).abs() <= 1e-5, "{got:?}");
     }
 }
+
+/// What the importer does not lower is the typed `Unsupported` error the
+/// runners count apart from failures; an op type outside the table, a
+/// feature of a supported op and a graph edge of no IR form each have a
+/// case, and the input-kind check of a float-only op refuses an integer
+/// activation as input 0 (unsupported) and after it (must be a constant).
+#[test]
+fn unsupported_is_a_typed_error() {
+    use glow_import::onnx::dtype;
+    use glow_import::{import_model, ImportError, Options, Unsupported};
+    let err = |nodes, inputs: &[common::Edge], outputs: &[common::Edge]| match import_model(
+        &model(nodes, inputs, outputs, vec![], 18),
+        &Options::default(),
+    ) {
+        Ok(_) => panic!("imported"),
+        Err(e) => e,
+    };
+    let d: &[i64] = &[2, 3];
+    let x = [float("x", d)];
+    let y = [float("y", d)];
+    let e = err(vec![node("Unique", &["x"], &["y"], vec![])], &x, &y);
+    assert!(
+        matches!(&e, ImportError::Unsupported(Unsupported::Op { op, .. }) if op == "Unique"),
+        "{e:?}"
+    );
+    let gelu = node(
+        "Gelu",
+        &["x"],
+        &["y"],
+        vec![common::attr_str("approximate", "erf")],
+    );
+    let e = err(vec![gelu], &x, &y);
+    assert!(
+        matches!(&e, ImportError::Unsupported(Unsupported::Feature { op, .. }) if op == "Gelu"),
+        "{e:?}"
+    );
+    let e = err(
+        vec![node("Relu", &["x"], &["y"], vec![])],
+        &[("x", dtype::DOUBLE, d)],
+        &y,
+    );
+    assert!(
+        matches!(&e, ImportError::Unsupported(Unsupported::Graph { edge, .. }) if edge == "graph input `x`"),
+        "{e:?}"
+    );
+    let i = [("i", dtype::INT64, d)];
+    let e = err(vec![node("Relu", &["i"], &["y"], vec![])], &i, &y);
+    assert!(
+        matches!(&e, ImportError::Unsupported(Unsupported::Feature { op, .. }) if op == "Relu"),
+        "{e:?}"
+    );
+    let e = err(
+        vec![node("Pow", &["x", "i"], &["y"], vec![])],
+        &[x[0], i[0]],
+        &y,
+    );
+    assert!(
+        matches!(&e, ImportError::NeedsConstant { input, .. } if input == "i"),
+        "{e:?}"
+    );
+}

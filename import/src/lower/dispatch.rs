@@ -3,6 +3,7 @@
 //! its outputs.
 
 use super::*;
+use crate::error::Unsupported;
 
 /// Ops that read run-time tensors of any element kind (the others take
 /// float activations only).
@@ -76,10 +77,11 @@ impl Lowerer<'_> {
         };
         self.op = node.op_type.clone();
         if !node.domain.is_empty() && node.domain != "ai.onnx" {
-            return Err(ImportError::Unsupported {
+            return Err(Unsupported::Op {
                 node: self.node.clone(),
                 op: format!("{}::{}", node.domain, node.op_type),
-            });
+            }
+            .into());
         }
         // DequantizeLinear of an activation is deferred, and a float op
         // between dequantized inputs and a QuantizeLinear may fold into one
@@ -185,10 +187,11 @@ impl Lowerer<'_> {
             "DynamicQuantizeLinear" => qdq::dynamic_quantize_linear(self, node)?,
             "RNN" | "GRU" | "LSTM" => recurrent::lower(self, node)?,
             _ => {
-                return Err(ImportError::Unsupported {
+                return Err(Unsupported::Op {
                     node: self.node.clone(),
                     op: node.op_type.clone(),
-                })
+                }
+                .into())
             }
         })
     }
