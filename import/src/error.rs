@@ -3,24 +3,6 @@
 
 use thiserror::Error;
 
-/// The ops the importer lowers, for "unsupported op" messages.
-pub const SUPPORTED_OPS: &str =
-    "Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, Attention, \
-AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, \
-ConstantOfShape, Conv, ConvInteger, ConvTranspose, Cos, Cosh, DepthToSpace, Det, Div, Dropout, Elu, \
-DequantizeLinear, DynamicQuantizeLinear, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
-GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, GroupNormalization, GRU, \
-Hardmax, HardSigmoid, HardSwish, Identity, InstanceNormalization, IsInf, IsNaN, \
-LayerNormalization, \
-LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, LpNormalization, LpPool, LRN, LSTM, \
-MatMul, MatMulInteger, Max, MaxPool, Mean, MeanVarianceNormalization, Min, Mish, Mod, Mul, Neg, \
-NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, QLinearConv, QLinearMatMul, QuantizeLinear, Range, Reciprocal, \
-ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, \
-RMSNormalization, RNN, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
-Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, SoftmaxCrossEntropyLoss, Softplus, \
-Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, \
-ThresholdedRelu, Tile, Transpose, Trilu, Unsqueeze, Upsample, Where, Xor";
-
 #[derive(Debug, Error)]
 pub enum ImportError {
     #[error("not a valid ONNX model: {0}")]
@@ -67,7 +49,7 @@ pub enum Unsupported {
     /// An op type outside the op table (or outside the default domain).
     #[error(
         "node `{node}`: op type `{op}` is not supported by glow-import (supported: {})",
-        SUPPORTED_OPS
+        crate::supported_ops()
     )]
     Op { node: String, op: String },
     /// A feature of a supported op: an attribute value, an input kind, a

@@ -13,7 +13,8 @@ pub mod onnx;
 pub mod tensor;
 mod write;
 
-pub use error::{ImportError, Result, Unsupported, SUPPORTED_OPS};
+pub use error::{ImportError, Result, Unsupported};
+pub use lower::ops::{supported_ops, Kinds, OpDef, OPS};
 pub use write::{safetensors_bytes, write_atomic};
 
 use glow_ir::printer::{print_function, PrintOptions};

@@ -389,6 +389,45 @@ fn lp_pool_sums_powers_over_the_window() {
     }
 }
 
+/// Every op whose row in the op table names one instruction becomes that
+/// instruction: a one-node model on `2 x 3` activations, as many as the
+/// instruction reads (float, bool for the logical ops).
+#[test]
+fn each_op_becomes_the_instruction_its_table_row_names() {
+    use glow_import::onnx::dtype;
+    use glow_ir::opcode::Family;
+    let dims: &[i64] = &[2, 3];
+    let mut checked = 0;
+    for d in glow_import::OPS {
+        let Some(opcode) = d.opcode else { continue };
+        let info = opcode.info();
+        let (input, output) = match info.family {
+            Family::Unary | Family::Binary | Family::SoftMax => (dtype::FLOAT, dtype::FLOAT),
+            Family::Compare => (dtype::FLOAT, dtype::BOOL),
+            Family::Logical => (dtype::BOOL, dtype::BOOL),
+            f => panic!(
+                "{}: this test builds no model for a {f:?} instruction",
+                d.name
+            ),
+        };
+        // Dest is the one operand written.
+        let names = &["a", "b"][..info.required_operands() - 1];
+        let inputs: Vec<_> = names.iter().map(|n| (*n, input, dims)).collect();
+        let n = node(d.name, names, &["y"], vec![]);
+        let imported = import(&model(vec![n], &inputs, &[("y", output, dims)], vec![], 18));
+        let f = &imported.function;
+        assert!(
+            f.layout.iter().any(|i| f.inst(i).opcode == opcode),
+            "{} gave no `{}`:\n{}",
+            d.name,
+            opcode.name(),
+            imported.gir_text()
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no row of the op table names an instruction");
+}
+
 /// What the importer does not lower is the typed `Unsupported` error the
 /// runners count apart from failures; an op type outside the table, a
 /// feature of a supported op and a graph edge of no IR form each have a

@@ -22,6 +22,7 @@ mod linalg;
 mod math;
 mod nn;
 mod norm;
+pub(crate) mod ops;
 mod pool;
 mod qdq;
 mod recurrent;
