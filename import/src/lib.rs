@@ -14,7 +14,7 @@ pub mod tensor;
 mod write;
 
 pub use error::{ImportError, Result, Unsupported};
-pub use lower::ops::{supported_ops, Kinds, OpDef, OPS};
+pub use lower::ops::{supported_ops, Kinds, OpDef, Qdq, QdqFold, OPS};
 pub use write::{safetensors_bytes, write_atomic};
 
 use glow_ir::printer::{print_function, PrintOptions};

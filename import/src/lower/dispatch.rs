@@ -32,7 +32,7 @@ impl Lowerer<'_> {
         // DequantizeLinear of an activation is deferred, and a float op
         // between dequantized inputs and a QuantizeLinear may fold into one
         // quantized instruction (lower/qdq.rs).
-        if super::qdq::fold(self, node)? {
+        if super::qdq::fold(self, node, def.qdq)? {
             return self.limit_error();
         }
         super::qdq::prepare_inputs(self, node);

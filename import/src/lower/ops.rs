@@ -1,8 +1,9 @@
 //! The importer's op table: every ONNX op it lowers, with the function that
-//! lowers it, the IR instruction it becomes when it is one, and the element
-//! kinds its run-time inputs may have. The dispatch, the supported-ops list
-//! of the error message, the input-kind check and the docs check all read
-//! this table, so an op is added in one place.
+//! lowers it, the IR instruction it becomes when it is one, the element
+//! kinds its run-time inputs may have and what the QDQ folds do with it.
+//! The dispatch, the supported-ops list of the error message, the
+//! input-kind check, the QDQ fold and the docs checks all read this table,
+//! so an op is added in one place.
 
 use super::{
     attention, compose, convtranspose, elementwise, fold, index, linalg, math, nn, norm, pool, qdq,
@@ -31,6 +32,37 @@ pub enum Kinds {
     AnyStoredBool,
 }
 
+/// What lower/qdq.rs does with a node before its handler runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Qdq {
+    /// A DequantizeLinear of an activation waits for its readers.
+    Defer,
+    /// With constant parameters and weights, the quantized instruction.
+    Quantized,
+    /// A float op between dequantized inputs and a QuantizeLinear folds
+    /// into one quantized instruction of this kind.
+    Fold(QdqFold),
+}
+
+/// The quantized instruction a QDQ group folds into (docs/import.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QdqFold {
+    /// `convolution` or `channelwisequantizedconvolution`.
+    Conv,
+    /// `fullyconnected`, `matmul`, `batchmatmul` or a 1x1 channelwise convolution.
+    Gemm,
+    /// `elementadd`, `elementsub`, `elementmul`.
+    Binary,
+    /// `maxpool`, `avgpool`.
+    Pool,
+    /// `relu`, `clip`, rescaled.
+    Activation,
+    /// `intlookuptable`.
+    Lookup,
+    /// The op's own lowering on the quantized elements, then a rescale.
+    Movement,
+}
+
 /// One row of the table.
 #[derive(Debug)]
 pub struct OpDef {
@@ -40,6 +72,7 @@ pub struct OpDef {
     /// when the lowering is exactly that; `None` for composed lowerings.
     pub opcode: Option<Opcode>,
     pub kinds: Kinds,
+    pub qdq: Option<Qdq>,
     lower: Handler,
 }
 
@@ -54,13 +87,24 @@ const fn op(name: &'static str, lower: Handler, opcode: Option<Opcode>, kinds: K
         name,
         opcode,
         kinds,
+        qdq: None,
         lower,
+    }
+}
+
+impl OpDef {
+    /// The same row with a QDQ stage.
+    const fn qdq(self, qdq: Qdq) -> OpDef {
+        OpDef {
+            qdq: Some(qdq),
+            ..self
+        }
     }
 }
 
 /// The table order: case-insensitive, ties broken by the exact bytes so
 /// that the order is total and a lookup stays case-sensitive.
-pub(crate) fn order(a: &str, b: &str) -> std::cmp::Ordering {
+fn order(a: &str, b: &str) -> std::cmp::Ordering {
     let lower = |s: &str| {
         s.bytes()
             .map(|c| c.to_ascii_lowercase())
@@ -106,6 +150,8 @@ fn constant(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 
 use Kinds::{Any, AnyStoredBool, Float, FloatAndBoolAt};
 use Opcode as O;
+use Qdq::{Defer, Fold, Quantized};
+use QdqFold::{Activation, Binary, Conv, Gemm, Lookup, Movement, Pool};
 
 /// Every op the importer lowers, in `order` (a test keeps it so; `find`
 /// searches it by halves).
@@ -113,7 +159,7 @@ pub static OPS: &[OpDef] = &[
     op("Abs", math::unary, None, Float),
     op("Acos", elementwise::unary, Some(O::ElementAcos), Float),
     op("Acosh", elementwise::unary, Some(O::ElementAcosh), Float),
-    op("Add", elementwise::binary, Some(O::ElementAdd), Any),
+    op("Add", elementwise::binary, Some(O::ElementAdd), Any).qdq(Fold(Binary)),
     op("And", fold::lower, Some(O::ElementAnd), Any),
     op("ArgMax", index::lower, None, Float),
     op("ArgMin", index::lower, None, Float),
@@ -122,23 +168,23 @@ pub static OPS: &[OpDef] = &[
     op("Atan", elementwise::unary, Some(O::ElementAtan), Float),
     op("Atanh", elementwise::unary, Some(O::ElementAtanh), Float),
     op("Attention", attention::attention, None, FloatAndBoolAt(3)),
-    op("AveragePool", max_average_pool, None, Float),
+    op("AveragePool", max_average_pool, None, Float).qdq(Fold(Pool)),
     op("BatchNormalization", nn::batchnorm, None, Float),
     op("Cast", fold::lower, None, Any),
     op("CastLike", fold::lower, None, Any),
     op("Ceil", elementwise::unary, Some(O::ElementCeil), Float),
     op("Celu", elementwise::unary, Some(O::Celu), Float),
-    op("Clip", elementwise::unary, Some(O::Clip), Float),
-    op("Concat", shape::lower, None, Any),
+    op("Clip", elementwise::unary, Some(O::Clip), Float).qdq(Fold(Activation)),
+    op("Concat", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Constant", constant, None, Float),
     op("ConstantOfShape", shape::lower, None, Float),
-    op("Conv", nn::conv, None, Float),
+    op("Conv", nn::conv, None, Float).qdq(Fold(Conv)),
     op("ConvInteger", qdq::integer, None, Any),
     op("ConvTranspose", convtranspose::conv_transpose, None, Float),
     op("Cos", elementwise::unary, Some(O::ElementCos), Float),
     op("Cosh", elementwise::unary, Some(O::ElementCosh), Float),
     op("DepthToSpace", fold::lower, None, Any),
-    op("DequantizeLinear", qdq::dequantize_linear, None, Any),
+    op("DequantizeLinear", qdq::dequantize_linear, None, Any).qdq(Defer),
     op("Det", compose::det, None, Float),
     op("Div", elementwise::binary, Some(O::ElementDiv), Any),
     op("Dropout", elementwise::unary, None, Float),
@@ -153,15 +199,15 @@ pub static OPS: &[OpDef] = &[
     op("Erf", elementwise::unary, Some(O::ElementErf), Float),
     op("Exp", elementwise::unary, Some(O::ElementExp), Float),
     op("Expand", static_shape::expand_tile, None, Any),
-    op("Flatten", shape::lower, None, Any),
+    op("Flatten", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Floor", elementwise::unary, Some(O::ElementFloor), Float),
     op("Gather", fold::lower, None, Any),
     op("GatherElements", index::lower, None, Any),
     op("GatherND", index::lower, None, Any),
     op("Gelu", elementwise::unary, Some(O::Gelu), Float),
-    op("Gemm", linalg::gemm, None, Float),
-    op("GlobalAveragePool", nn::pool, None, Float),
-    op("GlobalMaxPool", nn::pool, None, Float),
+    op("Gemm", linalg::gemm, None, Float).qdq(Fold(Gemm)),
+    op("GlobalAveragePool", nn::pool, None, Float).qdq(Fold(Pool)),
+    op("GlobalMaxPool", nn::pool, None, Float).qdq(Fold(Pool)),
     op("Greater", fold::lower, Some(O::ElementCmpLT), Any),
     op("GreaterOrEqual", fold::lower, Some(O::ElementCmpLTE), Any),
     op("GroupNormalization", compose::normalization, None, Float),
@@ -169,7 +215,7 @@ pub static OPS: &[OpDef] = &[
     op("Hardmax", index::lower, None, Float),
     op("HardSigmoid", elementwise::unary, None, Float),
     op("HardSwish", elementwise::unary, None, Float),
-    op("Identity", math::unary, None, Any),
+    op("Identity", math::unary, None, Any).qdq(Fold(Movement)),
     op("InstanceNormalization", compose::normalization, None, Float),
     op("IsInf", is_special, None, Float),
     op("IsNaN", is_special, None, Float),
@@ -183,10 +229,10 @@ pub static OPS: &[OpDef] = &[
     op("LpPool", pool::lp_pool, None, Float),
     op("LRN", nn::lrn, None, Float),
     op("LSTM", recurrent::lower, None, Float),
-    op("MatMul", linalg::matmul, None, Float),
+    op("MatMul", linalg::matmul, None, Float).qdq(Fold(Gemm)),
     op("MatMulInteger", qdq::integer, None, Any),
     op("Max", math::variadic, Some(O::ElementMax), Any),
-    op("MaxPool", max_average_pool, None, Float),
+    op("MaxPool", max_average_pool, None, Float).qdq(Fold(Pool)),
     op("Mean", math::variadic, None, Float),
     op(
         "MeanVarianceNormalization",
@@ -197,7 +243,7 @@ pub static OPS: &[OpDef] = &[
     op("Min", math::variadic, Some(O::ElementMin), Any),
     op("Mish", elementwise::unary, None, Float),
     op("Mod", fold::lower, None, Float),
-    op("Mul", elementwise::binary, Some(O::ElementMul), Any),
+    op("Mul", elementwise::binary, Some(O::ElementMul), Any).qdq(Fold(Binary)),
     op("Neg", math::unary, None, Float),
     op("NegativeLogLikelihoodLoss", index::lower, None, Any),
     op("Not", fold::lower, None, AnyStoredBool),
@@ -206,8 +252,8 @@ pub static OPS: &[OpDef] = &[
     op("Pad", static_shape::pad, None, Any),
     op("Pow", elementwise::binary, Some(O::ElementPow), Float),
     op("PRelu", math::prelu, None, Float),
-    op("QLinearConv", qdq::qlinear, None, Any),
-    op("QLinearMatMul", qdq::qlinear, None, Any),
+    op("QLinearConv", qdq::qlinear, None, Any).qdq(Quantized),
+    op("QLinearMatMul", qdq::qlinear, None, Any).qdq(Quantized),
     op("QuantizeLinear", qdq::quantize_linear, None, Any),
     op("Range", fold::lower, None, Float),
     op("Reciprocal", math::unary, None, Float),
@@ -216,8 +262,8 @@ pub static OPS: &[OpDef] = &[
     op("ReduceMin", static_shape::reduce, None, Float),
     op("ReduceProd", static_shape::reduce, None, Float),
     op("ReduceSum", static_shape::reduce, None, Float),
-    op("Relu", elementwise::unary, Some(O::Relu), Float),
-    op("Reshape", shape::lower, None, Any),
+    op("Relu", elementwise::unary, Some(O::Relu), Float).qdq(Fold(Activation)),
+    op("Reshape", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Resize", static_shape::resize, None, Float),
     op("RMSNormalization", norm::rms_norm, None, Float),
     op("RNN", recurrent::lower, None, Float),
@@ -228,7 +274,7 @@ pub static OPS: &[OpDef] = &[
     op("Selu", elementwise::unary, Some(O::Selu), Float),
     op("Shape", fold::lower, None, Any),
     op("Shrink", math::unary, None, Float),
-    op("Sigmoid", elementwise::unary, Some(O::Sigmoid), Float),
+    op("Sigmoid", elementwise::unary, Some(O::Sigmoid), Float).qdq(Fold(Lookup)),
     op("Sign", math::unary, None, Float),
     op("Sin", elementwise::unary, Some(O::ElementSin), Float),
     op("Sinh", elementwise::unary, Some(O::ElementSinh), Float),
@@ -241,18 +287,18 @@ pub static OPS: &[OpDef] = &[
     op("SpaceToDepth", fold::lower, None, Any),
     op("Split", fold::lower, None, Any),
     op("Sqrt", elementwise::unary, Some(O::ElementSqrt), Float),
-    op("Squeeze", shape::lower, None, Any),
-    op("Sub", elementwise::binary, Some(O::ElementSub), Any),
+    op("Squeeze", shape::lower, None, Any).qdq(Fold(Movement)),
+    op("Sub", elementwise::binary, Some(O::ElementSub), Any).qdq(Fold(Binary)),
     op("Sum", elementwise::binary, Some(O::ElementAdd), Any),
     op("SwiGLU", norm::swiglu, None, Float),
     op("Swish", math::unary, None, Float),
     op("Tan", elementwise::unary, Some(O::ElementTan), Float),
-    op("Tanh", elementwise::unary, Some(O::Tanh), Float),
+    op("Tanh", elementwise::unary, Some(O::Tanh), Float).qdq(Fold(Lookup)),
     op("ThresholdedRelu", math::unary, None, Float),
     op("Tile", static_shape::expand_tile, None, Any),
-    op("Transpose", shape::lower, None, Any),
+    op("Transpose", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Trilu", select::trilu, None, Any),
-    op("Unsqueeze", shape::lower, None, Any),
+    op("Unsqueeze", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Upsample", static_shape::resize, None, Float),
     op("Where", fold::lower, None, AnyStoredBool),
     op("Xor", fold::lower, Some(O::ElementXor), Any),
@@ -337,6 +383,49 @@ mod tests {
             missing.is_empty() && extra.is_empty(),
             "docs/import.md's op set and lower/ops.rs disagree: not documented {missing:?}, \
              documented but not in the table {extra:?}"
+        );
+    }
+
+    /// The float ops of the QDQ fold table in docs/import.md: the middle
+    /// of each `DQ ... -> Op/Op -> Q` pattern.
+    fn doc_folds() -> BTreeSet<String> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/import.md");
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let (_, rest) = text
+            .split_once("| pattern | instruction |")
+            .expect("docs/import.md has no QDQ fold table");
+        let mut ops = BTreeSet::new();
+        for row in rest
+            .lines()
+            .skip(2)
+            .take_while(|l| l.trim_start().starts_with('|'))
+        {
+            let pattern = row.trim_start().trim_start_matches('|');
+            let pattern = pattern.split('|').next().unwrap_or("");
+            for code in pattern.split('`').skip(1).step_by(2) {
+                let parts: Vec<&str> = code.split("->").collect();
+                for mid in parts.iter().skip(1).take(parts.len().saturating_sub(2)) {
+                    ops.extend(mid.split('/').map(|s| s.trim().to_string()));
+                }
+            }
+        }
+        ops
+    }
+
+    #[test]
+    fn the_docs_list_exactly_the_qdq_folds() {
+        let documented = doc_folds();
+        let table: BTreeSet<String> = OPS
+            .iter()
+            .filter(|d| matches!(d.qdq, Some(Qdq::Fold(_))))
+            .map(|d| d.name.to_string())
+            .collect();
+        let missing: Vec<_> = table.difference(&documented).collect();
+        let extra: Vec<_> = documented.difference(&table).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "docs/import.md's QDQ folds and lower/ops.rs disagree: not documented {missing:?}, \
+             documented but not folded {extra:?}"
         );
     }
 
