@@ -3,24 +3,6 @@
 
 use thiserror::Error;
 
-/// The ops the importer lowers, for "unsupported op" messages.
-pub const SUPPORTED_OPS: &str =
-    "Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, Attention, \
-AveragePool, BatchNormalization, Cast, CastLike, Ceil, Celu, Clip, Concat, Constant, \
-ConstantOfShape, Conv, ConvInteger, ConvTranspose, Cos, Cosh, DepthToSpace, Det, Div, Dropout, Elu, \
-DequantizeLinear, DynamicQuantizeLinear, Equal, Erf, Exp, Expand, Flatten, Floor, Gather, GatherElements, GatherND, Gelu, Gemm, \
-GlobalAveragePool, GlobalMaxPool, Greater, GreaterOrEqual, GroupNormalization, GRU, \
-Hardmax, HardSigmoid, HardSwish, Identity, InstanceNormalization, IsInf, IsNaN, \
-LayerNormalization, \
-LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, LpNormalization, LpPool, LRN, LSTM, \
-MatMul, MatMulInteger, Max, MaxPool, Mean, MeanVarianceNormalization, Min, Mish, Mod, Mul, Neg, \
-NegativeLogLikelihoodLoss, Not, OneHot, Or, Pad, Pow, PRelu, QLinearConv, QLinearMatMul, QuantizeLinear, Range, Reciprocal, \
-ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, \
-RMSNormalization, RNN, Round, Scatter, ScatterElements, ScatterND, Selu, Shape, Shrink, \
-Sigmoid, Sign, Sin, Sinh, Size, Slice, Softmax, SoftmaxCrossEntropyLoss, Softplus, \
-Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, SwiGLU, Swish, Tan, Tanh, \
-ThresholdedRelu, Tile, Transpose, Trilu, Unsqueeze, Upsample, Where, Xor";
-
 #[derive(Debug, Error)]
 pub enum ImportError {
     #[error("not a valid ONNX model: {0}")]
@@ -37,11 +19,10 @@ pub enum ImportError {
          to fill them with seeded random values of their recorded mean and std"
     )]
     Stripped { name: String, count: usize },
-    #[error(
-        "node `{node}`: op type `{op}` is not supported by glow-import (supported: {})",
-        SUPPORTED_OPS
-    )]
-    Unsupported { node: String, op: String },
+    /// What glow-import does not lower, as opposed to a model it cannot
+    /// read or an importer bug: runners count it apart from failures.
+    #[error(transparent)]
+    Unsupported(#[from] Unsupported),
     #[error(
         "node `{node}` ({op}): input `{input}` must be a constant (an initializer or a Constant \
          node), but it is computed or a graph input: glow-import compiles static shapes, so \
@@ -60,6 +41,29 @@ pub enum ImportError {
     },
     #[error("the imported function does not verify (an importer bug):\n{0}")]
     Verify(String),
+}
+
+/// Something the importer does not lower, with where it was met.
+#[derive(Debug, Error)]
+pub enum Unsupported {
+    /// An op type outside the op table (or outside the default domain).
+    #[error(
+        "node `{node}`: op type `{op}` is not supported by glow-import (supported: {})",
+        crate::supported_ops()
+    )]
+    Op { node: String, op: String },
+    /// A feature of a supported op: an attribute value, an input kind, a
+    /// rank, an output the lowering does not produce.
+    #[error("node `{node}` ({op}): unsupported: {what}")]
+    Feature {
+        node: String,
+        op: String,
+        what: String,
+    },
+    /// A graph input or output the IR has no form for (its element type,
+    /// a zero dimension, its rank); `edge` names it.
+    #[error("{edge}: {what}")]
+    Graph { edge: String, what: String },
 }
 
 impl ImportError {

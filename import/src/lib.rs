@@ -13,7 +13,8 @@ pub mod onnx;
 pub mod tensor;
 mod write;
 
-pub use error::{ImportError, Result, SUPPORTED_OPS};
+pub use error::{ImportError, Result, Unsupported};
+pub use lower::ops::{supported_ops, Kinds, OpDef, Qdq, QdqFold, OPS};
 pub use write::{safetensors_bytes, write_atomic};
 
 use glow_ir::printer::{print_function, PrintOptions};
@@ -133,13 +134,13 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             .as_ref()
             .and_then(|t| t.tensor_type.as_ref())
             .map_or(onnx::dtype::FLOAT, |t| t.elem_type);
-        let kind = lower::elem_of_dtype(elem).ok_or_else(|| {
-            ImportError::model(format!(
-                "graph output `{}`: element type {} is not supported ({} are)",
-                o.name,
+        let kind = lower::elem_of_dtype(elem).ok_or_else(|| Unsupported::Graph {
+            edge: format!("graph output `{}`", o.name),
+            what: format!(
+                "element type {} is not supported ({} are)",
                 onnx::dtype::name(elem),
                 lower::RUNTIME_DTYPES
-            ))
+            ),
         })?;
         outputs.push((o.name.clone(), kind));
     }
@@ -242,13 +243,17 @@ fn reread(imported: &Imported) -> Result<()> {
 /// dims take the batch.
 fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, glow_ir::ElemKind)> {
     let bad = |msg: String| ImportError::model(format!("graph input `{}`: {msg}", vi.name));
+    let unsupported = |what: String| Unsupported::Graph {
+        edge: format!("graph input `{}`", vi.name),
+        what,
+    };
     let tt = vi
         .r#type
         .as_ref()
         .and_then(|t| t.tensor_type.as_ref())
         .ok_or_else(|| bad("not a tensor".into()))?;
     let kind = lower::elem_of_dtype(tt.elem_type).ok_or_else(|| {
-        bad(format!(
+        unsupported(format!(
             "element type {} is not supported ({} are)",
             onnx::dtype::name(tt.elem_type),
             lower::RUNTIME_DTYPES
@@ -264,9 +269,10 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, gl
         let v = match (i, known, opts.batch) {
             // A zero dimension is a size, not a symbolic batch.
             _ if matches!(d.value, Some(onnx::DimValue::DimValue(0))) => {
-                return Err(bad(format!(
+                return Err(unsupported(format!(
                     "unsupported: dimension {i} is zero (zero-size tensors)"
-                )))
+                ))
+                .into())
             }
             (0, _, Some(b)) => b,
             (_, Some(v), _) => v,
@@ -276,10 +282,11 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, gl
         dims.push(v);
     }
     if dims.len() > glow_ir::types::MAX_DIMS {
-        return Err(bad(format!(
+        return Err(unsupported(format!(
             "unsupported: rank {} is above the IR's 6",
             dims.len()
-        )));
+        ))
+        .into());
     }
     Ok((dims, kind))
 }

@@ -22,6 +22,7 @@ mod linalg;
 mod math;
 mod nn;
 mod norm;
+pub(crate) mod ops;
 mod pool;
 mod qdq;
 mod recurrent;
@@ -32,7 +33,7 @@ mod window;
 
 pub(crate) use attrs::Attrs;
 
-use crate::error::{ImportError, Result};
+use crate::error::{ImportError, Result, Unsupported};
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
 use crate::{Layout, Options, WeightFile};
@@ -274,11 +275,12 @@ impl<'o> Lowerer<'o> {
 
     /// A feature of a supported op that the importer does not lower.
     pub fn unsupported(&self, what: impl std::fmt::Display) -> ImportError {
-        ImportError::Node {
+        Unsupported::Feature {
             node: self.node.clone(),
             op: self.op.clone(),
-            msg: format!("unsupported: {what}"),
+            what: what.to_string(),
         }
+        .into()
     }
 
     /// Records the first tensor that the IR cannot hold (rank above 6 or
@@ -650,10 +652,14 @@ impl<'o> Lowerer<'o> {
             let a = self.to_plain(&a, name);
             let a = self.plain_bool(&a);
             if self.kind(&a) != kind {
-                return Err(ImportError::model(format!(
-                    "graph output `{name}`: unsupported: it is computed as {} but declared {kind}",
-                    self.kind(&a)
-                )));
+                return Err(Unsupported::Graph {
+                    edge: format!("graph output `{name}`"),
+                    what: format!(
+                        "unsupported: it is computed as {} but declared {kind}",
+                        self.kind(&a)
+                    ),
+                }
+                .into());
             }
             let w = self.placeholder(name, &a.dims, kind);
             self.b().copy(&format!("{name}.save"), w, a.v);

@@ -28,6 +28,7 @@
 
 use super::compose::{self, attr_int};
 use super::nn;
+use super::ops::{Qdq, QdqFold};
 use super::*;
 use crate::onnx::dtype;
 use glow_ir::member as m;
@@ -579,42 +580,21 @@ fn dq_input(l: &Lowerer, node: &NodeProto, i: usize) -> Option<Act> {
     l.pending.get(name).cloned()
 }
 
-/// Folds `node` when it is a DequantizeLinear of an activation (deferred)
-/// or a float op between dequantized inputs and a QuantizeLinear. `true`:
-/// lowered (outputs bound).
-pub(super) fn fold(l: &mut Lowerer, node: &NodeProto) -> Result<bool> {
-    let op = node.op_type.as_str();
-    if op == "DequantizeLinear" {
-        return defer_dequantize(l, node);
-    }
-    if op == "QLinearConv" || op == "QLinearMatMul" {
-        prepare_inputs(l, node);
-        return qlinear_const(l, node);
-    }
-    const FOLDS: &[&str] = &[
-        "Conv",
-        "Gemm",
-        "MatMul",
-        "Add",
-        "Sub",
-        "Mul",
-        "MaxPool",
-        "AveragePool",
-        "GlobalAveragePool",
-        "GlobalMaxPool",
-        "Relu",
-        "Clip",
-        "Sigmoid",
-        "Tanh",
-        "Flatten",
-        "Reshape",
-        "Transpose",
-        "Squeeze",
-        "Unsqueeze",
-        "Identity",
-        "Concat",
-    ];
-    if !FOLDS.contains(&op) || node.output.len() != 1 {
+/// The QDQ stage of `node`'s table row: a DequantizeLinear of an
+/// activation deferred, a QLinearConv or QLinearMatMul of constants
+/// quantized, or a float op between dequantized inputs and a
+/// QuantizeLinear folded. `true`: lowered (outputs bound).
+pub(super) fn fold(l: &mut Lowerer, node: &NodeProto, stage: Option<Qdq>) -> Result<bool> {
+    let kind = match stage {
+        None => return Ok(false),
+        Some(Qdq::Defer) => return defer_dequantize(l, node),
+        Some(Qdq::Quantized) => {
+            prepare_inputs(l, node);
+            return qlinear_const(l, node);
+        }
+        Some(Qdq::Fold(kind)) => kind,
+    };
+    if node.output.len() != 1 {
         return Ok(false);
     }
     // Every activation input is a deferred dequantization.
@@ -629,16 +609,14 @@ pub(super) fn fold(l: &mut Lowerer, node: &NodeProto) -> Result<bool> {
     let Some(q) = q_after(l, &node.output[0]) else {
         return Ok(false);
     };
-    let v = match op {
-        "Conv" => fold_conv(l, node, &q)?,
-        "Gemm" | "MatMul" => fold_gemm(l, node, &q)?,
-        "Add" | "Sub" | "Mul" => fold_binary(l, node, &q)?,
-        "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
-            fold_pool(l, node, &q)?
-        }
-        "Relu" | "Clip" => fold_activation(l, node, &q)?,
-        "Sigmoid" | "Tanh" => fold_lookup(l, node, &q)?,
-        _ => fold_movement(l, node, &q, &acts)?,
+    let v = match kind {
+        QdqFold::Conv => fold_conv(l, node, &q)?,
+        QdqFold::Gemm => fold_gemm(l, node, &q)?,
+        QdqFold::Binary => fold_binary(l, node, &q)?,
+        QdqFold::Pool => fold_pool(l, node, &q)?,
+        QdqFold::Activation => fold_activation(l, node, &q)?,
+        QdqFold::Lookup => fold_lookup(l, node, &q)?,
+        QdqFold::Movement => fold_movement(l, node, &q, &acts)?,
     };
     let Some(v) = v else {
         return Ok(false);

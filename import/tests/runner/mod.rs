@@ -98,16 +98,7 @@ impl Suite {
         };
         let imported = match imported {
             Ok(i) => i,
-            Err(e @ (ImportError::Unsupported { .. } | ImportError::NeedsConstant { .. })) => {
-                return Ok(Outcome::Unsupported(e.to_string()))
-            }
-            Err(e @ ImportError::Model(_))
-                if e.to_string().contains("not supported")
-                    || e.to_string().contains("unsupported:") =>
-            {
-                return Ok(Outcome::Unsupported(e.to_string()))
-            }
-            Err(e @ ImportError::Node { .. }) if e.to_string().contains("unsupported:") => {
+            Err(e @ (ImportError::Unsupported(_) | ImportError::NeedsConstant { .. })) => {
                 return Ok(Outcome::Unsupported(e.to_string()))
             }
             Err(e) => return Err(format!("import: {e}")),
