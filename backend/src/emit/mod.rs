@@ -259,6 +259,8 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         ConvTranspose => spatial::conv_transpose(c),
         Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),
+        ConvolutionGrad | PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss
+        | LossGrad | Sgd => Err(c.err("training kernels are not in this build yet")),
     }
 }
 

@@ -67,6 +67,8 @@ pub fn exec(x: &mut Exec) -> R {
         ConvTranspose => conv_transpose(x),
         Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
+        ConvolutionGrad | PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss
+        | LossGrad | Sgd => Err(x.err("training kernels are not in this build yet")),
     }
 }
 
