@@ -655,6 +655,7 @@ fn build() -> String {
     conv_transposes(&mut p);
     pools(&mut p);
     index_ops(&mut p);
+    training_cases(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
     p.inst(&format!("splat @out %{o} {{ Value: 2.0 }}"));
@@ -667,6 +668,82 @@ fn build() -> String {
     p.inst(&format!("relu @out %{view}, @in %{src}"));
     p.inst(&format!("debugprint @in %{o}"));
     p.text()
+}
+
+/// The training instructions of docs/training.md, "Activation gradients, loss
+/// and update". Labels are random in [0, 8) over at least 8 classes, so in
+/// range; one const case has labels out of range (NaN rows, no read).
+fn training_cases(p: &mut Prog) {
+    for s in [&[7u64][..], &[3, 5], &[2, 3, 4]] {
+        let t = f(s);
+        for op in ["relugrad", "sigmoidgrad", "tanhgrad"] {
+            let (d, g, sg) = (p.weight(&t), p.weight(&t), p.weight(&t));
+            p.inst(&format!("{op} @in %{d}, @in %{g}, @out %{sg}"));
+            // In place of DestGrad.
+            let (d, g) = (p.weight(&t), p.weight(&t));
+            p.inst(&format!("{op} @in %{d}, @in %{g}, @out %{g}"));
+        }
+        // Dest from the forward op, so relugrad sees exact zeros.
+        for (fwd, op) in [
+            ("relu", "relugrad"),
+            ("sigmoid", "sigmoidgrad"),
+            ("tanh", "tanhgrad"),
+        ] {
+            let (x, y, g, sg) = (p.weight(&t), p.weight(&t), p.weight(&t), p.weight(&t));
+            p.inst(&format!("{fwd} @out %{y}, @in %{x}"));
+            p.inst(&format!("{op} @in %{y}, @in %{g}, @out %{sg}"));
+        }
+    }
+    for (n, c, lk) in [
+        (3u64, 8u64, "index64<3>"),
+        (5, 10, "index32<5 x 1>"),
+        (1, 9, "index64<1 x 1>"),
+        (6, 11, "index32<6>"),
+    ] {
+        let t = f(&[n, c]);
+        // Probabilities from a softmax of random logits.
+        let (x, prob) = (p.weight(&t), p.weight(&t));
+        p.inst(&format!("softmax @out %{prob}, @in %{x}"));
+        let (lab, sg) = (p.weight(lk), p.weight(&t));
+        p.inst(&format!(
+            "softmaxgrad @in %{prob}, @in %{x}, @in %{lab}, @out %{sg}"
+        ));
+        let ce = p.weight("float<1>");
+        p.inst(&format!(
+            "crossentropyloss @in %{prob}, @in %{lab}, @out %{ce}"
+        ));
+        let (cg, pg, lg) = (p.weight("float<1>"), p.weight(&t), p.weight(lk));
+        p.inst(&format!(
+            "crossentropylossgrad @in %{cg}, @in %{prob}, @in %{lab}, @out %{pg}, @out %{lg}"
+        ));
+    }
+    let t = f(&[4, 8]);
+    let (x, prob) = (p.weight(&t), p.weight(&t));
+    p.inst(&format!("softmax @out %{prob}, @in %{x}"));
+    let lab = p.weight_of("index64<4>", "const { Data: [0, -1, 8, 7] }");
+    let (sg, ce) = (p.weight(&t), p.weight("float<1>"));
+    p.inst(&format!(
+        "softmaxgrad @in %{prob}, @in %{x}, @in %{lab}, @out %{sg}"
+    ));
+    p.inst(&format!(
+        "crossentropyloss @in %{prob}, @in %{lab}, @out %{ce}"
+    ));
+    let (cg, pg, lg) = (p.weight("float<1>"), p.weight(&t), p.weight("index64<4>"));
+    p.inst(&format!(
+        "crossentropylossgrad @in %{cg}, @in %{prob}, @in %{lab}, @out %{pg}, @out %{lg}"
+    ));
+    for members in [
+        "LearningRate: 0.1",
+        "LearningRate: 0.05, Momentum: 0.9, L2Decay: 0.0001",
+        "LearningRate: 0.3, Momentum: 0.5, L1Decay: 0.01, L2Decay: 0.02, BatchSize: 8",
+        "LearningRate: 0.01, L1Decay: 0.001, BatchSize: 3",
+    ] {
+        let t = f(&[3, 5]);
+        let (w, g, v) = (p.weight(&t), p.weight(&t), p.weight(&t));
+        p.inst(&format!(
+            "sgd @inout %{w}, @in %{g}, @inout %{v} {{ {members} }}"
+        ));
+    }
 }
 
 /// The index opcodes; index inputs are random in [0, 8), so some are out of range.

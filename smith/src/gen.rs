@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(43) {
+        match self.rng.below(47) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -534,10 +534,13 @@ impl Gen<'_> {
             34 | 35 => self.scatter(),
             36 => self.one_hot(),
             37 => self.arg_min_max(),
-            // The unary family is the largest: one more draw.
-            38 => self.unary(),
+            // The unary family is the largest: more draws.
+            38 | 46 => self.unary(),
             39 => self.convert(),
             40..=42 => self.quantized(),
+            43 => self.activation_grad(),
+            44 => self.loss(),
+            45 => self.sgd(),
             _ => self.binary(),
         }
     }
@@ -1217,6 +1220,107 @@ impl Gen<'_> {
         let members = format!("Axis: {axis}, KeepDims: {keep}, SelectLastIndex: {last}");
         let dest = Type::new(self.index_kind(), &dd);
         self.simple(op.name(), &dest, &[src], &[], &members);
+    }
+
+    /// `relugrad`/`sigmoidgrad`/`tanhgrad`, now and then in place of
+    /// `DestGrad` (the table's pair).
+    fn activation_grad(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::ActivationGrad));
+        let ty = self.float_ty(1, 4);
+        let d = self.input(&ty);
+        let g = self.input(&ty);
+        let apart = self.bufs[g].origin != self.bufs[d].origin;
+        let out = if apart && self.writable(g) && self.rng.chance(20) {
+            g
+        } else {
+            self.output(&ty, &[d, g])
+        };
+        let name = self.fresh("i");
+        let ops = vec![("@in", d), ("@in", g), ("@out", out)];
+        self.emit(&name, op.name(), &ops, "");
+        self.wrote(&[out]);
+    }
+
+    /// `softmaxgrad`, `crossentropyloss` or `crossentropylossgrad` over a
+    /// 2-D `[N, C]` with one label per row (`[N]` or `[N, 1]`; random
+    /// labels may be out of range, which gives NaN, never a bad read).
+    fn loss(&mut self) {
+        let ty = self.float_ty(2, 2);
+        let n = ty.dims[0];
+        let p = self.input(&ty);
+        let kind = self.index_kind();
+        let ld = if self.rng.chance(50) {
+            vec![n]
+        } else {
+            vec![n, 1]
+        };
+        let lt = Type::new(kind, &ld);
+        let lab = self.input(&lt);
+        let name = self.fresh("i");
+        match self.rng.below(3) {
+            0 => {
+                let src = self.input(&ty);
+                let out = self.output(&ty, &[p, src, lab]);
+                let ops = vec![("@in", p), ("@in", src), ("@in", lab), ("@out", out)];
+                self.emit(&name, "softmaxgrad", &ops, "");
+                self.wrote(&[out]);
+            }
+            1 => {
+                let ce = self.output(&Type::float(&[1]), &[p, lab]);
+                let ops = vec![("@in", p), ("@in", lab), ("@out", ce)];
+                self.emit(&name, "crossentropyloss", &ops, "");
+                self.wrote(&[ce]);
+            }
+            _ => {
+                let cg = self.input(&Type::float(&[1]));
+                let pg = self.output(&ty, &[cg, p, lab]);
+                let lg = self.output(&lt, &[cg, p, lab, pg]);
+                let ops = vec![
+                    ("@in", cg),
+                    ("@in", p),
+                    ("@in", lab),
+                    ("@out", pg),
+                    ("@out", lg),
+                ];
+                self.emit(&name, "crossentropylossgrad", &ops, "");
+                self.wrote(&[pg, lg]);
+            }
+        }
+    }
+
+    /// `sgd` with a random subset of its members; `Weight` and `Velocity`
+    /// are defined buffers of their own, apart from `Gradient`.
+    fn sgd(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let g = self.input(&ty);
+        let mut w = self.inout(&ty);
+        if self.bufs[w].origin == self.bufs[g].origin {
+            w = self.new_weight(&ty, true, false);
+        }
+        let mut v = self.inout(&ty);
+        if self.overlaps_any(v, &[g, w]) {
+            v = self.new_weight(&ty, true, false);
+        }
+        let mut members = Vec::new();
+        for (key, scale) in [
+            ("LearningRate", 0.5f32),
+            ("Momentum", 1.0),
+            ("L1Decay", 0.01),
+            ("L2Decay", 0.01),
+        ] {
+            if key == "LearningRate" || self.rng.chance(50) {
+                let mut t = String::new();
+                format_f32(self.rng.unit().abs() * scale, &mut t);
+                members.push(format!("{key}: {t}"));
+            }
+        }
+        if self.rng.chance(50) {
+            members.push(format!("BatchSize: {}", self.rng.range(1, 8)));
+        }
+        let name = self.fresh("i");
+        let ops = vec![("@inout", w), ("@in", g), ("@inout", v)];
+        self.emit(&name, "sgd", &ops, &members.join(", "));
+        self.wrote(&[w, v]);
     }
 
     fn layernorm(&mut self) {

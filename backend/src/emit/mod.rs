@@ -7,6 +7,7 @@
 mod elementwise;
 mod index;
 mod linalg;
+mod loss;
 mod movement;
 mod quant;
 pub mod runtime;
@@ -259,8 +260,14 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         ConvTranspose => spatial::conv_transpose(c),
         Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),
-        ConvolutionGrad | PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss
-        | LossGrad | Sgd => Err(c.err("training kernels are not in this build yet")),
+        ActivationGrad => loss::activation_grad(c),
+        SoftMaxGrad => loss::softmax_grad(c),
+        Loss => loss::cross_entropy_loss(c),
+        LossGrad => loss::cross_entropy_loss_grad(c),
+        Sgd => loss::sgd(c),
+        ConvolutionGrad | PoolWithArgmax | PoolGrad => {
+            Err(c.err("training kernels are not in this build yet"))
+        }
     }
 }
 

@@ -67,8 +67,14 @@ pub fn exec(x: &mut Exec) -> R {
         ConvTranspose => conv_transpose(x),
         Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
-        ConvolutionGrad | PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss
-        | LossGrad | Sgd => Err(x.err("training kernels are not in this build yet")),
+        ActivationGrad => super::loss::activation_grad(x),
+        SoftMaxGrad => super::loss::softmax_grad(x),
+        Loss => super::loss::cross_entropy_loss(x),
+        LossGrad => super::loss::cross_entropy_loss_grad(x),
+        Sgd => super::loss::sgd(x),
+        ConvolutionGrad | PoolWithArgmax | PoolGrad => {
+            Err(x.err("training kernels are not in this build yet"))
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod index;
 mod kernels;
+mod loss;
 mod quant;
 
 pub use quant::filter_strides;

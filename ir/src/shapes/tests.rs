@@ -719,3 +719,100 @@ fn hostile_values_never_panic() {
     let src = crate::verifier::tests::func(w4, &[&inst]);
     let _ = messages(&src);
 }
+
+#[test]
+fn activation_gradient_loss_and_sgd_shapes() {
+    let act = &[
+        "%d = WeightVar float<2 x 3> mutable",
+        "%g = WeightVar float<2 x 3> mutable",
+        "%h = WeightVar float<3 x 2> mutable",
+        "%q = WeightVar i8[S:0.5 O:0]<2 x 3> mutable",
+    ];
+    for op in ["relugrad", "sigmoidgrad", "tanhgrad"] {
+        accepts(act, &format!("%a = {op} @in %d, @in %g, @out %g"));
+        rejects(
+            act,
+            &format!("%a = {op} @in %d, @in %h, @out %g"),
+            "`DestGrad` has type float<3 x 2> but must have the type of `Dest` (float<2 x 3>)",
+        );
+        rejects(
+            act,
+            &format!("%a = {op} @in %q, @in %g, @out %g"),
+            "`Dest` has element type",
+        );
+    }
+    let sm = &[
+        "%od = WeightVar float<2 x 5> mutable",
+        "%os = WeightVar float<2 x 5> mutable",
+        "%sel = WeightVar index32<2 x 1> mutable",
+        "%sel3 = WeightVar index64<3> mutable",
+        "%fsel = WeightVar float<2> mutable",
+        "%sg = WeightVar float<2 x 5> mutable",
+        "%flat = WeightVar float<10> mutable",
+    ];
+    accepts(sm, "%s = softmaxgrad @in %od, @in %os, @in %sel, @out %sg");
+    rejects(
+        sm,
+        "%s = softmaxgrad @in %od, @in %os, @in %sel3, @out %sg",
+        "needs one label per row of `OrigDest`",
+    );
+    rejects(
+        sm,
+        "%s = softmaxgrad @in %od, @in %os, @in %fsel, @out %sg",
+        "`Selected` has element type float",
+    );
+    rejects(
+        sm,
+        "%s = softmaxgrad @in %od, @in %os, @in %sel, @out %flat",
+        "`SrcGrad` has type float<10> but must have the type of `OrigDest`",
+    );
+    let ce = &[
+        "%p = WeightVar float<3 x 4> mutable",
+        "%lab = WeightVar index64<3> mutable",
+        "%ce = WeightVar float<1> mutable",
+        "%ce2 = WeightVar float<2> mutable",
+        "%pg = WeightVar float<3 x 4> mutable",
+        "%lg = WeightVar index64<3> mutable",
+        "%lg32 = WeightVar index32<3> mutable",
+    ];
+    accepts(ce, "%l = crossentropyloss @in %p, @in %lab, @out %ce");
+    rejects(
+        ce,
+        "%l = crossentropyloss @in %p, @in %lab, @out %ce2",
+        "`CE` has type float<2> but must hold one element",
+    );
+    accepts(
+        ce,
+        "%l = crossentropylossgrad @in %ce, @in %p, @in %lab, @out %pg, @out %lg",
+    );
+    rejects(
+        ce,
+        "%l = crossentropylossgrad @in %ce2, @in %p, @in %lab, @out %pg, @out %lg",
+        "`CEGrad` has type float<2> but must hold one element",
+    );
+    rejects(
+        ce,
+        "%l = crossentropylossgrad @in %ce, @in %p, @in %lab, @out %pg, @out %lg32",
+        "`Labelsgrad` has type index32<3> but must have the type of `Labels`",
+    );
+    let sgd = &[
+        "%w = WeightVar float<4> mutable",
+        "%g = WeightVar float<4> mutable",
+        "%v = WeightVar float<4> mutable",
+        "%v5 = WeightVar float<5> mutable",
+    ];
+    accepts(
+        sgd,
+        "%s = sgd @inout %w, @in %g, @inout %v { LearningRate: 0.1 }",
+    );
+    rejects(
+        sgd,
+        "%s = sgd @inout %w, @in %g, @inout %v5 { LearningRate: 0.1 }",
+        "`Velocity` has type float<5> but must have the type of `Weight`",
+    );
+    rejects(
+        sgd,
+        "%s = sgd @inout %w, @in %g, @inout %v { LearningRate: 0.1, BatchSize: 0 }",
+        "BatchSize",
+    );
+}
