@@ -5,6 +5,7 @@
 //! over opcodes is `emit_inst`, which picks the kernel family.
 
 mod elementwise;
+mod grad;
 mod index;
 mod linalg;
 mod movement;
@@ -12,6 +13,7 @@ mod quant;
 pub mod runtime;
 mod spatial;
 
+pub use grad::ConvGradGeom;
 pub use linalg::split;
 pub use runtime::Runtime;
 pub use spatial::Window;
@@ -259,8 +261,10 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         ConvTranspose => spatial::conv_transpose(c),
         Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),
-        ConvolutionGrad | PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss
-        | LossGrad | Sgd => Err(c.err("training kernels are not in this build yet")),
+        ConvolutionGrad => grad::convolution_grad(c),
+        PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss | LossGrad | Sgd => {
+            Err(c.err("training kernels are not in this build yet"))
+        }
     }
 }
 

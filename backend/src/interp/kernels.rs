@@ -67,8 +67,10 @@ pub fn exec(x: &mut Exec) -> R {
         ConvTranspose => conv_transpose(x),
         Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
-        ConvolutionGrad | PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss
-        | LossGrad | Sgd => Err(x.err("training kernels are not in this build yet")),
+        ConvolutionGrad => super::grad::convolution_grad(x),
+        PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss | LossGrad | Sgd => {
+            Err(x.err("training kernels are not in this build yet"))
+        }
     }
 }
 
