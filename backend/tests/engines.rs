@@ -653,6 +653,7 @@ fn build() -> String {
     }
     convolutions(&mut p);
     conv_transposes(&mut p);
+    conv_grads(&mut p);
     pools(&mut p);
     index_ops(&mut p);
     training_cases(&mut p);
@@ -1287,6 +1288,132 @@ fn conv_transposes(p: &mut Prog) {
         let ins = [f(&[n, h, w, c]), f(&[c, k[0], k[1], ocg]), f(&[oc])];
         let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
         p.op("convtranspose", &f(&[n, oh, ow, oc]), &ins, &m);
+    }
+}
+
+/// A training window case: (layout, N, C, H, W, OC, group, kernel, stride,
+/// pads, dilation).
+type GradCase = (
+    &'static str,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    [u64; 2],
+    [u64; 2],
+    [u64; 4],
+    [u64; 2],
+);
+
+/// `convolutiongrad` over both layouts, groups (depthwise too), strides
+/// wider than the kernel (inputs no output reads), asymmetric pads (outputs
+/// that read only padding) and dilations.
+fn conv_grads(p: &mut Prog) {
+    let cases: [GradCase; 6] = [
+        (
+            "NHWC",
+            1,
+            3,
+            5,
+            5,
+            4,
+            1,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+        ),
+        (
+            "NHWC",
+            2,
+            4,
+            6,
+            5,
+            6,
+            2,
+            [3, 2],
+            [2, 1],
+            [0, 1, 2, 0],
+            [1, 2],
+        ),
+        (
+            "NCHW",
+            2,
+            6,
+            5,
+            4,
+            6,
+            6,
+            [2, 2],
+            [1, 2],
+            [1, 0, 1, 1],
+            [2, 1],
+        ),
+        (
+            "NCHW",
+            1,
+            4,
+            7,
+            6,
+            2,
+            2,
+            [1, 2],
+            [3, 2],
+            [2, 1, 0, 2],
+            [1, 1],
+        ),
+        (
+            "NHWC",
+            1,
+            2,
+            4,
+            4,
+            3,
+            1,
+            [1, 1],
+            [1, 1],
+            [2, 2, 1, 1],
+            [1, 1],
+        ),
+        (
+            "NCHW",
+            2,
+            3,
+            6,
+            6,
+            5,
+            1,
+            [3, 3],
+            [2, 2],
+            [0, 0, 0, 0],
+            [1, 1],
+        ),
+    ];
+    for (layout, n, c, h, w, oc, g, k, s, pads, dil) in cases {
+        let out =
+            |a: usize| ([h, w][a] + pads[a] + pads[a + 2] - (k[a] - 1) * dil[a] - 1) / s[a] + 1;
+        let nchw = layout == "NCHW";
+        let act = |c, h, w| {
+            if nchw {
+                f(&[n, c, h, w])
+            } else {
+                f(&[n, h, w, c])
+            }
+        };
+        let filt = if nchw {
+            f(&[oc, c / g, k[0], k[1]])
+        } else {
+            f(&[oc, k[0], k[1], c / g])
+        };
+        let (src, dest) = (act(c, h, w), act(oc, out(0), out(1)));
+        let (x, fl, dy) = (p.weight(&src), p.weight(&filt), p.weight(&dest));
+        let (sg, fg, bg) = (p.weight(&src), p.weight(&filt), p.weight(&f(&[oc])));
+        p.inst(&format!(
+            "convolutiongrad @in %{x}, @in %{fl}, @in %{dy}, @out %{sg}, @out %{fg}, @out %{bg} {{ Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Group: {g}, Dilation: [{}, {}], Layout: {layout} }}",
+            k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], dil[0], dil[1]
+        ));
     }
 }
 

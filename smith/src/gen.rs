@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(47) {
+        match self.rng.below(48) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -541,6 +541,7 @@ impl Gen<'_> {
             43 => self.activation_grad(),
             44 => self.loss(),
             45 => self.sgd(),
+            47 => self.training(),
             _ => self.binary(),
         }
     }
@@ -966,6 +967,54 @@ impl Gen<'_> {
         }
         let op = if avg { "avgpool" } else { "maxpool" };
         self.simple(op, &Type::float(&dest_d), &[src], &[], &members);
+    }
+
+    /// The training instructions (docs/training.md).
+    fn training(&mut self) {
+        self.convolution_grad();
+    }
+
+    /// `convolutiongrad` over a convolution's windows, groups and layouts;
+    /// the three gradients go to buffers apart from the inputs and from
+    /// each other.
+    fn convolution_grad(&mut self) {
+        let nchw = self.rng.chance(30);
+        let group = *self.rng.pick(&[1u64, 1, 2, 3]);
+        let (cpg, opg) = (self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64);
+        let (c, oc) = (group * cpg, group * opg);
+        let n = self.rng.range(1, 2) as u64;
+        let (k, st, pads, dil, [h, w]) = self.window(true);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], dil[0], h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], dil[1], w);
+        let (src_d, filt_d, dest_d) = if nchw {
+            ([n, c, h, w], [oc, cpg, k[0], k[1]], [n, oc, oh, ow])
+        } else {
+            ([n, h, w, c], [oc, k[0], k[1], cpg], [n, oh, ow, oc])
+        };
+        let (src_ty, filt_ty) = (Type::float(&src_d), Type::float(&filt_d));
+        let src = self.input(&src_ty);
+        let filter = self.input(&filt_ty);
+        let dest_grad = self.input(&Type::float(&dest_d));
+        let mut taken = vec![src, filter, dest_grad];
+        let mut outs = Vec::new();
+        for ty in [src_ty, filt_ty, Type::float(&[oc])] {
+            let o = self.output(&ty, &taken);
+            taken.push(o);
+            outs.push(o);
+        }
+        let members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, Layout: {}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            Self::list(&dil),
+            if nchw { "NCHW" } else { "NHWC" }
+        );
+        let mut ops: Ops = vec![("@in", src), ("@in", filter), ("@in", dest_grad)];
+        ops.extend(outs.iter().map(|&o| ("@out", o)));
+        let name = self.fresh("i");
+        self.emit(&name, "convolutiongrad", &ops, &members);
+        self.wrote(&outs);
     }
 
     fn fully_connected(&mut self) {

@@ -5,6 +5,7 @@
 //! over opcodes is `emit_inst`, which picks the kernel family.
 
 mod elementwise;
+mod grad;
 mod index;
 mod linalg;
 mod loss;
@@ -13,6 +14,7 @@ mod quant;
 pub mod runtime;
 mod spatial;
 
+pub use grad::ConvGradGeom;
 pub use linalg::split;
 pub use runtime::Runtime;
 pub use spatial::Window;
@@ -265,7 +267,8 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Loss => loss::cross_entropy_loss(c),
         LossGrad => loss::cross_entropy_loss_grad(c),
         Sgd => loss::sgd(c),
-        ConvolutionGrad | PoolWithArgmax | PoolGrad => {
+        ConvolutionGrad => grad::convolution_grad(c),
+        PoolWithArgmax | PoolGrad => {
             Err(c.err("training kernels are not in this build yet"))
         }
     }

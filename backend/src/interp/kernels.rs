@@ -72,7 +72,8 @@ pub fn exec(x: &mut Exec) -> R {
         Loss => super::loss::cross_entropy_loss(x),
         LossGrad => super::loss::cross_entropy_loss_grad(x),
         Sgd => super::loss::sgd(x),
-        ConvolutionGrad | PoolWithArgmax | PoolGrad => {
+        ConvolutionGrad => super::grad::convolution_grad(x),
+        PoolWithArgmax | PoolGrad => {
             Err(x.err("training kernels are not in this build yet"))
         }
     }

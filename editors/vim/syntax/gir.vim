@@ -6,7 +6,7 @@ endif
 
 syn keyword girOpcode allocactivation argmax argmin avgpool batchedadd batchedreduceadd
       \ batchedreducemax batchedreducemin batchedreduceprod batchmatmul batchnormalization celu channelwisequantizedconvolution clip
-      \ convertto convolution convtranspose copy deallocactivation debugprint dequantize elementabs
+      \ convertto convolution convolutiongrad convtranspose copy deallocactivation debugprint dequantize elementabs
       \ elementacos elementacosh elementadd elementand elementasin elementasinh elementatan
       \ elementatanh elementceil elementcmpeq elementcmplt elementcmplte elementcmpneq elementcos
       \ elementcosh elementdiv elementerf elementexp elementfloor elementlog elementmax elementmin

@@ -159,6 +159,37 @@ fn convolution_shapes() {
 }
 
 #[test]
+fn convolution_grad_shapes() {
+    let mut w = CONV_W.to_vec();
+    w.extend([
+        "%sg = WeightVar float<8 x 28 x 28 x 4> mutable",
+        "%fg = WeightVar float<16 x 5 x 5 x 2> mutable",
+        "%bg = WeightVar float<16> mutable",
+        "%bg8 = WeightVar float<8> mutable",
+    ]);
+    let g = "%g = convolutiongrad @in %src, @in %filter, @in %dest";
+    accepts(
+        &w,
+        &format!("{g}, @out %sg, @out %fg, @out %bg {{ Kernels: [5, 5], Group: 2 }}"),
+    );
+    rejects(
+        &w,
+        &format!("{g}, @out %sg, @out %fg, @out %bg {{ Kernels: [5, 5], Group: 2, Pads: [2, 2, 2, 2] }}"),
+        "`DestGrad` has type float<8 x 24 x 24 x 16> but `convolutiongrad` produces float<8 x 28 x 28 x 16>",
+    );
+    rejects(
+        &w,
+        &format!("{g}, @out %fg, @out %fg, @out %bg {{ Kernels: [5, 5], Group: 2 }}"),
+        "`SrcGrad` has type float<16 x 5 x 5 x 2> but must have the type of `Src`",
+    );
+    rejects(
+        &w,
+        &format!("{g}, @out %sg, @out %fg, @out %bg8 {{ Kernels: [5, 5], Group: 2 }}"),
+        "`BiasGrad` has type float<8> but `convolutiongrad` expects float<16>",
+    );
+}
+
+#[test]
 fn pool_shapes() {
     let w = &[
         "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
