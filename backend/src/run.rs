@@ -581,7 +581,11 @@ impl Session {
     fn place(&self, name: &str) -> Option<(Region, usize, usize)> {
         let i = self.f.weights.iter().position(|w| w.name == name)?;
         let p = self.layout.weight_place(i);
-        Some((p.region, p.offset as usize, self.f.weights[i].ty.bytes() as usize))
+        Some((
+            p.region,
+            p.offset as usize,
+            self.f.weights[i].ty.bytes() as usize,
+        ))
     }
 
     /// The current contents of the mutable weight `name`.
@@ -597,11 +601,13 @@ impl Session {
                 self.mem.mutable[at..at + n].copy_from_slice(bytes);
                 Ok(())
             }
-            Some((Region::Mutable, _, n)) => Err(format!(
-                "`%{name}` holds {n} bytes, {} given",
-                bytes.len()
+            Some((Region::Mutable, _, n)) => {
+                Err(format!("`%{name}` holds {n} bytes, {} given", bytes.len()))
+            }
+            _ => Err(format!(
+                "`%{name}` is not a mutable weight of `{}`",
+                self.f.name
             )),
-            _ => Err(format!("`%{name}` is not a mutable weight of `{}`", self.f.name)),
         }
     }
 }

@@ -114,13 +114,12 @@ fn inst_error(f: &Function, i: InstId, msg: String) -> Vec<Diagnostic> {
 impl Pass for Differentiate {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let output = self.find_output(f)?;
-        for name in [&self.labels, &self.loss] {
-            if f.lookup(name).is_some() {
-                return Err(error(
-                    f,
-                    format!("the name `{name}` is taken; pick another with the option"),
-                ));
-            }
+        if f.lookup(&self.loss).is_some() {
+            let name = &self.loss;
+            return Err(error(
+                f,
+                format!("the name `{name}` is taken; pick another with `loss=NAME`"),
+            ));
         }
         let out_ty = f.weight(output).ty.clone();
         if out_ty.elem != ElemKind::Float || out_ty.rank() != 2 {
@@ -184,10 +183,29 @@ impl Pass for Differentiate {
                 d.scratch.push(argmax);
             }
         }
-        let labels_ty = Type::new(ElemKind::Index64, &[out_ty.dims[0]]);
-        let (n, c) = (out_ty.dims[0], out_ty.dims[1]);
+        let n = out_ty.dims[0];
+        // A declared labels weight is used as it is (a test can give it `Data`).
+        let labels = match f.lookup(&self.labels) {
+            Some(Value::Weight(w))
+                if f.weight(w).mutability == Mutability::Mutable
+                    && matches!(f.weight(w).ty.elem, ElemKind::Index32 | ElemKind::Index64)
+                    && f.weight(w).ty.dims == [n] =>
+            {
+                Value::Weight(w)
+            }
+            Some(_) => {
+                let name = &self.labels;
+                return Err(error(
+                    f,
+                    format!("`{name}` exists but is not a mutable index32/index64 weight of dims [{n}]; pick another name with `labels=NAME`"),
+                ));
+            }
+            None => {
+                let ty = Type::new(ElemKind::Index64, &[n]);
+                Builder::new(f).weight(&self.labels, ty, Mutability::Mutable)
+            }
+        };
         let mut b = Builder::new(f);
-        let labels = b.weight(&self.labels, labels_ty, Mutability::Mutable);
         let loss = b.weight(&self.loss, Type::float(&[1]), Mutability::Mutable);
         let logits = Value::Weight(output);
         let p = b.alloc("softmax.p", out_ty.clone());
@@ -209,7 +227,6 @@ impl Pass for Differentiate {
             &[dlogits, sum, count],
             &[],
         );
-        let _ = c;
         d.scratch.extend([p, sum, count, dlogits]);
         d.grads.insert(
             logits,

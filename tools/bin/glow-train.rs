@@ -73,7 +73,12 @@ struct Cli {
     engine: EngineArg,
     #[arg(long, value_name = "CC")]
     cc: Option<String>,
-    #[arg(long, value_name = "FLAGS", default_value = "-O2", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "FLAGS",
+        default_value = "-O2",
+        allow_hyphen_values = true
+    )]
     cflags: String,
     /// Threads of the C engine's kernels.
     #[arg(long, default_value_t = 1)]
@@ -103,15 +108,25 @@ struct Data {
     labels: Vec<i64>,
 }
 
-fn load_data(images: &Path, labels: &Path, image_dims: &[u64], classes: u64) -> Result<Data, String> {
-    let read = |p: &Path| std::fs::read(p).map_err(|e| err(format!("cannot read '{}': {e}", p.display())));
+fn load_data(
+    images: &Path,
+    labels: &Path,
+    image_dims: &[u64],
+    classes: u64,
+) -> Result<Data, String> {
+    let read =
+        |p: &Path| std::fs::read(p).map_err(|e| err(format!("cannot read '{}': {e}", p.display())));
     let x = npy::read(&read(images)?).map_err(|e| err(format!("{}: {e}", images.display())))?;
     let y = npy::read(&read(labels)?).map_err(|e| err(format!("{}: {e}", labels.display())))?;
     if x.descr != "<f4" || x.shape.len() != image_dims.len() + 1 || x.shape[1..] != *image_dims {
         return Err(err(format!(
             "{}: images must be float32 of shape [count, {}], found {} {:?}",
             images.display(),
-            image_dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            image_dims
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             x.descr,
             x.shape
         )));
@@ -125,7 +140,11 @@ fn load_data(images: &Path, labels: &Path, image_dims: &[u64], classes: u64) -> 
         )));
     }
     let labels_v: Vec<i64> = match y.descr.as_str() {
-        "<i8" => y.data.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect(),
+        "<i8" => y
+            .data
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
         "<i4" => y
             .data
             .chunks_exact(4)
@@ -138,7 +157,11 @@ fn load_data(images: &Path, labels: &Path, image_dims: &[u64], classes: u64) -> 
             )))
         }
     };
-    if let Some((i, &l)) = labels_v.iter().enumerate().find(|(_, &l)| l < 0 || l as u64 >= classes) {
+    if let Some((i, &l)) = labels_v
+        .iter()
+        .enumerate()
+        .find(|(_, &l)| l < 0 || l as u64 >= classes)
+    {
         return Err(err(format!(
             "{}: label {l} of image {i} is outside 0..{classes} (the model has {classes} classes)",
             labels.display()
@@ -185,7 +208,9 @@ fn parse(path: &Path) -> Result<(Module, Vec<u8>, String), String> {
 }
 
 fn run_passes(m: &mut Module, args: PipelineArgs, source: &[u8], file: &str) -> Result<(), String> {
-    let pipeline = args.pipeline(&glow_passes::PassRegistry::builtin()).map_err(err)?;
+    let pipeline = args
+        .pipeline(&glow_passes::PassRegistry::builtin())
+        .map_err(err)?;
     glow_passes::run_pipeline(m, &pipeline).map_err(|d| render_all(&d, file, source))
 }
 
@@ -205,12 +230,29 @@ fn real_main(cli: &Cli) -> Result<(), String> {
         "differentiate{{lr={},momentum={},weight-decay={}}}",
         cli.lr, cli.momentum, cli.weight_decay
     );
-    run_passes(&mut step_m, PipelineArgs { passes: vec![diff], ..Default::default() }, &source, &file)?;
-    run_passes(&mut step_m, PipelineArgs { mode: Some("infer".into()), ..Default::default() }, &source, &file)?;
+    run_passes(
+        &mut step_m,
+        PipelineArgs {
+            passes: vec![diff],
+            ..Default::default()
+        },
+        &source,
+        &file,
+    )?;
+    run_passes(
+        &mut step_m,
+        PipelineArgs {
+            mode: Some("infer".into()),
+            ..Default::default()
+        },
+        &source,
+        &file,
+    )?;
     let step = &step_m.functions[0];
     if let Some(p) = &cli.emit_step {
         let text = glow_ir::printer::print_module(&step_m, Default::default());
-        glow_ir::output::write_file(p, text.as_bytes()).map_err(|e| err(format!("cannot write '{}': {e}", p.display())))?;
+        glow_ir::output::write_file(p, text.as_bytes())
+            .map_err(|e| err(format!("cannot write '{}': {e}", p.display())))?;
     }
     // The trained weights: the step's sgd targets.
     let trained: Vec<String> = step
@@ -230,18 +272,45 @@ fn real_main(cli: &Cli) -> Result<(), String> {
         functions: vec![infer_f],
         ..module.clone()
     };
-    run_passes(&mut infer_m, PipelineArgs { mode: Some("infer".into()), ..Default::default() }, &source, &file)?;
+    run_passes(
+        &mut infer_m,
+        PipelineArgs {
+            mode: Some("infer".into()),
+            ..Default::default()
+        },
+        &source,
+        &file,
+    )?;
     let infer = &infer_m.functions[0];
 
     let input = pick_input(f, cli.input_name.as_deref())?;
-    let in_ty = f.weights.iter().find(|w| w.name == input).map(|w| w.ty.clone()).expect("picked");
-    let logits_ty = step.weights.iter().find(|w| w.name == "labels").map(|w| w.ty.clone());
+    let in_ty = f
+        .weights
+        .iter()
+        .find(|w| w.name == input)
+        .map(|w| w.ty.clone())
+        .expect("picked");
+    let logits_ty = step
+        .weights
+        .iter()
+        .find(|w| w.name == "labels")
+        .map(|w| w.ty.clone());
     let batch = in_ty.dims[0] as usize;
     let out_name = output_name(f)?;
-    let out_ty = f.weights.iter().find(|w| w.name == out_name).map(|w| w.ty.clone()).expect("output");
+    let out_ty = f
+        .weights
+        .iter()
+        .find(|w| w.name == out_name)
+        .map(|w| w.ty.clone())
+        .expect("output");
     let classes = out_ty.dims[1];
     let _ = logits_ty;
-    let train = load_data(&cli.train_images, &cli.train_labels, &in_ty.dims[1..], classes)?;
+    let train = load_data(
+        &cli.train_images,
+        &cli.train_labels,
+        &in_ty.dims[1..],
+        classes,
+    )?;
     let test = match (&cli.test_images, &cli.test_labels) {
         (Some(x), Some(y)) => Some(load_data(x, y, &in_ty.dims[1..], classes)?),
         _ => None,
@@ -269,10 +338,13 @@ fn real_main(cli: &Cli) -> Result<(), String> {
     };
     // Every mutable weight the caller does not give starts at zero
     // (gradients, velocities, the loss, the batch).
-    let zeros = |g: &Function, given: &BTreeMap<String, Vec<u8>>| -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let zeros = |g: &Function,
+                 given: &BTreeMap<String, Vec<u8>>|
+     -> Result<BTreeMap<String, Vec<u8>>, String> {
         let mut all = given.clone();
         for w in &g.weights {
-            if w.mutability == Mutability::Mutable && !all.contains_key(&w.name) && w.init.is_none() {
+            if w.mutability == Mutability::Mutable && !all.contains_key(&w.name) && w.init.is_none()
+            {
                 all.insert(w.name.clone(), vec![0; w.ty.bytes() as usize]);
             }
         }
@@ -305,7 +377,8 @@ fn real_main(cli: &Cli) -> Result<(), String> {
             step_s.set(&input, &x).map_err(err)?;
             step_s.set("labels", &y).map_err(err)?;
             step_s.run().map_err(fail)?;
-            let loss = f32::from_le_bytes(step_s.get("loss").expect("loss")[..4].try_into().unwrap());
+            let loss =
+                f32::from_le_bytes(step_s.get("loss").expect("loss")[..4].try_into().unwrap());
             if !loss.is_finite() {
                 return Err(err(format!(
                     "the loss is {loss} at epoch {} step {}; '{}' keeps the weights of the last finished epoch",
@@ -335,18 +408,34 @@ fn real_main(cli: &Cli) -> Result<(), String> {
             infer_s.set(name, &bytes).map_err(err)?;
         }
         let acc = match &test {
-            Some(t) => Some(accuracy(&mut infer_s, t, &input, &out_name, batch, classes as usize, &fail)?),
+            Some(t) => Some(accuracy(
+                &mut infer_s,
+                t,
+                &input,
+                &out_name,
+                batch,
+                classes as usize,
+                &fail,
+            )?),
             None => None,
         };
-        let acc_text = acc.map_or(String::new(), |a| format!(", test accuracy {:.2}%", a * 100.0));
+        let acc_text = acc.map_or(String::new(), |a| {
+            format!(", test accuracy {:.2}%", a * 100.0)
+        });
         if tty {
             eprint!("\r\x1b[K");
         }
-        eprintln!("epoch {:>3}/{}: mean loss {mean:.4}{acc_text}", epoch + 1, cli.epochs);
+        eprintln!(
+            "epoch {:>3}/{}: mean loss {mean:.4}{acc_text}",
+            epoch + 1,
+            cli.epochs
+        );
         write_weights(&cli.output, step, &step_s, &trained)?;
         last = (mean, acc);
     }
-    let acc_text = last.1.map_or(String::new(), |a| format!(", test accuracy {:.2}%", a * 100.0));
+    let acc_text = last.1.map_or(String::new(), |a| {
+        format!(", test accuracy {:.2}%", a * 100.0)
+    });
     eprintln!(
         "glow-train: {} epochs, final mean loss {:.4}{acc_text}; weights in '{}'",
         cli.epochs,
@@ -400,17 +489,28 @@ fn accuracy(
 }
 
 /// The trained weights as safetensors, written atomically.
-fn write_weights(path: &Path, step: &Function, s: &Session, trained: &[String]) -> Result<(), String> {
+fn write_weights(
+    path: &Path,
+    step: &Function,
+    s: &Session,
+    trained: &[String],
+) -> Result<(), String> {
     let files: Vec<glow_import::WeightFile> = trained
         .iter()
         .map(|name| glow_import::WeightFile {
             name: name.clone(),
-            ty: step.weights.iter().find(|w| &w.name == name).map(|w| w.ty.clone()).expect("trained"),
+            ty: step
+                .weights
+                .iter()
+                .find(|w| &w.name == name)
+                .map(|w| w.ty.clone())
+                .expect("trained"),
             bytes: s.get(name).expect("trained").to_vec(),
         })
         .collect();
     let bytes = glow_import::safetensors_bytes(&files).map_err(|e| err(e.to_string()))?;
-    glow_ir::output::write_file(path, &bytes).map_err(|e| err(format!("cannot write '{}': {e}", path.display())))
+    glow_ir::output::write_file(path, &bytes)
+        .map_err(|e| err(format!("cannot write '{}': {e}", path.display())))
 }
 
 /// The only mutable weight the function reads and never writes (or `name`).
@@ -425,7 +525,9 @@ fn pick_input(f: &Function, name: Option<&str>) -> Result<String, String> {
         .collect();
     match (name, inputs.as_slice()) {
         (Some(n), _) if inputs.contains(&n) => Ok(n.to_string()),
-        (Some(n), _) => Err(err(format!("`--input {n}`: not a mutable weight the function only reads"))),
+        (Some(n), _) => Err(err(format!(
+            "`--input {n}`: not a mutable weight the function only reads"
+        ))),
         (None, [one]) => Ok(one.to_string()),
         (None, many) => Err(err(format!(
             "the function has {} inputs ({}); name the images with --input NAME",
@@ -440,6 +542,8 @@ fn output_name(f: &Function) -> Result<String, String> {
     let written = run::written_weights(f);
     match written.as_slice() {
         [w] => Ok(f.weights[*w].name.clone()),
-        _ => Err(err("the function must write exactly one mutable weight (the logits)")),
+        _ => Err(err(
+            "the function must write exactly one mutable weight (the logits)",
+        )),
     }
 }

@@ -268,9 +268,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         LossGrad => loss::cross_entropy_loss_grad(c),
         Sgd => loss::sgd(c),
         ConvolutionGrad => grad::convolution_grad(c),
-        PoolWithArgmax | PoolGrad => {
-            Err(c.err("training kernels are not in this build yet"))
-        }
+        PoolWithArgmax | PoolGrad => Err(c.err("training kernels are not in this build yet")),
     }
 }
 

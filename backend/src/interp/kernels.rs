@@ -73,9 +73,7 @@ pub fn exec(x: &mut Exec) -> R {
         LossGrad => super::loss::cross_entropy_loss_grad(x),
         Sgd => super::loss::sgd(x),
         ConvolutionGrad => super::grad::convolution_grad(x),
-        PoolWithArgmax | PoolGrad => {
-            Err(x.err("training kernels are not in this build yet"))
-        }
+        PoolWithArgmax | PoolGrad => Err(x.err("training kernels are not in this build yet")),
     }
 }
 
