@@ -262,7 +262,9 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),
         ConvolutionGrad => grad::convolution_grad(c),
-        PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss | LossGrad | Sgd => {
+        PoolWithArgmax => grad::max_pool_with_argmax(c),
+        PoolGrad => grad::pool_grad(c),
+        ActivationGrad | SoftMaxGrad | Loss | LossGrad | Sgd => {
             Err(c.err("training kernels are not in this build yet"))
         }
     }

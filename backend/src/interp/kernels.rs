@@ -68,7 +68,9 @@ pub fn exec(x: &mut Exec) -> R {
         Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
         ConvolutionGrad => super::grad::convolution_grad(x),
-        PoolWithArgmax | PoolGrad | ActivationGrad | SoftMaxGrad | Loss | LossGrad | Sgd => {
+        PoolWithArgmax => super::grad::max_pool_with_argmax(x),
+        PoolGrad => super::grad::pool_grad(x),
+        ActivationGrad | SoftMaxGrad | Loss | LossGrad | Sgd => {
             Err(x.err("training kernels are not in this build yet"))
         }
     }
