@@ -27,11 +27,22 @@ fn read_npz(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>, String> {
     let u32_at = |p: usize| u32::from_le_bytes(bytes[p..p + 4].try_into().unwrap()) as usize;
     while at + 30 <= bytes.len() && bytes[at..at + 4] == [0x50, 0x4b, 3, 4] {
         let method = u16_at(at + 8);
-        let size = u32_at(at + 18);
+        let mut size = u32_at(at + 18);
         let name_len = u16_at(at + 26);
         let extra = u16_at(at + 28);
         let name = String::from_utf8_lossy(&bytes[at + 30..at + 30 + name_len]).to_string();
         let data = at + 30 + name_len + extra;
+        // Zip64 (numpy writes it): the sizes are in the extra field 0x0001.
+        if size == 0xFFFF_FFFF {
+            let mut e = at + 30 + name_len;
+            while e + 4 <= data {
+                let (id, n) = (u16_at(e), u16_at(e + 2));
+                if id == 1 {
+                    size = u64::from_le_bytes(bytes[e + 4..e + 12].try_into().unwrap()) as usize;
+                }
+                e += 4 + n;
+            }
+        }
         if method != 0 {
             return Err(format!("{name}: compressed entries are not read here"));
         }

@@ -655,6 +655,7 @@ fn build() -> String {
     conv_transposes(&mut p);
     conv_grads(&mut p);
     pools(&mut p);
+    pool_grads(&mut p);
     index_ops(&mut p);
     training_cases(&mut p);
     // A tensorview into an output, and a debugprint.
@@ -1447,6 +1448,61 @@ fn pools(p: &mut Prog) {
                     &[&f(&dims(h, w))],
                     &format!("{m}, CountIncludePads: {cip}"),
                 );
+            }
+        }
+    }
+}
+
+/// `maxpoolwithargmax` and the pool gradients over both layouts, windows
+/// all in padding, overlapping windows and strides wider than the window;
+/// `maxpoolwithargmaxgrad` on the forward's argmax and on indices partly
+/// outside `Src` (negative and past the end).
+fn pool_grads(p: &mut Prog) {
+    for layout in ["NHWC", "NCHW"] {
+        for (k, s, pads) in [
+            ([2u64, 2], [2u64, 2], [0u64, 0, 0, 0]),
+            ([3, 2], [1, 2], [1, 1, 2, 0]),
+            ([2, 2], [1, 1], [2, 2, 2, 2]),
+            ([1, 2], [3, 1], [0, 2, 1, 0]),
+        ] {
+            let (n, c, h, w) = (2u64, 3u64, 5u64, 4u64);
+            let oh = (h + pads[0] + pads[2] - k[0]) / s[0] + 1;
+            let ow = (w + pads[1] + pads[3] - k[1]) / s[1] + 1;
+            let dims = |h, w| {
+                if layout == "NCHW" {
+                    vec![n, c, h, w]
+                } else {
+                    vec![n, h, w, c]
+                }
+            };
+            let (st, dt) = (f(&dims(h, w)), f(&dims(oh, ow)));
+            let at = dt.replace("float", "index64");
+            let m = format!(
+                "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Layout: {layout}",
+                k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3]
+            );
+            let (x, y, a) = (p.weight(&st), p.weight(&dt), p.weight(&at));
+            p.inst(&format!(
+                "maxpoolwithargmax @out %{y}, @in %{x}, @out %{a} {{ {m} }}"
+            ));
+            let (dy, g) = (p.weight(&dt), p.weight(&st));
+            p.inst(&format!(
+                "maxpoolwithargmaxgrad @in %{y}, @in %{x}, @in %{a}, @in %{dy}, @out %{g} {{ {m} }}"
+            ));
+            let size = (n * c * h * w) as i64;
+            let wild: Vec<String> = (0..(n * c * oh * ow) as i64)
+                .map(|i| ((i * 37) % (size + 10) - 3).to_string())
+                .collect();
+            let wild_a = p.weight_of(&at, &format!("const {{ Data: [{}] }}", wild.join(", ")));
+            let g2 = p.weight(&st);
+            p.inst(&format!(
+                "maxpoolwithargmaxgrad @in %{y}, @in %{x}, @in %{wild_a}, @in %{dy}, @out %{g2} {{ {m} }}"
+            ));
+            for cip in [true, false] {
+                let g = p.weight(&st);
+                p.inst(&format!(
+                    "avgpoolgrad @in %{y}, @in %{x}, @in %{dy}, @out %{g} {{ {m}, CountIncludePads: {cip} }}"
+                ));
             }
         }
     }

@@ -174,6 +174,75 @@ fn conv_cases() -> Vec<Case> {
         .collect()
 }
 
+/// The pool windows (no dilation: the gradients have no such member).
+fn pool_windows() -> [Win; 5] {
+    [
+        ("NHWC", 2, 3, 5, 4, [2, 2], [2, 2], [0, 0, 0, 0], [1, 1]),
+        ("NHWC", 1, 2, 5, 5, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1]),
+        ("NCHW", 2, 2, 5, 4, [3, 2], [1, 2], [1, 0, 2, 1], [1, 1]),
+        // Windows all in padding at the edges.
+        ("NCHW", 1, 3, 4, 4, [2, 2], [1, 1], [2, 2, 2, 2], [1, 1]),
+        // Rows no window reads.
+        ("NHWC", 1, 2, 6, 5, [1, 2], [3, 1], [0, 2, 1, 0], [1, 1]),
+    ]
+}
+
+/// `maxpoolwithargmax` + `maxpoolwithargmaxgrad` against `maxpool`, whose
+/// output `maxpoolwithargmax` must reproduce bit for bit.
+fn max_case(p: &str, win: Win) -> Case {
+    let (layout, n, c, h, w, ..) = win;
+    let nchw = layout == "NCHW";
+    let (oh, ow) = out_hw(&win);
+    let src = dims_text(&act(nchw, n, c, h, w));
+    let dest = dims_text(&act(nchw, n, c, oh, ow));
+    let m = window_members(&win);
+    Case {
+        label: format!("maxpoolwithargmaxgrad {m}"),
+        inputs: vec![(format!("{p}x"), src, format!("{p}dx"))],
+        distinct: true,
+        output: (format!("{p}y"), dest.clone()),
+        r: format!("{p}r"),
+        forward: format!("maxpool @out %{p}y, @in %{p}x {{ {m} }}"),
+        extra: vec![
+            (format!("{p}y2"), dest.clone()),
+            (format!("{p}a"), dest.replace("float", "index64")),
+            (format!("{p}ym"), dest),
+        ],
+        backward: vec![
+            format!("maxpoolwithargmax @out %{p}y2, @in %{p}x, @out %{p}a {{ {m} }}"),
+            format!(
+                "maxpoolwithargmaxgrad @in %{p}y2, @in %{p}x, @in %{p}a, @in %{p}r, @out %{p}dx {{ {m} }}"
+            ),
+            format!("maxpool @out %{p}ym, @in %{p}x {{ {m} }}"),
+        ],
+        same: vec![(format!("{p}y2"), format!("{p}ym"))],
+    }
+}
+
+/// `avgpoolgrad` against `avgpool`, with and without `CountIncludePads`.
+fn avg_case(p: &str, win: Win, include: bool) -> Case {
+    let (layout, n, c, h, w, ..) = win;
+    let nchw = layout == "NCHW";
+    let (oh, ow) = out_hw(&win);
+    let src = dims_text(&act(nchw, n, c, h, w));
+    let dest = dims_text(&act(nchw, n, c, oh, ow));
+    let m = format!("{}, CountIncludePads: {include}", window_members(&win));
+    Case {
+        label: format!("avgpoolgrad {m}"),
+        inputs: vec![(format!("{p}x"), src, format!("{p}dx"))],
+        distinct: false,
+        output: (format!("{p}y"), dest.clone()),
+        r: format!("{p}r"),
+        forward: format!("avgpool @out %{p}y, @in %{p}x {{ {m} }}"),
+        extra: vec![(format!("{p}yd"), dest)],
+        backward: vec![
+            format!("avgpool @out %{p}yd, @in %{p}x {{ {m} }}"),
+            format!("avgpoolgrad @in %{p}yd, @in %{p}x, @in %{p}r, @out %{p}dx {{ {m} }}"),
+        ],
+        same: vec![],
+    }
+}
+
 /// splitmix64.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -405,4 +474,25 @@ fn gradcheck(what: &str, cases: Vec<Case>) {
 #[test]
 fn convolutiongrad_matches_central_differences() {
     gradcheck("convolutiongrad", conv_cases());
+}
+
+#[test]
+fn maxpoolwithargmaxgrad_matches_central_differences() {
+    let cases = pool_windows()
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| max_case(&format!("max{i}_"), w))
+        .collect();
+    gradcheck("maxpoolwithargmaxgrad", cases);
+}
+
+#[test]
+fn avgpoolgrad_matches_central_differences() {
+    let mut cases = Vec::new();
+    for (i, w) in pool_windows().into_iter().enumerate() {
+        for include in [true, false] {
+            cases.push(avg_case(&format!("avg{i}{include}_"), w, include));
+        }
+    }
+    gradcheck("avgpoolgrad", cases);
 }

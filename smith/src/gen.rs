@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(48) {
+        match self.rng.below(49) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -535,7 +535,7 @@ impl Gen<'_> {
             36 => self.one_hot(),
             37 => self.arg_min_max(),
             // The unary family is the largest: more draws.
-            38 | 46 => self.unary(),
+            38 | 46 | 48 => self.unary(),
             39 => self.convert(),
             40..=42 => self.quantized(),
             43 => self.activation_grad(),
@@ -971,7 +971,78 @@ impl Gen<'_> {
 
     /// The training instructions (docs/training.md).
     fn training(&mut self) {
-        self.convolution_grad();
+        match self.rng.below(2) {
+            0 => self.convolution_grad(),
+            _ => self.pool_grad(),
+        }
+    }
+
+    /// `maxpoolwithargmax` (then now and then its gradient, on its outputs
+    /// or on other buffers: an index outside `Src` is skipped) or
+    /// `avgpoolgrad`, over the windows `pool` makes, without dilation.
+    fn pool_grad(&mut self) {
+        let nchw = self.rng.chance(30);
+        let (n, c) = (self.rng.range(1, 2) as u64, self.rng.range(1, 4) as u64);
+        let (k, st, pads, _, [h, w]) = self.window(false);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], 1, h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], 1, w);
+        let (src_d, dest_d) = if nchw {
+            ([n, c, h, w], [n, c, oh, ow])
+        } else {
+            ([n, h, w, c], [n, oh, ow, c])
+        };
+        let (src_ty, dest_ty) = (Type::float(&src_d), Type::float(&dest_d));
+        let arg_ty = Type::new(ElemKind::Index64, &dest_d);
+        let mut members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Layout: {}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            if nchw { "NCHW" } else { "NHWC" }
+        );
+        let src = self.input(&src_ty);
+        if self.rng.chance(40) {
+            let _ = write!(members, ", CountIncludePads: {}", self.rng.chance(50));
+            let dest = self.input(&dest_ty);
+            let dest_grad = self.input(&dest_ty);
+            let sg = self.output(&src_ty, &[dest, src, dest_grad]);
+            let ops: Ops = vec![
+                ("@in", dest),
+                ("@in", src),
+                ("@in", dest_grad),
+                ("@out", sg),
+            ];
+            let name = self.fresh("i");
+            self.emit(&name, "avgpoolgrad", &ops, &members);
+            self.wrote(&[sg]);
+            return;
+        }
+        let dest = self.output(&dest_ty, &[src]);
+        let argmax = self.output(&arg_ty, &[src, dest]);
+        let name = self.fresh("i");
+        let ops: Ops = vec![("@out", dest), ("@in", src), ("@out", argmax)];
+        self.emit(&name, "maxpoolwithargmax", &ops, &members);
+        self.wrote(&[dest, argmax]);
+        if self.rng.chance(30) {
+            return;
+        }
+        let (dest, argmax) = if self.rng.chance(75) {
+            (dest, argmax)
+        } else {
+            (self.input(&dest_ty), self.input(&arg_ty))
+        };
+        let dest_grad = self.input(&dest_ty);
+        let sg = self.output(&src_ty, &[dest, src, argmax, dest_grad]);
+        let ops: Ops = vec![
+            ("@in", dest),
+            ("@in", src),
+            ("@in", argmax),
+            ("@in", dest_grad),
+            ("@out", sg),
+        ];
+        let name = self.fresh("i");
+        self.emit(&name, "maxpoolwithargmaxgrad", &ops, &members);
+        self.wrote(&[sg]);
     }
 
     /// `convolutiongrad` over a convolution's windows, groups and layouts;

@@ -4,9 +4,10 @@
 //! shapes as constants, summing in exactly the order the interpreter's
 //! `interp/grad.rs` does.
 
-use super::spatial::{idx, Window};
+use super::spatial::{idx, open_window, Window};
 use super::KCtx;
 use crate::error::BackendError;
+use crate::ops::c_float;
 use glow_ir::member as m;
 
 /// The index math of `convolutiongrad`, read once for both engines.
@@ -185,6 +186,135 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
         "SrcGrad[{}] = sum;",
         idx(["b", "ch", "ih", "iw"], g.ss)
     ));
+    for _ in 0..4 {
+        c.w.close();
+    }
+    Ok(())
+}
+
+/// `maxpoolwithargmax`: `maxpool`'s value (first in-bounds element, then
+/// any larger one; 0 for a window all in padding) and the flat index of
+/// that element in `Src` (-1 for a window all in padding).
+pub fn max_pool_with_argmax(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, s, am) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Argmax")?);
+    c.require_f32(&d)?;
+    c.require_f32(&s)?;
+    if am.elem != glow_ir::ElemKind::Index64 {
+        return Err(c.unsupported(&am));
+    }
+    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, _, oh, ow] = win.nchw_of(&d.dims);
+    c.decl("Dest", "float")?;
+    c.decl("Src", "float")?;
+    c.decl("Argmax", "int64_t")?;
+    c.w.for_loop("n", n);
+    c.w.for_loop("oh", oh);
+    c.w.for_loop("ow", ow);
+    c.w.for_loop("ch", ch);
+    c.w.line("int first = 1;");
+    c.w.line("float acc = 0.0f;");
+    c.w.line("long long at = -1;");
+    open_window(c, &win, h, w);
+    c.w.line(&format!(
+        "const size_t i = {};",
+        idx(
+            ["n", "ch", "(size_t)ih", "(size_t)iw"],
+            win.act_strides(&s.dims)
+        )
+    ));
+    c.w.line("float x = Src[i];");
+    c.w.line("if (first || x > acc) { acc = x; at = (long long)i; first = 0; }");
+    c.w.close();
+    c.w.close();
+    let at = idx(["n", "ch", "oh", "ow"], win.act_strides(&d.dims));
+    c.w.line(&format!("Dest[{at}] = acc;"));
+    c.w.line(&format!("Argmax[{at}] = (int64_t)at;"));
+    for _ in 0..4 {
+        c.w.close();
+    }
+    Ok(())
+}
+
+/// The output loops of a pool gradient in `Dest`'s row-major order (NHWC:
+/// n, oh, ow, ch; NCHW: n, ch, oh, ow); the caller closes four loops.
+fn open_outputs(c: &mut KCtx, win: &Window, ch: u64, n: u64, oh: u64, ow: u64) {
+    c.w.for_loop("n", n);
+    if win.nchw {
+        c.w.for_loop("ch", ch);
+        c.w.for_loop("oh", oh);
+        c.w.for_loop("ow", ow);
+    } else {
+        c.w.for_loop("oh", oh);
+        c.w.for_loop("ow", ow);
+        c.w.for_loop("ch", ch);
+    }
+}
+
+/// `maxpoolwithargmaxgrad`: `SrcGrad` zeroed, then `DestGrad[i]` added at
+/// `Argmax[i]` for each output `i` in order; an index outside `Src` is
+/// skipped. `avgpoolgrad`: `SrcGrad` zeroed, then for each output in
+/// `Dest`'s row-major order, `DestGrad / count` added at each in-bounds
+/// window element in row-major order, `count` being what `avgpool` divides
+/// by.
+pub fn pool_grad(c: &mut KCtx) -> Result<(), BackendError> {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let (dg, sg) = (c.ty("DestGrad")?, c.ty("SrcGrad")?);
+    for t in [&d, &s, &dg, &sg] {
+        c.require_f32(t)?;
+    }
+    c.decl("DestGrad", "float")?;
+    c.decl("SrcGrad", "float")?;
+    c.w.line(&format!(
+        "for (size_t i = 0; i < {}u; i++) SrcGrad[i] = 0.0f;",
+        sg.size()
+    ));
+    if c.inst.opcode == glow_ir::Opcode::MaxPoolWithArgmaxGrad {
+        let am = c.ty("Argmax")?;
+        if am.elem != glow_ir::ElemKind::Index64 {
+            return Err(c.unsupported(&am));
+        }
+        c.decl("Argmax", "int64_t")?;
+        c.w.for_loop("i", dg.size().min(am.size()));
+        c.w.line("const int64_t a = Argmax[i];");
+        c.w.line(&format!(
+            "if (a < 0 || a >= (int64_t){}ll) continue;",
+            sg.size()
+        ));
+        c.w.line("SrcGrad[(size_t)a] += DestGrad[i];");
+        c.w.close();
+        return Ok(());
+    }
+    let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
+    let include = c.inst.get(m::COUNT_INCLUDE_PADS).unwrap_or(true);
+    let [n, ch, h, w] = win.nchw_of(&s.dims);
+    let [_, _, oh, ow] = win.nchw_of(&d.dims);
+    let src_at = idx(
+        ["n", "ch", "(size_t)ih", "(size_t)iw"],
+        win.act_strides(&s.dims),
+    );
+    open_outputs(c, &win, ch, n, oh, ow);
+    let dest = format!(
+        "DestGrad[{}]",
+        idx(["n", "ch", "oh", "ow"], win.act_strides(&d.dims))
+    );
+    if include {
+        let area = c_float((win.kernels[0] * win.kernels[1]) as f32);
+        c.w.line(&format!("const float gr = {dest} / {area};"));
+    } else {
+        c.w.line("size_t cnt = 0;");
+        open_window(c, &win, h, w);
+        c.w.line("cnt++;");
+        c.w.close();
+        c.w.close();
+        c.w.line(&format!(
+            "const float gr = cnt ? {dest} / (float)cnt : 0.0f;"
+        ));
+    }
+    open_window(c, &win, h, w);
+    c.w.line(&format!("SrcGrad[{src_at}] += gr;"));
+    c.w.close();
+    c.w.close();
     for _ in 0..4 {
         c.w.close();
     }

@@ -268,7 +268,8 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         LossGrad => loss::cross_entropy_loss_grad(c),
         Sgd => loss::sgd(c),
         ConvolutionGrad => grad::convolution_grad(c),
-        PoolWithArgmax | PoolGrad => Err(c.err("training kernels are not in this build yet")),
+        PoolWithArgmax => grad::max_pool_with_argmax(c),
+        PoolGrad => grad::pool_grad(c),
     }
 }
 

@@ -73,7 +73,8 @@ pub fn exec(x: &mut Exec) -> R {
         LossGrad => super::loss::cross_entropy_loss_grad(x),
         Sgd => super::loss::sgd(x),
         ConvolutionGrad => super::grad::convolution_grad(x),
-        PoolWithArgmax | PoolGrad => Err(x.err("training kernels are not in this build yet")),
+        PoolWithArgmax => super::grad::max_pool_with_argmax(x),
+        PoolGrad => super::grad::pool_grad(x),
     }
 }
 

@@ -190,6 +190,43 @@ fn convolution_grad_shapes() {
 }
 
 #[test]
+fn pool_grad_shapes() {
+    let w = &[
+        "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
+        "%dest = WeightVar float<1 x 3 x 3 x 3> mutable",
+        "%am = WeightVar index64<1 x 3 x 3 x 3> mutable",
+        "%am32 = WeightVar index32<1 x 3 x 3 x 3> mutable",
+        "%sg = WeightVar float<1 x 6 x 6 x 3> mutable",
+    ];
+    let m = "{ Kernels: [2, 2], Strides: [2, 2] }";
+    accepts(
+        w,
+        &format!("%p = maxpoolwithargmax @out %dest, @in %src, @out %am {m}"),
+    );
+    rejects(
+        w,
+        &format!("%p = maxpoolwithargmax @out %dest, @in %src, @out %am32 {m}"),
+        "`Argmax` has type index32<1 x 3 x 3 x 3> but must be index64<1 x 3 x 3 x 3>",
+    );
+    let g = "@in %dest, @in %src, @in %am, @in %dest, @out";
+    accepts(w, &format!("%p = maxpoolwithargmaxgrad {g} %sg {m}"));
+    rejects(
+        w,
+        &format!("%p = maxpoolwithargmaxgrad {g} %sg {{ Kernels: [2, 2] }}"),
+        "`Dest` has type float<1 x 3 x 3 x 3> but `maxpoolwithargmaxgrad` produces float<1 x 5 x 5 x 3>",
+    );
+    accepts(
+        w,
+        &format!("%p = avgpoolgrad @in %dest, @in %src, @in %dest, @out %sg {m}"),
+    );
+    rejects(
+        w,
+        &format!("%p = avgpoolgrad @in %dest, @in %src, @in %src, @out %sg {m}"),
+        "`DestGrad` has type float<1 x 6 x 6 x 3> but must have the type of `Dest`",
+    );
+}
+
+#[test]
 fn pool_shapes() {
     let w = &[
         "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
