@@ -165,8 +165,14 @@ impl Pass for Differentiate {
                 let Some(dest_ty) = dest_ty else { continue };
                 let old = inst.clone();
                 let base = format!("{}.argmax", old.name);
-                let argmax =
-                    Builder::before(f, i).alloc(&base, Type::new(ElemKind::Index64, &dest_ty.dims));
+                // index32 halves the indices' memory where every index fits.
+                let src_elems = f.value_type(old.operands[1].value).map_or(u64::MAX, |t| t.size());
+                let kind = if src_elems <= i32::MAX as u64 {
+                    ElemKind::Index32
+                } else {
+                    ElemKind::Index64
+                };
+                let argmax = Builder::before(f, i).alloc(&base, Type::new(kind, &dest_ty.dims));
                 let mut members = Vec::new();
                 for k in [m::KERNELS, m::STRIDES, m::PADS] {
                     if let Some(v) = old.get(k) {
@@ -421,6 +427,27 @@ impl Diff {
         }
     }
 
+    /// Makes `dest`'s gradient buffer the gradient of `v` too (a pass-through
+    /// such as `copy` or an add's operand), instead of copying it: only once
+    /// per instruction, only between whole activation buffers of one type
+    /// that have no gradient yet. `dest`'s gradient is complete here (its
+    /// readers come later in program order, so earlier in the backward
+    /// pass), and nothing reads it after this instruction's backward.
+    fn alias(&mut self, f: &Function, origins: &Origins, dest: Value, v: Value, done: &mut bool) -> bool {
+        if *done || origins.of(v).0 != v || origins.of(dest).0 != dest || self.grads.contains_key(&v) {
+            return false;
+        }
+        let (Value::Inst(_), Some(g)) = (v, self.grads.get(&dest).copied()) else {
+            return false;
+        };
+        if f.value_type(v) != f.value_type(dest) || !matches!(g.buf, Value::Inst(_)) {
+            return false;
+        }
+        self.grads.insert(v, Grad { buf: g.buf, written: true });
+        *done = true;
+        true
+    }
+
     /// Makes room for a contribution to the gradient of `v`.
     fn target(&mut self, f: &mut Function, origins: &Origins, at: InstId, v: Value) -> Target {
         let (origin, _) = origins.of(v);
@@ -542,6 +569,8 @@ impl Diff {
             .map(|&v| needs.contains(&origins.origin(v)))
             .collect();
         let need = |k: usize| needed[k];
+        // One pass-through operand may take dDest's buffer as its gradient.
+        let mut aliased = false;
         let name = inst.name.clone();
         let emit = |d: &mut Diff,
                     f: &mut Function,
@@ -556,7 +585,7 @@ impl Diff {
         };
         match op {
             Opcode::Copy => {
-                if need(1) {
+                if need(1) && !self.alias(f, origins, dest, ops[1], &mut aliased) {
                     emit(self, f, 1, Opcode::Copy, &|t| vec![t, dd], &[]);
                 }
             }
@@ -638,8 +667,24 @@ impl Diff {
             Opcode::FullyConnected | Opcode::MatMul => {
                 // Dest = Src x W (+ Bias): dSrc = dDest x W^T, dW = Src^T x dDest.
                 if need(1) {
-                    let wt = self.transposed(f, ops[2]);
-                    emit(self, f, 1, Opcode::MatMul, &|t| vec![t, dd, wt], &[]);
+                    let dims = |v: Value| f.value_type(v).map_or(vec![1, 1], |t| t.dims.clone());
+                    let (s, w) = (dims(ops[1]), dims(ops[2]));
+                    let (n, k, m) = (s[0], s[1], w[1]);
+                    if k * m <= n * (k + m) {
+                        let wt = self.transposed(f, ops[2]);
+                        emit(self, f, 1, Opcode::MatMul, &|t| vec![t, dd, wt], &[]);
+                    } else {
+                        // A large W at a small batch: dSrc^T = W x dDest^T, so
+                        // only the small matrices are transposed.
+                        let ddt = self.transposed(f, dd);
+                        let ty = Type::float(&[k, n]);
+                        let base = format!("{name}.srcgrad.t");
+                        let st = Builder::new(f).alloc(&base, ty);
+                        self.scratch.push(st);
+                        Builder::new(f).inst(&base, Opcode::MatMul, &[st, ops[2], ddt], &[]);
+                        self.added += 1;
+                        emit(self, f, 1, Opcode::Transpose, &|t| vec![t, st], &[m::SHUFFLE.to([1, 0])]);
+                    }
                 }
                 if need(2) {
                     let st = self.transposed(f, ops[1]);
@@ -657,7 +702,7 @@ impl Diff {
                 }
             }
             Opcode::BatchedAdd => {
-                if need(1) {
+                if need(1) && !self.alias(f, origins, dest, ops[1], &mut aliased) {
                     emit(self, f, 1, Opcode::Copy, &|t| vec![t, dd], &[]);
                 }
                 if need(2) {
@@ -672,10 +717,10 @@ impl Diff {
                 }
             }
             Opcode::ElementAdd | Opcode::ElementSub => {
-                if need(1) {
+                if need(1) && !self.alias(f, origins, dest, ops[1], &mut aliased) {
                     emit(self, f, 1, Opcode::Copy, &|t| vec![t, dd], &[]);
                 }
-                if need(2) {
+                if need(2) && !(op == Opcode::ElementAdd && self.alias(f, origins, dest, ops[2], &mut aliased)) {
                     let g = if op == Opcode::ElementAdd {
                         Opcode::Copy
                     } else {

@@ -199,15 +199,13 @@ pub fn max_pool_with_argmax(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s, am) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Argmax")?);
     c.require_f32(&d)?;
     c.require_f32(&s)?;
-    if am.elem != glow_ir::ElemKind::Index64 {
-        return Err(c.unsupported(&am));
-    }
+    let at_ty = argmax_c_type(c, &am)?;
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, _, oh, ow] = win.nchw_of(&d.dims);
     c.decl("Dest", "float")?;
     c.decl("Src", "float")?;
-    c.decl("Argmax", "int64_t")?;
+    c.decl("Argmax", at_ty)?;
     c.w.for_loop("n", n);
     c.w.for_loop("oh", oh);
     c.w.for_loop("ow", ow);
@@ -229,11 +227,20 @@ pub fn max_pool_with_argmax(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.close();
     let at = idx(["n", "ch", "oh", "ow"], win.act_strides(&d.dims));
     c.w.line(&format!("Dest[{at}] = acc;"));
-    c.w.line(&format!("Argmax[{at}] = (int64_t)at;"));
+    c.w.line(&format!("Argmax[{at}] = ({at_ty})at;"));
     for _ in 0..4 {
         c.w.close();
     }
     Ok(())
+}
+
+/// The C element type of an `Argmax` (`index32` or `index64`).
+fn argmax_c_type(c: &KCtx, am: &glow_ir::Type) -> Result<&'static str, BackendError> {
+    match am.elem {
+        glow_ir::ElemKind::Index32 => Ok("int32_t"),
+        glow_ir::ElemKind::Index64 => Ok("int64_t"),
+        _ => Err(c.unsupported(am)),
+    }
 }
 
 /// The output loops of a pool gradient in `Dest`'s row-major order (NHWC:
@@ -271,10 +278,8 @@ pub fn pool_grad(c: &mut KCtx) -> Result<(), BackendError> {
     ));
     if c.inst.opcode == glow_ir::Opcode::MaxPoolWithArgmaxGrad {
         let am = c.ty("Argmax")?;
-        if am.elem != glow_ir::ElemKind::Index64 {
-            return Err(c.unsupported(&am));
-        }
-        c.decl("Argmax", "int64_t")?;
+        let at_ty = argmax_c_type(c, &am)?;
+        c.decl("Argmax", at_ty)?;
         c.w.for_loop("i", dg.size().min(am.size()));
         c.w.line("const int64_t a = Argmax[i];");
         c.w.line(&format!(

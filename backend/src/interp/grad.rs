@@ -110,7 +110,7 @@ pub fn convolution_grad(x: &mut Exec) -> R {
 /// the element chosen (-1 for a window all in padding).
 pub fn max_pool_with_argmax(x: &mut Exec) -> R {
     let (d, s, am) = (x.ty("Dest")?, x.ty("Src")?, x.ty("Argmax")?);
-    if am.elem != ElemKind::Index64 {
+    if !matches!(am.elem, ElemKind::Index32 | ElemKind::Index64) {
         return Err(x.unsupported(&am));
     }
     if d.elem != ElemKind::Float {
@@ -160,7 +160,7 @@ pub fn pool_grad(x: &mut Exec) -> R {
     let mut sg = vec![0f32; x.ty("SrcGrad")?.size() as usize];
     if x.opcode() == Opcode::MaxPoolWithArgmaxGrad {
         let am = x.ty("Argmax")?;
-        if am.elem != ElemKind::Index64 {
+        if !matches!(am.elem, ElemKind::Index32 | ElemKind::Index64) {
             return Err(x.unsupported(&am));
         }
         let arg = x.ints("Argmax")?;

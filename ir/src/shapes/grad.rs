@@ -53,18 +53,28 @@ pub fn max_pool_with_argmax(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     all_f32(ctx, &[dest, src], &mut errs);
     pool_geometry(ctx, dest, src, &mut errs);
-    argmax_like(ctx, argmax, dest, &mut errs);
+    argmax_like(ctx, argmax, dest, src, &mut errs);
     errs
 }
 
-/// `Argmax` is `index64` with the dims of `Dest`.
-fn argmax_like(ctx: &ShapeCtx, argmax: usize, dest: usize, errs: &mut Vec<ShapeError>) {
+/// `Argmax` is `index64` (Glow's) or `index32` with the dims of `Dest`; an
+/// `index32` one needs every flat index of `src` to fit.
+fn argmax_like(ctx: &ShapeCtx, argmax: usize, dest: usize, src: usize, errs: &mut Vec<ShapeError>) {
     let t = ctx.ty(argmax);
-    if t.elem != ElemKind::Index64 || t.dims != ctx.ty(dest).dims {
+    let kind_ok = match t.elem {
+        ElemKind::Index64 => true,
+        ElemKind::Index32 => ctx.ty(src).size() <= i32::MAX as u64,
+        _ => false,
+    };
+    if !kind_ok || t.dims != ctx.ty(dest).dims {
         let want = Type::new(ElemKind::Index64, &ctx.ty(dest).dims);
         errs.push(ShapeError::at_operand(
             argmax,
-            format!("`{}` has type {t} but must be {want}", ctx.name(argmax)),
+            format!(
+                "`{}` has type {t} but must be {want} (or index32 when `{}` has under 2^31 elements)",
+                ctx.name(argmax),
+                ctx.name(src)
+            ),
         ));
     }
 }
@@ -76,7 +86,7 @@ pub fn max_pool_with_argmax_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     all_f32(ctx, &[dest, src, dest_grad, src_grad], &mut errs);
     pool_geometry(ctx, dest, src, &mut errs);
-    argmax_like(ctx, argmax, dest, &mut errs);
+    argmax_like(ctx, argmax, dest, src, &mut errs);
     same_type_as(ctx, dest_grad, dest, &mut errs);
     same_type_as(ctx, src_grad, src, &mut errs);
     errs
