@@ -166,7 +166,9 @@ impl Pass for Differentiate {
                 let old = inst.clone();
                 let base = format!("{}.argmax", old.name);
                 // index32 halves the indices' memory where every index fits.
-                let src_elems = f.value_type(old.operands[1].value).map_or(u64::MAX, |t| t.size());
+                let src_elems = f
+                    .value_type(old.operands[1].value)
+                    .map_or(u64::MAX, |t| t.size());
                 let kind = if src_elems <= i32::MAX as u64 {
                     ElemKind::Index32
                 } else {
@@ -433,8 +435,19 @@ impl Diff {
     /// that have no gradient yet. `dest`'s gradient is complete here (its
     /// readers come later in program order, so earlier in the backward
     /// pass), and nothing reads it after this instruction's backward.
-    fn alias(&mut self, f: &Function, origins: &Origins, dest: Value, v: Value, done: &mut bool) -> bool {
-        if *done || origins.of(v).0 != v || origins.of(dest).0 != dest || self.grads.contains_key(&v) {
+    fn alias(
+        &mut self,
+        f: &Function,
+        origins: &Origins,
+        dest: Value,
+        v: Value,
+        done: &mut bool,
+    ) -> bool {
+        if *done
+            || origins.of(v).0 != v
+            || origins.of(dest).0 != dest
+            || self.grads.contains_key(&v)
+        {
             return false;
         }
         let (Value::Inst(_), Some(g)) = (v, self.grads.get(&dest).copied()) else {
@@ -443,7 +456,13 @@ impl Diff {
         if f.value_type(v) != f.value_type(dest) || !matches!(g.buf, Value::Inst(_)) {
             return false;
         }
-        self.grads.insert(v, Grad { buf: g.buf, written: true });
+        self.grads.insert(
+            v,
+            Grad {
+                buf: g.buf,
+                written: true,
+            },
+        );
         *done = true;
         true
     }
@@ -599,6 +618,65 @@ impl Diff {
                     emit(self, f, 1, g, &|t| vec![dest, dd, t], &[]);
                 }
             }
+            Opcode::Clip => {
+                // Through where min < Dest < max (so where min < Src < max, as
+                // torch's hardtanh backward), zero elsewhere.
+                if need(1) {
+                    let ty = f
+                        .value_type(dest)
+                        .cloned()
+                        .unwrap_or_else(|| Type::float(&[1]));
+                    let bty = Type::new(ElemKind::Bool, &ty.dims);
+                    let (lo, hi) = (
+                        inst.get(m::MIN).unwrap_or(0.0),
+                        inst.get(m::MAX).unwrap_or(0.0),
+                    );
+                    let mut bufs = Vec::new();
+                    let mut b = Builder::new(f);
+                    let splat = |b: &mut Builder, tag: &str, v: f64| {
+                        let x = b.alloc(&format!("{name}.{tag}"), ty.clone());
+                        b.splat(&format!("{name}.{tag}"), x, v);
+                        x
+                    };
+                    let (vlo, vhi, zero) = (
+                        splat(&mut b, "min", lo),
+                        splat(&mut b, "max", hi),
+                        splat(&mut b, "zero", 0.0),
+                    );
+                    let above = b.alloc(&format!("{name}.above"), bty.clone());
+                    b.inst(
+                        &format!("{name}.above"),
+                        Opcode::ElementCmpLT,
+                        &[above, vlo, dest],
+                        &[],
+                    );
+                    let below = b.alloc(&format!("{name}.below"), bty.clone());
+                    b.inst(
+                        &format!("{name}.below"),
+                        Opcode::ElementCmpLT,
+                        &[below, dest, vhi],
+                        &[],
+                    );
+                    let inside = b.alloc(&format!("{name}.inside"), bty);
+                    b.inst(
+                        &format!("{name}.inside"),
+                        Opcode::ElementAnd,
+                        &[inside, above, below],
+                        &[],
+                    );
+                    bufs.extend([vlo, vhi, zero, above, below, inside]);
+                    self.scratch.extend(bufs);
+                    self.added += 6;
+                    emit(
+                        self,
+                        f,
+                        1,
+                        Opcode::ElementSelect,
+                        &|t| vec![t, inside, dd, zero],
+                        &[],
+                    );
+                }
+            }
             Opcode::MaxPoolWithArgmax => {
                 if need(1) {
                     let members = window_members(&inst, false);
@@ -683,7 +761,14 @@ impl Diff {
                         self.scratch.push(st);
                         Builder::new(f).inst(&base, Opcode::MatMul, &[st, ops[2], ddt], &[]);
                         self.added += 1;
-                        emit(self, f, 1, Opcode::Transpose, &|t| vec![t, st], &[m::SHUFFLE.to([1, 0])]);
+                        emit(
+                            self,
+                            f,
+                            1,
+                            Opcode::Transpose,
+                            &|t| vec![t, st],
+                            &[m::SHUFFLE.to([1, 0])],
+                        );
                     }
                 }
                 if need(2) {
@@ -720,7 +805,10 @@ impl Diff {
                 if need(1) && !self.alias(f, origins, dest, ops[1], &mut aliased) {
                     emit(self, f, 1, Opcode::Copy, &|t| vec![t, dd], &[]);
                 }
-                if need(2) && !(op == Opcode::ElementAdd && self.alias(f, origins, dest, ops[2], &mut aliased)) {
+                if need(2)
+                    && !(op == Opcode::ElementAdd
+                        && self.alias(f, origins, dest, ops[2], &mut aliased))
+                {
                     let g = if op == Opcode::ElementAdd {
                         Opcode::Copy
                     } else {
