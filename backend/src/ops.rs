@@ -388,6 +388,109 @@ pub static UNARY: &[UnOp] = &[
     },
 ];
 
+/// A gradient of the `ActivationGrad` family (docs/training.md): `SrcGrad`
+/// from the forward output `d` (`Dest`) and its gradient `g` (`DestGrad`).
+pub struct GradOp {
+    pub opcode: Opcode,
+    /// C expression over `d` and `g`.
+    pub c: &'static str,
+    pub f: fn(f32, f32) -> f32,
+}
+
+pub static ACTIVATION_GRAD: &[GradOp] = &[
+    // Glow's ReluGrad: a NaN `Dest` is not above 0, so it gives 0.
+    GradOp {
+        opcode: Opcode::ReluGrad,
+        c: "(d > 0.0f ? g : 0.0f)",
+        f: |d, g| if d > 0.0 { g } else { 0.0 },
+    },
+    // Glow's order: (g * d) * (1 - d).
+    GradOp {
+        opcode: Opcode::SigmoidGrad,
+        c: "((g * d) * (1.0f - d))",
+        f: |d, g| (g * d) * (1.0 - d),
+    },
+    GradOp {
+        opcode: Opcode::TanhGrad,
+        c: "(g * (1.0f - d * d))",
+        f: |d, g| g * (1.0 - d * d),
+    },
+];
+
+pub fn activation_grad(op: Opcode) -> Option<&'static GradOp> {
+    ACTIVATION_GRAD.iter().find(|g| g.opcode == op)
+}
+
+/// The logarithm of `crossentropyloss`: `elementlog`'s operator, so both
+/// engines call libm's `logf` (C text over `x`).
+pub fn loss_log() -> &'static UnOp {
+    // ElementLog is in UNARY; the test below pins it.
+    unary(Opcode::ElementLog).unwrap_or(&UNARY[0])
+}
+
+/// `sgd`'s members converted to f32 once, for both engines; a step is
+/// applied only when its member asks for it (BatchSize > 1, a decay != 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SgdParams {
+    pub learning_rate: f32,
+    pub momentum: f32,
+    pub l1_decay: Option<f32>,
+    pub l2_decay: Option<f32>,
+    pub batch_size: Option<f32>,
+}
+
+impl SgdParams {
+    pub fn read(m: &crate::members::Members) -> Result<SgdParams, crate::error::BackendError> {
+        use glow_ir::member as k;
+        let nonzero = |v: f64| Some(v as f32).filter(|&v| v != 0.0);
+        let bs = m.get(k::BATCH_SIZE)?;
+        Ok(SgdParams {
+            learning_rate: m.get(k::LEARNING_RATE)? as f32,
+            momentum: m.get(k::MOMENTUM)? as f32,
+            l1_decay: nonzero(m.get(k::L1_DECAY)?),
+            l2_decay: nonzero(m.get(k::L2_DECAY)?),
+            batch_size: (bs > 1).then_some(bs as f32),
+        })
+    }
+
+    /// One element: `(w, v)` after the step from weight `w`, gradient `g`
+    /// and velocity `v`, in the order of [`SgdParams::c_body`].
+    pub fn step(&self, w: f32, g: f32, v: f32) -> (f32, f32) {
+        let mut g = g;
+        if let Some(b) = self.batch_size {
+            g /= b;
+        }
+        if let Some(l2) = self.l2_decay {
+            g += l2 * w;
+        }
+        if let Some(l1) = self.l1_decay {
+            g += l1 * if w >= 0.0 { 1.0 } else { -1.0 };
+        }
+        let v = self.momentum * v + g;
+        (w - self.learning_rate * v, v)
+    }
+
+    /// C statements over `float w, g, v` doing [`SgdParams::step`].
+    pub fn c_body(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(b) = self.batch_size {
+            out.push(format!("g = g / {};", c_float(b)));
+        }
+        if let Some(l2) = self.l2_decay {
+            out.push(format!("g = g + {} * w;", c_float(l2)));
+        }
+        if let Some(l1) = self.l1_decay {
+            out.push(format!(
+                "g = g + {} * (w >= 0.0f ? 1.0f : -1.0f);",
+                c_float(l1)
+            ));
+        }
+        out.push(format!("v = {} * v + g;", c_float(self.momentum)));
+        out.push(format!("w = w - {} * v;", c_float(self.learning_rate)));
+        out
+    }
+}
+
 /// libm's float functions that Rust's std does not call (or computes
 /// itself), so the interpreter gets the C engine's bits.
 mod libm {
@@ -677,6 +780,20 @@ mod tests {
     fn every_table_opcode_is_unique() {
         for (i, b) in BINARY.iter().enumerate() {
             assert!(BINARY[i + 1..].iter().all(|c| c.opcode != b.opcode));
+        }
+    }
+
+    #[test]
+    fn the_loss_logarithm_is_logf() {
+        assert_eq!(loss_log().opcode, Opcode::ElementLog);
+        assert_eq!(loss_log().c, "logf(x)");
+    }
+
+    #[test]
+    fn every_activation_gradient_has_an_operator() {
+        for &op in Opcode::ALL {
+            let family = op.info().family == glow_ir::opcode::Family::ActivationGrad;
+            assert_eq!(activation_grad(op).is_some(), family, "{}", op.name());
         }
     }
 

@@ -514,3 +514,100 @@ fn describe_difference(b: &Tensor, a: &Tensor) -> String {
         format!("%{}: elements differ, first at element {first}", b.name)
     }
 }
+
+/// A function built once and run many times on memory kept between runs:
+/// what a training loop needs (each step updates the mutable weights in
+/// place; the caller changes inputs between steps).
+pub struct Session {
+    f: Function,
+    layout: MemoryLayout,
+    mem: Memory,
+    /// The C engine's built program and its constant region.
+    exe: Option<(tempfile::TempDir, std::path::PathBuf, Vec<u8>)>,
+}
+
+impl Session {
+    /// Lays out `f` with the weight contents `weights` (from
+    /// `resolve_weights`) and, for the C engine, compiles it.
+    pub fn new(
+        f: &Function,
+        weights: &BTreeMap<String, Vec<u8>>,
+        opts: &RunOptions,
+    ) -> Result<Session, RunError> {
+        let layout = MemoryLayout::plan(f)?;
+        let mem = load_weights(f, &layout, weights)?;
+        let exe = match opts.engine {
+            Engine::Interp => None,
+            Engine::C => {
+                let bundle = emit_bundle(
+                    f,
+                    &BundleOptions {
+                        weights: weights.clone(),
+                        zero_missing_weights: true,
+                        codegen: opts.codegen,
+                    },
+                )?;
+                let dir = tempfile::Builder::new()
+                    .prefix("glow-session")
+                    .tempdir()
+                    .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+                let exe = cc::build(&bundle, dir.path(), &opts.cc)?;
+                Some((dir, exe, bundle.weights))
+            }
+        };
+        Ok(Session {
+            f: f.clone(),
+            layout,
+            mem,
+            exe,
+        })
+    }
+
+    /// Runs the function once; returns what `debugprint` printed.
+    pub fn run(&mut self) -> Result<String, RunError> {
+        match &self.exe {
+            None => {
+                let mut out = String::new();
+                interp::run(&self.f, &self.layout, &mut self.mem, &mut out)?;
+                Ok(out)
+            }
+            Some((dir, exe, constant)) => {
+                let r = cc::run(exe, dir.path(), constant, &mut self.mem, None)?;
+                Ok(r.stdout)
+            }
+        }
+    }
+
+    fn place(&self, name: &str) -> Option<(Region, usize, usize)> {
+        let i = self.f.weights.iter().position(|w| w.name == name)?;
+        let p = self.layout.weight_place(i);
+        Some((
+            p.region,
+            p.offset as usize,
+            self.f.weights[i].ty.bytes() as usize,
+        ))
+    }
+
+    /// The current contents of the mutable weight `name`.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        let (r, at, n) = self.place(name)?;
+        (r == Region::Mutable).then(|| &self.mem.mutable[at..at + n])
+    }
+
+    /// Overwrites the mutable weight `name` (an input before a run).
+    pub fn set(&mut self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        match self.place(name) {
+            Some((Region::Mutable, at, n)) if n == bytes.len() => {
+                self.mem.mutable[at..at + n].copy_from_slice(bytes);
+                Ok(())
+            }
+            Some((Region::Mutable, _, n)) => {
+                Err(format!("`%{name}` holds {n} bytes, {} given", bytes.len()))
+            }
+            _ => Err(format!(
+                "`%{name}` is not a mutable weight of `{}`",
+                self.f.name
+            )),
+        }
+    }
+}

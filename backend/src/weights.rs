@@ -5,8 +5,10 @@ use glow_ir::{ElemKind, Function, Mutability};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Reads the contents of every const weight without inline `Data` from
-/// `path`. A missing or mis-shaped tensor is an error naming it.
+/// Reads the contents of const weights from `path`: every one without
+/// inline `Data` must be there; one with `Data` takes the file's tensor when
+/// the file has it (trained weights from glow-train replace the initial
+/// ones). A missing or mis-shaped tensor is an error naming it.
 pub fn load_safetensors(f: &Function, path: &Path) -> Result<BTreeMap<String, Vec<u8>>, String> {
     let bytes =
         std::fs::read(path).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
@@ -16,9 +18,12 @@ pub fn load_safetensors(f: &Function, path: &Path) -> Result<BTreeMap<String, Ve
     for w in f
         .weights
         .iter()
-        .filter(|w| w.mutability == Mutability::Const && w.init.is_none())
+        .filter(|w| w.mutability == Mutability::Const)
     {
         let Ok(t) = st.tensor(&w.name) else {
+            if w.init.is_some() {
+                continue;
+            }
             return Err(format!(
                 "weight `%{}` ({}) is missing from '{}'",
                 w.name,

@@ -653,8 +653,11 @@ fn build() -> String {
     }
     convolutions(&mut p);
     conv_transposes(&mut p);
+    conv_grads(&mut p);
     pools(&mut p);
+    pool_grads(&mut p);
     index_ops(&mut p);
+    training_cases(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
     p.inst(&format!("splat @out %{o} {{ Value: 2.0 }}"));
@@ -667,6 +670,82 @@ fn build() -> String {
     p.inst(&format!("relu @out %{view}, @in %{src}"));
     p.inst(&format!("debugprint @in %{o}"));
     p.text()
+}
+
+/// The training instructions of docs/training.md, "Activation gradients, loss
+/// and update". Labels are random in [0, 8) over at least 8 classes, so in
+/// range; one const case has labels out of range (NaN rows, no read).
+fn training_cases(p: &mut Prog) {
+    for s in [&[7u64][..], &[3, 5], &[2, 3, 4]] {
+        let t = f(s);
+        for op in ["relugrad", "sigmoidgrad", "tanhgrad"] {
+            let (d, g, sg) = (p.weight(&t), p.weight(&t), p.weight(&t));
+            p.inst(&format!("{op} @in %{d}, @in %{g}, @out %{sg}"));
+            // In place of DestGrad.
+            let (d, g) = (p.weight(&t), p.weight(&t));
+            p.inst(&format!("{op} @in %{d}, @in %{g}, @out %{g}"));
+        }
+        // Dest from the forward op, so relugrad sees exact zeros.
+        for (fwd, op) in [
+            ("relu", "relugrad"),
+            ("sigmoid", "sigmoidgrad"),
+            ("tanh", "tanhgrad"),
+        ] {
+            let (x, y, g, sg) = (p.weight(&t), p.weight(&t), p.weight(&t), p.weight(&t));
+            p.inst(&format!("{fwd} @out %{y}, @in %{x}"));
+            p.inst(&format!("{op} @in %{y}, @in %{g}, @out %{sg}"));
+        }
+    }
+    for (n, c, lk) in [
+        (3u64, 8u64, "index64<3>"),
+        (5, 10, "index32<5 x 1>"),
+        (1, 9, "index64<1 x 1>"),
+        (6, 11, "index32<6>"),
+    ] {
+        let t = f(&[n, c]);
+        // Probabilities from a softmax of random logits.
+        let (x, prob) = (p.weight(&t), p.weight(&t));
+        p.inst(&format!("softmax @out %{prob}, @in %{x}"));
+        let (lab, sg) = (p.weight(lk), p.weight(&t));
+        p.inst(&format!(
+            "softmaxgrad @in %{prob}, @in %{x}, @in %{lab}, @out %{sg}"
+        ));
+        let ce = p.weight("float<1>");
+        p.inst(&format!(
+            "crossentropyloss @in %{prob}, @in %{lab}, @out %{ce}"
+        ));
+        let (cg, pg, lg) = (p.weight("float<1>"), p.weight(&t), p.weight(lk));
+        p.inst(&format!(
+            "crossentropylossgrad @in %{cg}, @in %{prob}, @in %{lab}, @out %{pg}, @out %{lg}"
+        ));
+    }
+    let t = f(&[4, 8]);
+    let (x, prob) = (p.weight(&t), p.weight(&t));
+    p.inst(&format!("softmax @out %{prob}, @in %{x}"));
+    let lab = p.weight_of("index64<4>", "const { Data: [0, -1, 8, 7] }");
+    let (sg, ce) = (p.weight(&t), p.weight("float<1>"));
+    p.inst(&format!(
+        "softmaxgrad @in %{prob}, @in %{x}, @in %{lab}, @out %{sg}"
+    ));
+    p.inst(&format!(
+        "crossentropyloss @in %{prob}, @in %{lab}, @out %{ce}"
+    ));
+    let (cg, pg, lg) = (p.weight("float<1>"), p.weight(&t), p.weight("index64<4>"));
+    p.inst(&format!(
+        "crossentropylossgrad @in %{cg}, @in %{prob}, @in %{lab}, @out %{pg}, @out %{lg}"
+    ));
+    for members in [
+        "LearningRate: 0.1",
+        "LearningRate: 0.05, Momentum: 0.9, L2Decay: 0.0001",
+        "LearningRate: 0.3, Momentum: 0.5, L1Decay: 0.01, L2Decay: 0.02, BatchSize: 8",
+        "LearningRate: 0.01, L1Decay: 0.001, BatchSize: 3",
+    ] {
+        let t = f(&[3, 5]);
+        let (w, g, v) = (p.weight(&t), p.weight(&t), p.weight(&t));
+        p.inst(&format!(
+            "sgd @inout %{w}, @in %{g}, @inout %{v} {{ {members} }}"
+        ));
+    }
 }
 
 /// The index opcodes; index inputs are random in [0, 8), so some are out of range.
@@ -1213,6 +1292,132 @@ fn conv_transposes(p: &mut Prog) {
     }
 }
 
+/// A training window case: (layout, N, C, H, W, OC, group, kernel, stride,
+/// pads, dilation).
+type GradCase = (
+    &'static str,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    [u64; 2],
+    [u64; 2],
+    [u64; 4],
+    [u64; 2],
+);
+
+/// `convolutiongrad` over both layouts, groups (depthwise too), strides
+/// wider than the kernel (inputs no output reads), asymmetric pads (outputs
+/// that read only padding) and dilations.
+fn conv_grads(p: &mut Prog) {
+    let cases: [GradCase; 6] = [
+        (
+            "NHWC",
+            1,
+            3,
+            5,
+            5,
+            4,
+            1,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+        ),
+        (
+            "NHWC",
+            2,
+            4,
+            6,
+            5,
+            6,
+            2,
+            [3, 2],
+            [2, 1],
+            [0, 1, 2, 0],
+            [1, 2],
+        ),
+        (
+            "NCHW",
+            2,
+            6,
+            5,
+            4,
+            6,
+            6,
+            [2, 2],
+            [1, 2],
+            [1, 0, 1, 1],
+            [2, 1],
+        ),
+        (
+            "NCHW",
+            1,
+            4,
+            7,
+            6,
+            2,
+            2,
+            [1, 2],
+            [3, 2],
+            [2, 1, 0, 2],
+            [1, 1],
+        ),
+        (
+            "NHWC",
+            1,
+            2,
+            4,
+            4,
+            3,
+            1,
+            [1, 1],
+            [1, 1],
+            [2, 2, 1, 1],
+            [1, 1],
+        ),
+        (
+            "NCHW",
+            2,
+            3,
+            6,
+            6,
+            5,
+            1,
+            [3, 3],
+            [2, 2],
+            [0, 0, 0, 0],
+            [1, 1],
+        ),
+    ];
+    for (layout, n, c, h, w, oc, g, k, s, pads, dil) in cases {
+        let out =
+            |a: usize| ([h, w][a] + pads[a] + pads[a + 2] - (k[a] - 1) * dil[a] - 1) / s[a] + 1;
+        let nchw = layout == "NCHW";
+        let act = |c, h, w| {
+            if nchw {
+                f(&[n, c, h, w])
+            } else {
+                f(&[n, h, w, c])
+            }
+        };
+        let filt = if nchw {
+            f(&[oc, c / g, k[0], k[1]])
+        } else {
+            f(&[oc, k[0], k[1], c / g])
+        };
+        let (src, dest) = (act(c, h, w), act(oc, out(0), out(1)));
+        let (x, fl, dy) = (p.weight(&src), p.weight(&filt), p.weight(&dest));
+        let (sg, fg, bg) = (p.weight(&src), p.weight(&filt), p.weight(&f(&[oc])));
+        p.inst(&format!(
+            "convolutiongrad @in %{x}, @in %{fl}, @in %{dy}, @out %{sg}, @out %{fg}, @out %{bg} {{ Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Group: {g}, Dilation: [{}, {}], Layout: {layout} }}",
+            k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3], dil[0], dil[1]
+        ));
+    }
+}
+
 fn pools(p: &mut Prog) {
     for layout in ["NHWC", "NCHW"] {
         for (k, s, pads, d) in [
@@ -1243,6 +1448,61 @@ fn pools(p: &mut Prog) {
                     &[&f(&dims(h, w))],
                     &format!("{m}, CountIncludePads: {cip}"),
                 );
+            }
+        }
+    }
+}
+
+/// `maxpoolwithargmax` and the pool gradients over both layouts, windows
+/// all in padding, overlapping windows and strides wider than the window;
+/// `maxpoolwithargmaxgrad` on the forward's argmax and on indices partly
+/// outside `Src` (negative and past the end).
+fn pool_grads(p: &mut Prog) {
+    for layout in ["NHWC", "NCHW"] {
+        for (k, s, pads) in [
+            ([2u64, 2], [2u64, 2], [0u64, 0, 0, 0]),
+            ([3, 2], [1, 2], [1, 1, 2, 0]),
+            ([2, 2], [1, 1], [2, 2, 2, 2]),
+            ([1, 2], [3, 1], [0, 2, 1, 0]),
+        ] {
+            let (n, c, h, w) = (2u64, 3u64, 5u64, 4u64);
+            let oh = (h + pads[0] + pads[2] - k[0]) / s[0] + 1;
+            let ow = (w + pads[1] + pads[3] - k[1]) / s[1] + 1;
+            let dims = |h, w| {
+                if layout == "NCHW" {
+                    vec![n, c, h, w]
+                } else {
+                    vec![n, h, w, c]
+                }
+            };
+            let (st, dt) = (f(&dims(h, w)), f(&dims(oh, ow)));
+            let at = dt.replace("float", "index64");
+            let m = format!(
+                "Kernels: [{}, {}], Strides: [{}, {}], Pads: [{}, {}, {}, {}], Layout: {layout}",
+                k[0], k[1], s[0], s[1], pads[0], pads[1], pads[2], pads[3]
+            );
+            let (x, y, a) = (p.weight(&st), p.weight(&dt), p.weight(&at));
+            p.inst(&format!(
+                "maxpoolwithargmax @out %{y}, @in %{x}, @out %{a} {{ {m} }}"
+            ));
+            let (dy, g) = (p.weight(&dt), p.weight(&st));
+            p.inst(&format!(
+                "maxpoolwithargmaxgrad @in %{y}, @in %{x}, @in %{a}, @in %{dy}, @out %{g} {{ {m} }}"
+            ));
+            let size = (n * c * h * w) as i64;
+            let wild: Vec<String> = (0..(n * c * oh * ow) as i64)
+                .map(|i| ((i * 37) % (size + 10) - 3).to_string())
+                .collect();
+            let wild_a = p.weight_of(&at, &format!("const {{ Data: [{}] }}", wild.join(", ")));
+            let g2 = p.weight(&st);
+            p.inst(&format!(
+                "maxpoolwithargmaxgrad @in %{y}, @in %{x}, @in %{wild_a}, @in %{dy}, @out %{g2} {{ {m} }}"
+            ));
+            for cip in [true, false] {
+                let g = p.weight(&st);
+                p.inst(&format!(
+                    "avgpoolgrad @in %{y}, @in %{x}, @in %{dy}, @out %{g} {{ {m}, CountIncludePads: {cip} }}"
+                ));
             }
         }
     }

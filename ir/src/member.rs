@@ -209,6 +209,10 @@ keys! {
     EPSILON: Float = "Epsilon";
     MOMENTUM: Float = "Momentum";
     HALF_WINDOW_SIZE: Int = "HalfWindowSize";
+    LEARNING_RATE: Float = "LearningRate";
+    L1_DECAY: Float = "L1Decay";
+    L2_DECAY: Float = "L2Decay";
+    BATCH_SIZE: Int = "BatchSize";
     FORMAT: Str = "Format";
     FILE_NAME: Str = "FileName";
 }

@@ -187,6 +187,22 @@ pub enum Family {
     ConvTranspose,
     /// maxpool, avgpool.
     Pool,
+    /// `convolutiongrad`: input, filter and bias gradients of a convolution.
+    ConvolutionGrad,
+    /// `maxpoolwithargmax`: a max pool that also writes where each maximum was.
+    PoolWithArgmax,
+    /// `maxpoolwithargmaxgrad`, `avgpoolgrad`: a pool's input gradient.
+    PoolGrad,
+    /// relugrad, sigmoidgrad, tanhgrad: `SrcGrad` from `Dest` and `DestGrad`.
+    ActivationGrad,
+    /// `softmaxgrad`: the gradient of softmax followed by cross-entropy.
+    SoftMaxGrad,
+    /// `crossentropyloss`: the mean negative log-probability of the labels.
+    Loss,
+    /// `crossentropylossgrad`.
+    LossGrad,
+    /// `sgd`: one stochastic gradient descent update of a weight in place.
+    Sgd,
 }
 
 impl OpcodeInfo {
@@ -444,6 +460,55 @@ opcodes! {
     RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;
+    // Training (docs/training.md): Glow's gradient instructions, with the
+    // original operands first (read) and the gradients after.
+    ConvolutionGrad = "convolutiongrad",
+        [op("Src", In), op("Filter", In), op("DestGrad", In),
+         op("SrcGrad", Out), op("FilterGrad", Out), op("BiasGrad", Out)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::GROUP, Default::Int(1)).rule(R::AtLeastOne),
+         opt(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::LAYOUT, Default::Enum("NHWC"))],
+        &[], shapes::convolution_grad, ConvolutionGrad;
+    MaxPoolWithArgmax = "maxpoolwithargmax", [op("Dest", Out), op("Src", In), op("Argmax", Out)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::LAYOUT, Default::Enum("NHWC"))],
+        &[], shapes::max_pool_with_argmax, PoolWithArgmax;
+    MaxPoolWithArgmaxGrad = "maxpoolwithargmaxgrad",
+        [op("Dest", In), op("Src", In), op("Argmax", In), op("DestGrad", In), op("SrcGrad", Out)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::LAYOUT, Default::Enum("NHWC"))],
+        &[], shapes::max_pool_with_argmax_grad, PoolGrad;
+    AvgPoolGrad = "avgpoolgrad",
+        [op("Dest", In), op("Src", In), op("DestGrad", In), op("SrcGrad", Out)],
+        [req(m::KERNELS).rule(R::TwoPositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
+         opt(m::LAYOUT, Default::Enum("NHWC")),
+         opt(m::COUNT_INCLUDE_PADS, Default::Bool(true))],
+        &[], shapes::avg_pool_grad, PoolGrad;
+    ReluGrad = "relugrad", [op("Dest", In), op("DestGrad", In), op("SrcGrad", Out)], [], &[(2, 1)], shapes::activation_grad, ActivationGrad;
+    SigmoidGrad = "sigmoidgrad", [op("Dest", In), op("DestGrad", In), op("SrcGrad", Out)], [], &[(2, 1)], shapes::activation_grad, ActivationGrad;
+    TanhGrad = "tanhgrad", [op("Dest", In), op("DestGrad", In), op("SrcGrad", Out)], [], &[(2, 1)], shapes::activation_grad, ActivationGrad;
+    SoftMaxGrad = "softmaxgrad",
+        [op("OrigDest", In), op("OrigSrc", In), op("Selected", In), op("SrcGrad", Out)], [], &[], shapes::softmax_grad, SoftMaxGrad;
+    CrossEntropyLoss = "crossentropyloss", [op("P", In), op("Labels", In), op("CE", Out)], [], &[], shapes::cross_entropy_loss, Loss;
+    CrossEntropyLossGrad = "crossentropylossgrad",
+        [op("CEGrad", In), op("P", In), op("Labels", In), op("Pgrad", Out), op("Labelsgrad", Out)],
+        [], &[], shapes::cross_entropy_loss_grad, LossGrad;
+    Sgd = "sgd", [op("Weight", InOut), op("Gradient", In), op("Velocity", InOut)],
+        [req(m::LEARNING_RATE),
+         opt(m::MOMENTUM, Default::Float(0.0)),
+         opt(m::L1_DECAY, Default::Float(0.0)),
+         opt(m::L2_DECAY, Default::Float(0.0)),
+         opt(m::BATCH_SIZE, Default::Int(1)).rule(R::AtLeastOne)],
+        &[], shapes::sgd, Sgd;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

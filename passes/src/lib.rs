@@ -27,6 +27,7 @@ pub mod registry;
 pub mod alloc_sinking;
 pub mod dead_alloc;
 pub mod dealloc_sinking;
+pub mod differentiate;
 pub mod dse;
 pub mod fold_batchnorm;
 pub mod fuse_activations;

@@ -13,6 +13,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &crate::alloc_sinking::INFO,
     &crate::dead_alloc::INFO,
     &crate::dealloc_sinking::INFO,
+    &crate::differentiate::INFO,
     &crate::dse::INFO,
     &crate::fold_batchnorm::INFO,
     &crate::fuse_activations::INFO,

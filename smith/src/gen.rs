@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(43) {
+        match self.rng.below(49) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -534,10 +534,14 @@ impl Gen<'_> {
             34 | 35 => self.scatter(),
             36 => self.one_hot(),
             37 => self.arg_min_max(),
-            // The unary family is the largest: one more draw.
-            38 => self.unary(),
+            // The unary family is the largest: more draws.
+            38 | 46 | 48 => self.unary(),
             39 => self.convert(),
             40..=42 => self.quantized(),
+            43 => self.activation_grad(),
+            44 => self.loss(),
+            45 => self.sgd(),
+            47 => self.training(),
             _ => self.binary(),
         }
     }
@@ -965,6 +969,125 @@ impl Gen<'_> {
         self.simple(op, &Type::float(&dest_d), &[src], &[], &members);
     }
 
+    /// The training instructions (docs/training.md).
+    fn training(&mut self) {
+        match self.rng.below(2) {
+            0 => self.convolution_grad(),
+            _ => self.pool_grad(),
+        }
+    }
+
+    /// `maxpoolwithargmax` (then now and then its gradient, on its outputs
+    /// or on other buffers: an index outside `Src` is skipped) or
+    /// `avgpoolgrad`, over the windows `pool` makes, without dilation.
+    fn pool_grad(&mut self) {
+        let nchw = self.rng.chance(30);
+        let (n, c) = (self.rng.range(1, 2) as u64, self.rng.range(1, 4) as u64);
+        let (k, st, pads, _, [h, w]) = self.window(false);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], 1, h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], 1, w);
+        let (src_d, dest_d) = if nchw {
+            ([n, c, h, w], [n, c, oh, ow])
+        } else {
+            ([n, h, w, c], [n, oh, ow, c])
+        };
+        let (src_ty, dest_ty) = (Type::float(&src_d), Type::float(&dest_d));
+        let arg_ty = Type::new(ElemKind::Index64, &dest_d);
+        let mut members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Layout: {}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            if nchw { "NCHW" } else { "NHWC" }
+        );
+        let src = self.input(&src_ty);
+        if self.rng.chance(40) {
+            let _ = write!(members, ", CountIncludePads: {}", self.rng.chance(50));
+            let dest = self.input(&dest_ty);
+            let dest_grad = self.input(&dest_ty);
+            let sg = self.output(&src_ty, &[dest, src, dest_grad]);
+            let ops: Ops = vec![
+                ("@in", dest),
+                ("@in", src),
+                ("@in", dest_grad),
+                ("@out", sg),
+            ];
+            let name = self.fresh("i");
+            self.emit(&name, "avgpoolgrad", &ops, &members);
+            self.wrote(&[sg]);
+            return;
+        }
+        let dest = self.output(&dest_ty, &[src]);
+        let argmax = self.output(&arg_ty, &[src, dest]);
+        let name = self.fresh("i");
+        let ops: Ops = vec![("@out", dest), ("@in", src), ("@out", argmax)];
+        self.emit(&name, "maxpoolwithargmax", &ops, &members);
+        self.wrote(&[dest, argmax]);
+        if self.rng.chance(30) {
+            return;
+        }
+        let (dest, argmax) = if self.rng.chance(75) {
+            (dest, argmax)
+        } else {
+            (self.input(&dest_ty), self.input(&arg_ty))
+        };
+        let dest_grad = self.input(&dest_ty);
+        let sg = self.output(&src_ty, &[dest, src, argmax, dest_grad]);
+        let ops: Ops = vec![
+            ("@in", dest),
+            ("@in", src),
+            ("@in", argmax),
+            ("@in", dest_grad),
+            ("@out", sg),
+        ];
+        let name = self.fresh("i");
+        self.emit(&name, "maxpoolwithargmaxgrad", &ops, &members);
+        self.wrote(&[sg]);
+    }
+
+    /// `convolutiongrad` over a convolution's windows, groups and layouts;
+    /// the three gradients go to buffers apart from the inputs and from
+    /// each other.
+    fn convolution_grad(&mut self) {
+        let nchw = self.rng.chance(30);
+        let group = *self.rng.pick(&[1u64, 1, 2, 3]);
+        let (cpg, opg) = (self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64);
+        let (c, oc) = (group * cpg, group * opg);
+        let n = self.rng.range(1, 2) as u64;
+        let (k, st, pads, dil, [h, w]) = self.window(true);
+        let oh = Self::out_extent(k[0], st[0], pads[0], pads[2], dil[0], h);
+        let ow = Self::out_extent(k[1], st[1], pads[1], pads[3], dil[1], w);
+        let (src_d, filt_d, dest_d) = if nchw {
+            ([n, c, h, w], [oc, cpg, k[0], k[1]], [n, oc, oh, ow])
+        } else {
+            ([n, h, w, c], [oc, k[0], k[1], cpg], [n, oh, ow, oc])
+        };
+        let (src_ty, filt_ty) = (Type::float(&src_d), Type::float(&filt_d));
+        let src = self.input(&src_ty);
+        let filter = self.input(&filt_ty);
+        let dest_grad = self.input(&Type::float(&dest_d));
+        let mut taken = vec![src, filter, dest_grad];
+        let mut outs = Vec::new();
+        for ty in [src_ty, filt_ty, Type::float(&[oc])] {
+            let o = self.output(&ty, &taken);
+            taken.push(o);
+            outs.push(o);
+        }
+        let members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, Layout: {}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads),
+            Self::list(&dil),
+            if nchw { "NCHW" } else { "NHWC" }
+        );
+        let mut ops: Ops = vec![("@in", src), ("@in", filter), ("@in", dest_grad)];
+        ops.extend(outs.iter().map(|&o| ("@out", o)));
+        let name = self.fresh("i");
+        self.emit(&name, "convolutiongrad", &ops, &members);
+        self.wrote(&outs);
+    }
+
     fn fully_connected(&mut self) {
         let [n, k, m] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
         let src = self.input(&Type::float(&[n, k]));
@@ -1217,6 +1340,107 @@ impl Gen<'_> {
         let members = format!("Axis: {axis}, KeepDims: {keep}, SelectLastIndex: {last}");
         let dest = Type::new(self.index_kind(), &dd);
         self.simple(op.name(), &dest, &[src], &[], &members);
+    }
+
+    /// `relugrad`/`sigmoidgrad`/`tanhgrad`, now and then in place of
+    /// `DestGrad` (the table's pair).
+    fn activation_grad(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::ActivationGrad));
+        let ty = self.float_ty(1, 4);
+        let d = self.input(&ty);
+        let g = self.input(&ty);
+        let apart = self.bufs[g].origin != self.bufs[d].origin;
+        let out = if apart && self.writable(g) && self.rng.chance(20) {
+            g
+        } else {
+            self.output(&ty, &[d, g])
+        };
+        let name = self.fresh("i");
+        let ops = vec![("@in", d), ("@in", g), ("@out", out)];
+        self.emit(&name, op.name(), &ops, "");
+        self.wrote(&[out]);
+    }
+
+    /// `softmaxgrad`, `crossentropyloss` or `crossentropylossgrad` over a
+    /// 2-D `[N, C]` with one label per row (`[N]` or `[N, 1]`; random
+    /// labels may be out of range, which gives NaN, never a bad read).
+    fn loss(&mut self) {
+        let ty = self.float_ty(2, 2);
+        let n = ty.dims[0];
+        let p = self.input(&ty);
+        let kind = self.index_kind();
+        let ld = if self.rng.chance(50) {
+            vec![n]
+        } else {
+            vec![n, 1]
+        };
+        let lt = Type::new(kind, &ld);
+        let lab = self.input(&lt);
+        let name = self.fresh("i");
+        match self.rng.below(3) {
+            0 => {
+                let src = self.input(&ty);
+                let out = self.output(&ty, &[p, src, lab]);
+                let ops = vec![("@in", p), ("@in", src), ("@in", lab), ("@out", out)];
+                self.emit(&name, "softmaxgrad", &ops, "");
+                self.wrote(&[out]);
+            }
+            1 => {
+                let ce = self.output(&Type::float(&[1]), &[p, lab]);
+                let ops = vec![("@in", p), ("@in", lab), ("@out", ce)];
+                self.emit(&name, "crossentropyloss", &ops, "");
+                self.wrote(&[ce]);
+            }
+            _ => {
+                let cg = self.input(&Type::float(&[1]));
+                let pg = self.output(&ty, &[cg, p, lab]);
+                let lg = self.output(&lt, &[cg, p, lab, pg]);
+                let ops = vec![
+                    ("@in", cg),
+                    ("@in", p),
+                    ("@in", lab),
+                    ("@out", pg),
+                    ("@out", lg),
+                ];
+                self.emit(&name, "crossentropylossgrad", &ops, "");
+                self.wrote(&[pg, lg]);
+            }
+        }
+    }
+
+    /// `sgd` with a random subset of its members; `Weight` and `Velocity`
+    /// are defined buffers of their own, apart from `Gradient`.
+    fn sgd(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let g = self.input(&ty);
+        let mut w = self.inout(&ty);
+        if self.bufs[w].origin == self.bufs[g].origin {
+            w = self.new_weight(&ty, true, false);
+        }
+        let mut v = self.inout(&ty);
+        if self.overlaps_any(v, &[g, w]) {
+            v = self.new_weight(&ty, true, false);
+        }
+        let mut members = Vec::new();
+        for (key, scale) in [
+            ("LearningRate", 0.5f32),
+            ("Momentum", 1.0),
+            ("L1Decay", 0.01),
+            ("L2Decay", 0.01),
+        ] {
+            if key == "LearningRate" || self.rng.chance(50) {
+                let mut t = String::new();
+                format_f32(self.rng.unit().abs() * scale, &mut t);
+                members.push(format!("{key}: {t}"));
+            }
+        }
+        if self.rng.chance(50) {
+            members.push(format!("BatchSize: {}", self.rng.range(1, 8)));
+        }
+        let name = self.fresh("i");
+        let ops = vec![("@inout", w), ("@in", g), ("@inout", v)];
+        self.emit(&name, "sgd", &ops, &members.join(", "));
+        self.wrote(&[w, v]);
     }
 
     fn layernorm(&mut self) {

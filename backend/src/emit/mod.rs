@@ -5,13 +5,16 @@
 //! over opcodes is `emit_inst`, which picks the kernel family.
 
 mod elementwise;
+mod grad;
 mod index;
 mod linalg;
+mod loss;
 mod movement;
 mod quant;
 pub mod runtime;
 mod spatial;
 
+pub use grad::ConvGradGeom;
 pub use linalg::split;
 pub use runtime::Runtime;
 pub use spatial::Window;
@@ -259,6 +262,14 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         ConvTranspose => spatial::conv_transpose(c),
         Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),
+        ActivationGrad => loss::activation_grad(c),
+        SoftMaxGrad => loss::softmax_grad(c),
+        Loss => loss::cross_entropy_loss(c),
+        LossGrad => loss::cross_entropy_loss_grad(c),
+        Sgd => loss::sgd(c),
+        ConvolutionGrad => grad::convolution_grad(c),
+        PoolWithArgmax => grad::max_pool_with_argmax(c),
+        PoolGrad => grad::pool_grad(c),
     }
 }
 

@@ -67,6 +67,14 @@ pub fn exec(x: &mut Exec) -> R {
         ConvTranspose => conv_transpose(x),
         Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
+        ActivationGrad => super::loss::activation_grad(x),
+        SoftMaxGrad => super::loss::softmax_grad(x),
+        Loss => super::loss::cross_entropy_loss(x),
+        LossGrad => super::loss::cross_entropy_loss_grad(x),
+        Sgd => super::loss::sgd(x),
+        ConvolutionGrad => super::grad::convolution_grad(x),
+        PoolWithArgmax => super::grad::max_pool_with_argmax(x),
+        PoolGrad => super::grad::pool_grad(x),
     }
 }
 

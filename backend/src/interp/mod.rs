@@ -4,8 +4,10 @@
 //! its inputs into plain vectors, computes with obviously-correct loops in
 //! the same operation order as the C text, and writes the result back.
 
+mod grad;
 mod index;
 mod kernels;
+mod loss;
 mod quant;
 
 pub use quant::filter_strides;

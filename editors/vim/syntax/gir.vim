@@ -4,9 +4,9 @@ if exists("b:current_syntax")
   finish
 endif
 
-syn keyword girOpcode allocactivation argmax argmin avgpool batchedadd batchedreduceadd
+syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batchedadd batchedreduceadd
       \ batchedreducemax batchedreducemin batchedreduceprod batchmatmul batchnormalization celu channelwisequantizedconvolution clip
-      \ convertto convolution convtranspose copy deallocactivation debugprint dequantize elementabs
+      \ convertto convolution convolutiongrad convtranspose copy deallocactivation debugprint dequantize elementabs
       \ elementacos elementacosh elementadd elementand elementasin elementasinh elementatan
       \ elementatanh elementceil elementcmpeq elementcmplt elementcmplte elementcmpneq elementcos
       \ elementcosh elementdiv elementerf elementexp elementfloor elementlog elementmax elementmin
@@ -14,8 +14,9 @@ syn keyword girOpcode allocactivation argmax argmin avgpool batchedadd batchedre
       \ elementrsqrt elementselect elementsign elementsin elementsinh elementsqrt elementsub
       \ elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
       \ inserttensor intlookuptable layernormalization leakyrelu localresponsenormalization logsoftmax matmul
-      \ maxpool onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
+      \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
       \ softplus splat tanh tensorview touch transpose
+      \ crossentropyloss crossentropylossgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -32,12 +32,17 @@
 //! - A `tensorview` may change the element kind (a reinterpretation, as Glow
 //!   allows): its *byte* range must lie inside the source buffer.
 
+mod grad;
 mod index;
 mod linalg;
 mod movement;
 mod quant;
 mod spatial;
 
+pub use grad::{
+    activation_grad, avg_pool_grad, convolution_grad, cross_entropy_loss, cross_entropy_loss_grad,
+    max_pool_with_argmax, max_pool_with_argmax_grad, sgd, softmax_grad,
+};
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
 pub use linalg::{
     batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected,
@@ -109,6 +114,8 @@ impl<'a> ShapeCtx<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kinds {
     Float,
+    /// `float` (32-bit) only: the training instructions.
+    F32,
     FloatOrQuantized,
     Numeric,
     Quantized,
@@ -124,6 +131,7 @@ impl Kinds {
     fn accepts(self, e: ElemKind) -> bool {
         match self {
             Kinds::Float => e.is_float(),
+            Kinds::F32 => e == ElemKind::Float,
             Kinds::FloatOrQuantized => e.is_float() || e.is_quantized(),
             Kinds::Numeric => e != ElemKind::Bool,
             Kinds::Quantized => e.is_quantized(),
@@ -136,6 +144,7 @@ impl Kinds {
     fn describe(self) -> &'static str {
         match self {
             Kinds::Float => "float element types",
+            Kinds::F32 => "`float`",
             Kinds::FloatOrQuantized => "float or quantized element types",
             Kinds::Numeric => "float, quantized or index element types",
             Kinds::Quantized => "quantized element types",

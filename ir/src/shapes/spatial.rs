@@ -79,7 +79,7 @@ fn activation_dims(n: u64, c: u64, h: u64, w: u64, nchw: bool) -> Vec<u64> {
 pub fn convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     conv_kinds(ctx, &mut errs);
-    conv_geometry(ctx, is_nchw(ctx), &mut errs);
+    conv_geometry(ctx, is_nchw(ctx), [0, 1, 2, 3], &mut errs);
     // An optional residual is added to the result before the activation,
     // element by element in `Dest`'s row-major order.
     let (dest, residual) = (0, 4);
@@ -179,13 +179,18 @@ pub fn channelwise_convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
             check_dims(ctx, k, &[out_c], "expects", &mut errs);
         }
     }
-    conv_geometry(ctx, false, &mut errs);
+    conv_geometry(ctx, false, [0, 1, 2, 3], &mut errs);
     errs
 }
 
-/// The shapes of `Src`, `Filter`, `Bias` and `Dest` of a convolution.
-fn conv_geometry(ctx: &ShapeCtx, nchw: bool, errs: &mut Vec<ShapeError>) {
-    let (dest, src, filter, bias) = (0, 1, 2, 3);
+/// The shapes of `Src`, `Filter`, `Bias` and `Dest` of a convolution, at
+/// operands `[dest, src, filter, bias]` (a gradient has them elsewhere).
+pub(super) fn conv_geometry(
+    ctx: &ShapeCtx,
+    nchw: bool,
+    [dest, src, filter, bias]: [usize; 4],
+    errs: &mut Vec<ShapeError>,
+) {
     let ranks = [(src, 4), (filter, 4), (bias, 1), (dest, 4)];
     let mut ranks_ok = true;
     for (k, r) in ranks {
@@ -339,21 +344,26 @@ pub fn pool(ctx: &ShapeCtx) -> Vec<ShapeError> {
             check_same_elem(ctx, dest, src, Same::Base, &mut errs);
         }
     }
-    let ranks_ok = check_rank(ctx, src, 4, &mut errs) & check_rank(ctx, dest, 4, &mut errs);
+    pool_geometry(ctx, dest, src, &mut errs);
+    errs
+}
+
+/// The shapes of a pool's `Src` and `Dest` (channels preserved).
+pub(super) fn pool_geometry(ctx: &ShapeCtx, dest: usize, src: usize, errs: &mut Vec<ShapeError>) {
+    let ranks_ok = check_rank(ctx, src, 4, errs) & check_rank(ctx, dest, 4, errs);
     let Some(win) = Window::read(ctx) else {
-        return errs;
+        return;
     };
     if !ranks_ok {
-        return errs;
+        return;
     }
     let nchw = is_nchw(ctx);
     let (n, c, h, w) = nchw_of(&ctx.ty(src).dims, nchw);
     match (win.out_dim(0, h), win.out_dim(1, w)) {
         (Ok(oh), Ok(ow)) => {
             let want = activation_dims(n, c, oh, ow, nchw);
-            check_dims(ctx, dest, &want, "produces", &mut errs);
+            check_dims(ctx, dest, &want, "produces", errs);
         }
         (a, b) => errs.extend(a.err().into_iter().chain(b.err())),
     }
-    errs
 }

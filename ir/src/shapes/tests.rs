@@ -159,6 +159,74 @@ fn convolution_shapes() {
 }
 
 #[test]
+fn convolution_grad_shapes() {
+    let mut w = CONV_W.to_vec();
+    w.extend([
+        "%sg = WeightVar float<8 x 28 x 28 x 4> mutable",
+        "%fg = WeightVar float<16 x 5 x 5 x 2> mutable",
+        "%bg = WeightVar float<16> mutable",
+        "%bg8 = WeightVar float<8> mutable",
+    ]);
+    let g = "%g = convolutiongrad @in %src, @in %filter, @in %dest";
+    accepts(
+        &w,
+        &format!("{g}, @out %sg, @out %fg, @out %bg {{ Kernels: [5, 5], Group: 2 }}"),
+    );
+    rejects(
+        &w,
+        &format!("{g}, @out %sg, @out %fg, @out %bg {{ Kernels: [5, 5], Group: 2, Pads: [2, 2, 2, 2] }}"),
+        "`DestGrad` has type float<8 x 24 x 24 x 16> but `convolutiongrad` produces float<8 x 28 x 28 x 16>",
+    );
+    rejects(
+        &w,
+        &format!("{g}, @out %fg, @out %fg, @out %bg {{ Kernels: [5, 5], Group: 2 }}"),
+        "`SrcGrad` has type float<16 x 5 x 5 x 2> but must have the type of `Src`",
+    );
+    rejects(
+        &w,
+        &format!("{g}, @out %sg, @out %fg, @out %bg8 {{ Kernels: [5, 5], Group: 2 }}"),
+        "`BiasGrad` has type float<8> but `convolutiongrad` expects float<16>",
+    );
+}
+
+#[test]
+fn pool_grad_shapes() {
+    let w = &[
+        "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
+        "%dest = WeightVar float<1 x 3 x 3 x 3> mutable",
+        "%am = WeightVar index64<1 x 3 x 3 x 3> mutable",
+        "%am32 = WeightVar index32<1 x 3 x 3 x 3> mutable",
+        "%sg = WeightVar float<1 x 6 x 6 x 3> mutable",
+    ];
+    let m = "{ Kernels: [2, 2], Strides: [2, 2] }";
+    accepts(
+        w,
+        &format!("%p = maxpoolwithargmax @out %dest, @in %src, @out %am {m}"),
+    );
+    rejects(
+        w,
+        &format!("%p = maxpoolwithargmax @out %dest, @in %src, @out %am32 {m}"),
+        "`Argmax` has type index32<1 x 3 x 3 x 3> but must be index64<1 x 3 x 3 x 3>",
+    );
+    let g = "@in %dest, @in %src, @in %am, @in %dest, @out";
+    accepts(w, &format!("%p = maxpoolwithargmaxgrad {g} %sg {m}"));
+    rejects(
+        w,
+        &format!("%p = maxpoolwithargmaxgrad {g} %sg {{ Kernels: [2, 2] }}"),
+        "`Dest` has type float<1 x 3 x 3 x 3> but `maxpoolwithargmaxgrad` produces float<1 x 5 x 5 x 3>",
+    );
+    accepts(
+        w,
+        &format!("%p = avgpoolgrad @in %dest, @in %src, @in %dest, @out %sg {m}"),
+    );
+    rejects(
+        w,
+        &format!("%p = avgpoolgrad @in %dest, @in %src, @in %src, @out %sg {m}"),
+        "`DestGrad` has type float<1 x 6 x 6 x 3> but must have the type of `Dest`",
+    );
+}
+
+#[test]
 fn pool_shapes() {
     let w = &[
         "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
@@ -718,4 +786,101 @@ fn hostile_values_never_panic() {
     let inst = format!("%c = convtranspose @out %s, @in %s, @in %f, @in %b {{ Kernels: [{big}, {big}], Strides: [{big}, {big}], Pads: [{big}, 0, 0, {big}], Dilation: [{big}, {big}], Group: {big}, OutputPadding: [{big}, {big}] }}");
     let src = crate::verifier::tests::func(w4, &[&inst]);
     let _ = messages(&src);
+}
+
+#[test]
+fn activation_gradient_loss_and_sgd_shapes() {
+    let act = &[
+        "%d = WeightVar float<2 x 3> mutable",
+        "%g = WeightVar float<2 x 3> mutable",
+        "%h = WeightVar float<3 x 2> mutable",
+        "%q = WeightVar i8[S:0.5 O:0]<2 x 3> mutable",
+    ];
+    for op in ["relugrad", "sigmoidgrad", "tanhgrad"] {
+        accepts(act, &format!("%a = {op} @in %d, @in %g, @out %g"));
+        rejects(
+            act,
+            &format!("%a = {op} @in %d, @in %h, @out %g"),
+            "`DestGrad` has type float<3 x 2> but must have the type of `Dest` (float<2 x 3>)",
+        );
+        rejects(
+            act,
+            &format!("%a = {op} @in %q, @in %g, @out %g"),
+            "`Dest` has element type",
+        );
+    }
+    let sm = &[
+        "%od = WeightVar float<2 x 5> mutable",
+        "%os = WeightVar float<2 x 5> mutable",
+        "%sel = WeightVar index32<2 x 1> mutable",
+        "%sel3 = WeightVar index64<3> mutable",
+        "%fsel = WeightVar float<2> mutable",
+        "%sg = WeightVar float<2 x 5> mutable",
+        "%flat = WeightVar float<10> mutable",
+    ];
+    accepts(sm, "%s = softmaxgrad @in %od, @in %os, @in %sel, @out %sg");
+    rejects(
+        sm,
+        "%s = softmaxgrad @in %od, @in %os, @in %sel3, @out %sg",
+        "needs one label per row of `OrigDest`",
+    );
+    rejects(
+        sm,
+        "%s = softmaxgrad @in %od, @in %os, @in %fsel, @out %sg",
+        "`Selected` has element type float",
+    );
+    rejects(
+        sm,
+        "%s = softmaxgrad @in %od, @in %os, @in %sel, @out %flat",
+        "`SrcGrad` has type float<10> but must have the type of `OrigDest`",
+    );
+    let ce = &[
+        "%p = WeightVar float<3 x 4> mutable",
+        "%lab = WeightVar index64<3> mutable",
+        "%ce = WeightVar float<1> mutable",
+        "%ce2 = WeightVar float<2> mutable",
+        "%pg = WeightVar float<3 x 4> mutable",
+        "%lg = WeightVar index64<3> mutable",
+        "%lg32 = WeightVar index32<3> mutable",
+    ];
+    accepts(ce, "%l = crossentropyloss @in %p, @in %lab, @out %ce");
+    rejects(
+        ce,
+        "%l = crossentropyloss @in %p, @in %lab, @out %ce2",
+        "`CE` has type float<2> but must hold one element",
+    );
+    accepts(
+        ce,
+        "%l = crossentropylossgrad @in %ce, @in %p, @in %lab, @out %pg, @out %lg",
+    );
+    rejects(
+        ce,
+        "%l = crossentropylossgrad @in %ce2, @in %p, @in %lab, @out %pg, @out %lg",
+        "`CEGrad` has type float<2> but must hold one element",
+    );
+    rejects(
+        ce,
+        "%l = crossentropylossgrad @in %ce, @in %p, @in %lab, @out %pg, @out %lg32",
+        "`Labelsgrad` has type index32<3> but must have the type of `Labels`",
+    );
+    let sgd = &[
+        "%w = WeightVar float<4> mutable",
+        "%g = WeightVar float<4> mutable",
+        "%v = WeightVar float<4> mutable",
+        "%v5 = WeightVar float<5> mutable",
+    ];
+    accepts(
+        sgd,
+        "%s = sgd @inout %w, @in %g, @inout %v { LearningRate: 0.1 }",
+    );
+    rejects(
+        sgd,
+        "%s = sgd @inout %w, @in %g, @inout %v5 { LearningRate: 0.1 }",
+        "`Velocity` has type float<5> but must have the type of `Weight`",
+    );
+    rejects(
+        sgd,
+        "%s = sgd @inout %w, @in %g, @inout %v { LearningRate: 0.1, BatchSize: 0 }",
+        "BatchSize",
+    );
 }

@@ -1,0 +1,192 @@
+//! Shape rules of the training instructions (docs/training.md): Glow's
+//! gradient instructions, the loss and the `sgd` update. All are `float`
+//! (32-bit); a gradient has the type of the value it is the gradient of.
+
+use super::spatial::{conv_geometry, pool_geometry};
+use super::*;
+
+/// Operand `k` must have exactly the type of operand `r`.
+fn same_type_as(ctx: &ShapeCtx, k: usize, r: usize, errs: &mut Vec<ShapeError>) {
+    if ctx.ty(k) != ctx.ty(r) {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has type {} but must have the type of `{}` ({})",
+                ctx.name(k),
+                ctx.ty(k),
+                ctx.name(r),
+                ctx.ty(r)
+            ),
+        ));
+    }
+}
+
+/// Every operand in `ops` is `float`.
+fn all_f32(ctx: &ShapeCtx, ops: &[usize], errs: &mut Vec<ShapeError>) -> bool {
+    let mut ok = true;
+    for &k in ops {
+        ok &= check_kind(ctx, k, Kinds::F32, errs);
+    }
+    ok
+}
+
+/// `convolutiongrad @in Src, @in Filter, @in DestGrad, @out SrcGrad,
+/// @out FilterGrad, @out BiasGrad`: `DestGrad` has the shape the
+/// convolution of `Src` by `Filter` produces; each gradient has the type of
+/// its value (`BiasGrad`: one per output channel).
+pub fn convolution_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (src, filter, dest_grad, src_grad, filter_grad, bias_grad) = (0, 1, 2, 3, 4, 5);
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0, 1, 2, 3, 4, 5], &mut errs);
+    let nchw = ctx.inst.get(crate::member::LAYOUT) == Some("NCHW");
+    conv_geometry(ctx, nchw, [dest_grad, src, filter, bias_grad], &mut errs);
+    same_type_as(ctx, src_grad, src, &mut errs);
+    same_type_as(ctx, filter_grad, filter, &mut errs);
+    errs
+}
+
+/// `maxpoolwithargmax @out Dest, @in Src, @out Argmax`: a max pool whose
+/// `Argmax` (`index64`, the shape of `Dest`) holds each maximum's flat index
+/// into `Src`.
+pub fn max_pool_with_argmax(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, argmax) = (0, 1, 2);
+    let mut errs = Vec::new();
+    all_f32(ctx, &[dest, src], &mut errs);
+    pool_geometry(ctx, dest, src, &mut errs);
+    argmax_like(ctx, argmax, dest, src, &mut errs);
+    errs
+}
+
+/// `Argmax` is `index64` (Glow's) or `index32` with the dims of `Dest`; an
+/// `index32` one needs every flat index of `src` to fit.
+fn argmax_like(ctx: &ShapeCtx, argmax: usize, dest: usize, src: usize, errs: &mut Vec<ShapeError>) {
+    let t = ctx.ty(argmax);
+    let kind_ok = match t.elem {
+        ElemKind::Index64 => true,
+        ElemKind::Index32 => ctx.ty(src).size() <= i32::MAX as u64,
+        _ => false,
+    };
+    if !kind_ok || t.dims != ctx.ty(dest).dims {
+        let want = Type::new(ElemKind::Index64, &ctx.ty(dest).dims);
+        errs.push(ShapeError::at_operand(
+            argmax,
+            format!(
+                "`{}` has type {t} but must be {want} (or index32 when `{}` has under 2^31 elements)",
+                ctx.name(argmax),
+                ctx.name(src)
+            ),
+        ));
+    }
+}
+
+/// `maxpoolwithargmaxgrad @in Dest, @in Src, @in Argmax, @in DestGrad,
+/// @out SrcGrad`.
+pub fn max_pool_with_argmax_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, argmax, dest_grad, src_grad) = (0, 1, 2, 3, 4);
+    let mut errs = Vec::new();
+    all_f32(ctx, &[dest, src, dest_grad, src_grad], &mut errs);
+    pool_geometry(ctx, dest, src, &mut errs);
+    argmax_like(ctx, argmax, dest, src, &mut errs);
+    same_type_as(ctx, dest_grad, dest, &mut errs);
+    same_type_as(ctx, src_grad, src, &mut errs);
+    errs
+}
+
+/// `avgpoolgrad @in Dest, @in Src, @in DestGrad, @out SrcGrad`.
+pub fn avg_pool_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, dest_grad, src_grad) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    all_f32(ctx, &[dest, src, dest_grad, src_grad], &mut errs);
+    pool_geometry(ctx, dest, src, &mut errs);
+    same_type_as(ctx, dest_grad, dest, &mut errs);
+    same_type_as(ctx, src_grad, src, &mut errs);
+    errs
+}
+
+/// `relugrad`/`sigmoidgrad`/`tanhgrad @in Dest, @in DestGrad, @out SrcGrad`:
+/// all three of one type.
+pub fn activation_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0, 1, 2], &mut errs);
+    same_type_as(ctx, 1, 0, &mut errs);
+    same_type_as(ctx, 2, 0, &mut errs);
+    errs
+}
+
+/// `Labels` is `index32`/`index64` with one label per row of the 2-D `rows`
+/// (`[N]` or `[N, 1]`).
+fn labels_of(ctx: &ShapeCtx, labels: usize, rows: usize, errs: &mut Vec<ShapeError>) {
+    if !check_kind(ctx, labels, Kinds::Index, errs) || !check_rank(ctx, rows, 2, errs) {
+        return;
+    }
+    let n = ctx.ty(rows).dims[0];
+    let d = &ctx.ty(labels).dims;
+    if d.as_slice() != [n] && d.as_slice() != [n, 1] {
+        errs.push(ShapeError::at_operand(
+            labels,
+            format!(
+                "`{}` has type {} but needs one label per row of `{}` ({}): dims [{n}] or [{n}, 1]",
+                ctx.name(labels),
+                ctx.ty(labels),
+                ctx.name(rows),
+                ctx.ty(rows)
+            ),
+        ));
+    }
+}
+
+/// `softmaxgrad @in OrigDest, @in OrigSrc, @in Selected, @out SrcGrad`:
+/// 2-D, `OrigDest`, `OrigSrc` and `SrcGrad` of one type, a label per row.
+pub fn softmax_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0, 1, 3], &mut errs);
+    same_type_as(ctx, 1, 0, &mut errs);
+    same_type_as(ctx, 3, 0, &mut errs);
+    labels_of(ctx, 2, 0, &mut errs);
+    errs
+}
+
+/// `CE` is one `float`.
+fn one_float(ctx: &ShapeCtx, k: usize, errs: &mut Vec<ShapeError>) {
+    if check_kind(ctx, k, Kinds::F32, errs) && ctx.ty(k).size() != 1 {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has type {} but must hold one element",
+                ctx.name(k),
+                ctx.ty(k)
+            ),
+        ));
+    }
+}
+
+/// `crossentropyloss @in P, @in Labels, @out CE`: `P` is `[N, C]`
+/// probabilities, `CE` one element.
+pub fn cross_entropy_loss(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0], &mut errs);
+    labels_of(ctx, 1, 0, &mut errs);
+    one_float(ctx, 2, &mut errs);
+    errs
+}
+
+/// `crossentropylossgrad @in CEGrad, @in P, @in Labels, @out Pgrad,
+/// @out Labelsgrad`.
+pub fn cross_entropy_loss_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    one_float(ctx, 0, &mut errs);
+    all_f32(ctx, &[1, 3], &mut errs);
+    labels_of(ctx, 2, 1, &mut errs);
+    same_type_as(ctx, 3, 1, &mut errs);
+    same_type_as(ctx, 4, 2, &mut errs);
+    errs
+}
+
+/// `sgd @inout Weight, @in Gradient, @inout Velocity`: one type.
+pub fn sgd(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0, 1, 2], &mut errs);
+    same_type_as(ctx, 1, 0, &mut errs);
+    same_type_as(ctx, 2, 0, &mut errs);
+    errs
+}
