@@ -141,6 +141,7 @@ impl Pass for Differentiate {
             ));
         }
         let needs = needs_grad(f, &forward, &origins, &params);
+        written_once(f, &forward, &origins, &needs)?;
         // Deallocs go; they come back after the last use, backward included.
         let mut deallocs = Vec::new();
         for &i in &forward {
@@ -355,6 +356,54 @@ fn trainable(f: &Function, forward: &[InstId], origins: &Origins) -> Vec<WeightI
         }
     }
     out
+}
+
+/// Each buffer on the way to the logits is written by one instruction and
+/// never read and written by the same one: the backward pass reads forward
+/// values after the fact, so an overwritten value would be gone.
+fn written_once(
+    f: &Function,
+    forward: &[InstId],
+    origins: &Origins,
+    needs: &HashSet<Value>,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut writer: HashMap<Value, InstId> = HashMap::default();
+    for &i in forward {
+        let inst = f.inst(i);
+        if matches!(
+            inst.opcode,
+            Opcode::TensorView | Opcode::AllocActivation | Opcode::DeallocActivation
+        ) {
+            continue;
+        }
+        for o in inst.operands.iter().filter(|o| o.kind.writes()) {
+            let origin = origins.origin(o.value);
+            if !needs.contains(&origin) {
+                continue;
+            }
+            let name = f.value_name(origin);
+            if o.kind == glow_ir::OperandKind::InOut {
+                return Err(inst_error(
+                    f,
+                    i,
+                    format!("`%{}` updates `%{name}` in place; differentiate needs each value written once (run it before -O)", inst.name),
+                ));
+            }
+            if let Some(&first) = writer.get(&origin) {
+                return Err(inst_error(
+                    f,
+                    i,
+                    format!(
+                        "`%{}` writes `%{name}` again after `%{}`; differentiate needs each value written once (run it before -O)",
+                        inst.name,
+                        f.inst(first).name
+                    ),
+                ));
+            }
+            writer.insert(origin, i);
+        }
+    }
+    Ok(())
 }
 
 /// Which buffers (origins) depend on a trained weight, by a forward sweep.
