@@ -13,7 +13,7 @@ cargo build --release --bin glow-import --bin glow-opt >&2
 bin="${CARGO_TARGET_DIR:-target}/release"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-printf '%-14s %5s %16s %16s %16s\n' model batch keep-everything lower-bound arena
+printf '%-14s %5s %16s %16s %16s  %s\n' model batch keep-everything lower-bound arena 'remat at 1/2 and 1/4 of the arena: peak (extra FLOPs)'
 for m in "${models[@]}"; do
   onnx="$corpus/models/torchvision/$m.onnx"
   if [ ! -f "$onnx" ]; then
@@ -31,7 +31,20 @@ for m in "${models[@]}"; do
     naive="$(grep -m1 'naive bytes' "$tmp/report" | awk '{print $3}')"
     bound="$(grep -m1 'lower bound bytes' <<<"$after" | awk '{print $NF}')"
     arena="$(grep -m1 'arena bytes' <<<"$after" | awk '{print $3}')"
-    printf '%-14s %5s %16s %16s %16s\n' "$m" "$b" "$naive" "$bound" "$arena"
+    remat=""
+    for div in 2 4; do
+      budget=$((arena / div))
+      if "$bin/glow-opt" "$tmp/step.gir" "--pass=remat{budget=$budget}" --stats -o /dev/null 2>"$tmp/remat"; then
+        peak="$(grep 'peak-after' "$tmp/remat" | awk '{print $1}')"
+        extra="$(grep 'extra-flops' "$tmp/remat" | awk '{print $1}')"
+        total="$(grep 'step-flops' "$tmp/remat" | awk '{print $1}')"
+        remat+="$(awk -v p="$peak" -v e="${extra:-0}" -v t="$total" 'BEGIN { printf "%d (+%.1f%%)", p, 100 * e / t }')  "
+      else
+        least="$(grep -o 'least peak reached is [0-9]*' "$tmp/remat" | awk '{print $NF}')"
+        remat+="not met (least ${least:-?})  "
+      fi
+    done
+    printf '%-14s %5s %16s %16s %16s  %s\n' "$m" "$b" "$naive" "$bound" "$arena" "$remat"
   done
 done
 echo "summary: one training step per row; PyTorch saves 41.5 MB (ResNet-50, batch 1), 331.6 MB (batch 8), 51.5 MB (MobileNetV2, batch 1) of activations"

@@ -83,6 +83,9 @@ pub struct PipelineArgs {
     /// Alignment in bytes of the activation arena (`plan-memory` steps without their own `align`).
     #[arg(long, value_name = "BYTES")]
     pub align: Option<u64>,
+    /// Peak bytes `remat` steps without their own `budget` must reach.
+    #[arg(long, value_name = "BYTES")]
+    pub memory_budget: Option<u64>,
     /// The profile the `quantize` pass reads (written by glow-run --dump-profile).
     #[arg(long, value_name = "P.yaml")]
     pub load_profile: Option<String>,
@@ -130,6 +133,15 @@ impl PipelineArgs {
                     step.options
                         .values
                         .insert("align".into(), align.to_string());
+                }
+            }
+        }
+        if let Some(budget) = self.memory_budget {
+            for step in &mut pipeline.steps {
+                if step.pass.is(&crate::remat::INFO) && step.options.get("budget").is_none() {
+                    step.options
+                        .values
+                        .insert("budget".into(), budget.to_string());
                 }
             }
         }

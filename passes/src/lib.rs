@@ -39,6 +39,7 @@ pub mod optimize_inserts;
 pub mod peephole;
 pub mod plan_memory;
 pub mod quantize;
+pub mod remat;
 pub mod share_buffers;
 pub mod verify;
 

@@ -25,6 +25,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &crate::peephole::INFO,
     &crate::plan_memory::INFO,
     &crate::quantize::INFO,
+    &crate::remat::INFO,
     &crate::share_buffers::INFO,
     &crate::verify::INFO,
 ];
