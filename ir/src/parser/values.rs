@@ -48,6 +48,12 @@ pub(super) fn lower_header(
             }
         };
         match v {
+            // Offsets are multiples of the alignment: only a power of two keeps every
+            // element aligned.
+            Some(v) if k == 1 && v > 0 && !(v as u64).is_power_of_two() => diags.push(
+                Diagnostic::error(format!("`Align` must be a power of two, found {v}"))
+                    .at(Span::new(s, e)),
+            ),
             Some(v) if v >= 0 && (k == 0 || v > 0) => vals[k] = Some(v as u64),
             Some(v) => diags.push(
                 Diagnostic::error(format!(
