@@ -111,8 +111,15 @@ pub fn resolve_weights(
                     w.ty.bytes()
                 ));
             }
-            b.clone()
+            let mut copy =
+                crate::limits::zeroed(b.len() as u64, || format!("the contents of `%{}`", w.name))?;
+            copy.copy_from_slice(b);
+            copy
         } else if let Some(init) = &w.init {
+            // init_bytes allocates as much: find out first whether it can.
+            drop(crate::limits::zeroed(w.ty.bytes(), || {
+                format!("the contents of `%{}`", w.name)
+            })?);
             init_bytes(&w.ty, init).ok_or_else(|| {
                 format!("inline data of `%{}` ({}) is not supported", w.name, w.ty)
             })?
@@ -122,7 +129,7 @@ pub fn resolve_weights(
                 w.name, w.ty
             ));
         } else {
-            random_bytes(&w.ty, opts.seed, &w.name)
+            random_bytes(&w.ty, opts.seed, &w.name)?
         };
         out.insert(w.name.clone(), bytes);
     }
@@ -214,7 +221,7 @@ fn load_weights(
     layout: &MemoryLayout,
     weights: &BTreeMap<String, Vec<u8>>,
 ) -> Result<Memory, RunError> {
-    let mut mem = Memory::new(layout);
+    let mut mem = Memory::try_new(layout, &f.name)?;
     for (i, w) in f.weights.iter().enumerate() {
         let p = layout.weight_place(i);
         let bytes = weights
@@ -400,12 +407,12 @@ fn next(state: &mut u64) -> u64 {
 /// uniform in [-1, 1), quantized values over their range (at most
 /// [-128, 255]), index values in [0, 8), int8/uint8 over their range, bools
 /// 0/1, 16-bit floats zero.
-pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Vec<u8> {
+pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Result<Vec<u8>, String> {
     let mut state = name.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     });
     let n = ty.size() as usize;
-    let mut out = vec![0u8; ty.bytes() as usize];
+    let mut out = crate::limits::zeroed(ty.bytes(), || format!("the contents of `%{name}`"))?;
     for i in 0..n {
         let r = next(&mut state);
         match ty.elem {
@@ -431,7 +438,7 @@ pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Vec<u8> {
             _ => {}
         }
     }
-    out
+    Ok(out)
 }
 
 /// The result of comparing two runs' outputs.

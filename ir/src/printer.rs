@@ -162,6 +162,9 @@ fn write_init(init: &WeightInit, elem: ElemKind, out: &mut String) {
             out.push_str("splat(");
             if elem.is_float() {
                 write_elem_float(*x, elem, out);
+            } else if x.fract() == 0.0 && x.abs() <= (1u64 << 53) as f64 {
+                // An integer kind's splat reads back only as an integer.
+                let _ = write!(out, "{}", *x as i64);
             } else {
                 format_float(*x, out);
             }

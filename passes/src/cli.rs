@@ -125,8 +125,8 @@ impl PipelineArgs {
                 .extend(Pipeline::parse(registry, list)?.steps);
         }
         if let Some(align) = self.align {
-            if align == 0 {
-                return Err("--align must be positive".into());
+            if !align.is_power_of_two() {
+                return Err(format!("--align must be a power of two, not {align}"));
             }
             for step in &mut pipeline.steps {
                 if step.pass.is(&plan_memory::INFO) && step.options.get("align").is_none() {

@@ -18,7 +18,9 @@
 //! the same kind as `%x`; their definitions are above the convolution or are
 //! allocs and views between the two that can move above it; nothing between
 //! the two touches `%y`'s buffer or writes `%r`'s; `%y` does not alias the
-//! convolution's inputs and `%r` does not alias `%x`.
+//! convolution's inputs and `%r` does not alias `%x`; `%y` has the dims of
+//! the convolution's result (not only its element count: an add through a
+//! reshaping view of `%x` stays an add).
 //!
 //! Exact: the kernel computes `(sum + bias) + r`, the same two roundings as
 //! the convolution followed by the add (f32 addition commutes), then the
@@ -199,7 +201,11 @@ fn candidate(
     }
     let rv = ai.operands[3 - k].value;
     let yv = ai.operands[0].value;
-    if elems(f, rv) != Some(shape) || elems(f, yv) != Some(shape) {
+    // %y becomes the convolution's Dest, which must have the convolution's dims: an add that
+    // read %x through a reshaping view has the count but not the dims. The residual is read
+    // element by element, so its count is enough (a one-batch batchedadd's slice has no batch).
+    let dims = |v: Value| f.value_type(v).map(|t| t.dims.clone());
+    if elems(f, rv) != Some(shape) || elems(f, yv) != Some(shape) || dims(yv) != dims(dv) {
         return None;
     }
     let (oy, or) = (origins.origin(yv), origins.origin(rv));

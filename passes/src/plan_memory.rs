@@ -18,7 +18,7 @@ pub static INFO: PassInfo = PassInfo {
     options: &[
         PassOption {
             name: "align",
-            help: "Alignment of offsets and sizes in bytes (default 64)",
+            help: "Alignment of offsets and sizes in bytes: a power of two, at least the largest element (default 64)",
         },
         PassOption {
             name: "budget",
@@ -34,8 +34,8 @@ pub static INFO: PassInfo = PassInfo {
     counters: &[],
     create: |o: &PassOptions| {
         let align = o.get_u64("align", glow_ir::ALIGN)?;
-        if align == 0 {
-            return Err("option `align` must be positive".into());
+        if !align.is_power_of_two() {
+            return Err(format!("option `align` must be a power of two, not {align}"));
         }
         let budget = o.get_u64("budget", PlanOptions::default().search_budget as u64)?;
         Ok(Box::new(PlanMemory {
@@ -54,6 +54,22 @@ struct PlanMemory {
 impl Pass for PlanMemory {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let lives = lifetimes(f);
+        // An offset that is a multiple of the alignment must align every element.
+        for l in &lives {
+            let inst = f.inst(l.alloc);
+            let elem = inst.get(m::TY).map_or(1, |t| t.elem.bytes());
+            if elem > self.opts.align {
+                let d = Diagnostic::error(format!(
+                    "function `{}`: the arena alignment {} is smaller than the {elem}-byte \
+                     elements of `%{}`",
+                    f.name, self.opts.align, inst.name
+                ));
+                return Err(vec![match f.spans.inst(l.alloc.index()) {
+                    Some(s) => d.at(s.head),
+                    None => d,
+                }]);
+            }
+        }
         let bufs = planner_buffers(f, &lives);
         let plan = planner::try_plan(&bufs, &self.opts).map_err(|msg| {
             let d = Diagnostic::error(format!("function `{}`: {msg}", f.name));

@@ -25,6 +25,19 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// Zero-filled regions of the layout's sizes for function `name`, or
+    /// which region could not be allocated.
+    pub fn try_new(layout: &MemoryLayout, name: &str) -> Result<Memory, String> {
+        let region = |bytes: u64, what: &str| {
+            crate::limits::zeroed(bytes, || format!("the {what} of `{name}`"))
+        };
+        Ok(Memory {
+            constant: region(layout.constant_size, "constant weights")?,
+            mutable: region(layout.mutable_size, "mutable weights")?,
+            activations: region(layout.activations_size, "activations")?,
+        })
+    }
+
     /// Zero-filled regions of the layout's sizes.
     pub fn new(layout: &MemoryLayout) -> Memory {
         Memory {

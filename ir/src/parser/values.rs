@@ -48,6 +48,12 @@ pub(super) fn lower_header(
             }
         };
         match v {
+            // Offsets are multiples of the alignment: only a power of two keeps every
+            // element aligned.
+            Some(v) if k == 1 && v > 0 && !(v as u64).is_power_of_two() => diags.push(
+                Diagnostic::error(format!("`Align` must be a power of two, found {v}"))
+                    .at(Span::new(s, e)),
+            ),
             Some(v) if v >= 0 && (k == 0 || v > 0) => vals[k] = Some(v as u64),
             Some(v) => diags.push(
                 Diagnostic::error(format!(
@@ -289,7 +295,24 @@ pub(super) fn lower_data(
 ) -> Option<WeightInit> {
     match v {
         ValueAst::Call { func, arg, .. } if func.value == "splat" => {
-            Some(WeightInit::Splat(parse_float(arg)))
+            if ty.elem.is_float() {
+                return Some(WeightInit::Splat(parse_float(arg)));
+            }
+            // The same checks as one value of an array.
+            let v = parse_int(arg, diags)?;
+            fits(v, ty.elem, num_span(arg), diags)?;
+            // A splat holds an f64: an integer it cannot hold exactly would change.
+            if v as f64 as i64 != v || v == i64::MAX {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "{v} cannot be a `splat` value (splats hold an f64, exact only to 2^53); \
+                         write the values out"
+                    ))
+                    .at(num_span(arg)),
+                );
+                return None;
+            }
+            Some(WeightInit::Splat(v as f64))
         }
         ValueAst::Array {
             elems,
@@ -345,18 +368,8 @@ pub(super) fn lower_data(
                             return None;
                         }
                     };
-                    if let Some((lo, hi)) = int_range(ty.elem).filter(|&(lo, hi)| v < lo || v > hi)
-                    {
-                        let (l, r) = e.span();
-                        diags.push(
-                            Diagnostic::error(format!(
-                                "{v} does not fit in `{}` (from {lo} to {hi})",
-                                ty.elem.base_name()
-                            ))
-                            .at(Span::new(l, r)),
-                        );
-                        return None;
-                    }
+                    let (l, r) = e.span();
+                    fits(v, ty.elem, Span::new(l, r), diags)?;
                     out.push(v);
                 }
                 Some(WeightInit::Ints(out))
@@ -370,6 +383,23 @@ pub(super) fn lower_data(
             );
             None
         }
+    }
+}
+
+/// `Some(())` when `v` fits in `elem`, else an error at `at`.
+fn fits(v: i64, elem: ElemKind, at: Span, diags: &mut Vec<Diagnostic>) -> Option<()> {
+    match int_range(elem) {
+        Some((lo, hi)) if v < lo || v > hi => {
+            diags.push(
+                Diagnostic::error(format!(
+                    "{v} does not fit in `{}` (from {lo} to {hi})",
+                    elem.base_name()
+                ))
+                .at(at),
+            );
+            None
+        }
+        _ => Some(()),
     }
 }
 

@@ -51,6 +51,13 @@ pub(super) fn check(f: &Function, errors: &mut Vec<VerifyError>) {
                     continue;
                 }
                 let offset = offset as u64;
+                let elem = inst.get(m::TY).map_or(1, |t| t.elem.bytes());
+                if plan.align < elem {
+                    errors.push(bad(format!(
+                        "the arena alignment {} is smaller than the {elem}-byte elements of `%{}`",
+                        plan.align, inst.name
+                    )));
+                }
                 if !offset.is_multiple_of(plan.align.max(1)) {
                     errors.push(bad(format!(
                         "`Offset` {offset} is not a multiple of the arena alignment {}",
