@@ -19,6 +19,22 @@ use glow_passes::pass::PassInfo;
 use glow_passes::pipeline::{Mode, Pipeline};
 use glow_passes::planner::align_up;
 use glow_passes::registry::BUILTIN;
+
+/// Passes the oracle does not run on random programs: `quantize` needs a
+/// profile and changes what is computed (test/passes/quantize/,
+/// tools/opt/tests/quantize_flow.rs); `differentiate` makes a training step
+/// of a program with one output (test/passes/differentiate/,
+/// tests/training.rs); `remat` works on such a step and needs a budget
+/// (test/passes/remat/, checked there with --compare-passes).
+fn not_on_random_programs(p: &PassInfo) -> bool {
+    [
+        &glow_passes::quantize::INFO,
+        &glow_passes::differentiate::INFO,
+        &glow_passes::remat::INFO,
+    ]
+    .iter()
+    .any(|q| p.is(q))
+}
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -314,12 +330,7 @@ fn check_interp(
     let f = &m.functions[0];
     let weights = run::resolve_weights(f, &BTreeMap::new(), &interp_opts(seed))?;
     let reference = interp(f, &weights, seed).map_err(|e| format!("the interpreter fails: {e}"))?;
-    // `quantize` needs a profile of the program and changes what it computes
-    // (test/passes/quantize/ and tools/opt/tests/quantize_flow.rs test it).
-    for &p in BUILTIN
-        .iter()
-        .filter(|p| !p.is(&glow_passes::quantize::INFO))
-    {
+    for &p in BUILTIN.iter().filter(|p| !not_on_random_programs(p)) {
         let label = format!("the pass `{}`", p.name);
         let (_, changed) = after_pipeline(
             &m,
@@ -360,9 +371,7 @@ fn check_interp(
         .iter()
         .copied()
         .filter(|p| {
-            exact(p)
-                && !p.is(&glow_passes::plan_memory::INFO)
-                && !p.is(&glow_passes::quantize::INFO)
+            exact(p) && !p.is(&glow_passes::plan_memory::INFO) && !not_on_random_programs(p)
         })
         .collect();
     for _ in 0..cfg.sequences {
