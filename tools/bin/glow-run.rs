@@ -445,7 +445,8 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
         }
         files.push((name, npy::write(&t.ty, &t.data)));
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    glow_ir::output::create_output_dir(dir)
+        .map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
     for (name, _) in &files {
         if dir.join(name).is_dir() {
             return Err(format!(
@@ -509,7 +510,8 @@ fn dump_tensors(
         RunError::Diagnostic(d) => Fail::Rendered(render_all(&[d], file, source)),
         RunError::Message(m) => Fail::Msg(m),
     })?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    glow_ir::output::create_output_dir(dir)
+        .map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
     let mut index = String::new();
     for w in &written {
         let name = format!(
