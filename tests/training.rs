@@ -114,7 +114,6 @@ fn step_outputs(dir: &Path, engine: Engine) -> Result<BTreeMap<String, Vec<u8>>,
     let imported = glow_import::import_model(&model, &opts).map_err(|e| e.to_string())?;
     let mut m = Module {
         functions: vec![imported.function],
-        ..Default::default()
     };
     let registry = glow_passes::PassRegistry::builtin();
     let pipeline = glow_passes::cli::PipelineArgs {

@@ -415,11 +415,11 @@ struct Target {
 impl Diff {
     /// The gradient of `v` as a value: the origin's gradient buffer, viewed
     /// as `v` is viewed (None when it has none).
-    fn grad_of(&self, f: &mut Function, at: InstId, v: Value) -> Option<Value> {
+    fn grad_of(&self, f: &mut Function, v: Value) -> Option<Value> {
         match v {
             Value::Inst(i) if f.inst(i).opcode == Opcode::TensorView => {
                 let src = f.inst(i).operands[0].value;
-                let g = self.grad_of(f, at, src)?;
+                let g = self.grad_of(f, src)?;
                 let ty = f.inst(i).get(m::TY)?.clone();
                 let offs = f.inst(i).get(m::OFFSETS)?.to_vec();
                 let base = format!("{}.grad", f.inst(i).name);
@@ -468,7 +468,7 @@ impl Diff {
     }
 
     /// Makes room for a contribution to the gradient of `v`.
-    fn target(&mut self, f: &mut Function, origins: &Origins, at: InstId, v: Value) -> Target {
+    fn target(&mut self, f: &mut Function, origins: &Origins, v: Value) -> Target {
         let (origin, _) = origins.of(v);
         let ty = f
             .value_type(v)
@@ -501,7 +501,7 @@ impl Diff {
                 },
             );
             if whole {
-                let dest = self.grad_of(f, at, v).unwrap_or(buf);
+                let dest = self.grad_of(f, v).unwrap_or(buf);
                 self.grads.get_mut(&origin).expect("just inserted").written = true;
                 return Target {
                     dest,
@@ -509,7 +509,7 @@ impl Diff {
                 };
             }
         }
-        let into = self.grad_of(f, at, v).expect("the gradient exists");
+        let into = self.grad_of(f, v).expect("the gradient exists");
         let base = format!("{}.grad.part", f.value_name(v));
         let tmp = Builder::new(f).alloc(&base, ty);
         self.scratch.push(tmp);
@@ -580,7 +580,7 @@ impl Diff {
             Some(o) => o.value,
             None => return Ok(()),
         };
-        let Some(dd) = self.grad_of(f, i, dest) else {
+        let Some(dd) = self.grad_of(f, dest) else {
             return Ok(());
         };
         let needed: Vec<bool> = ops
@@ -597,7 +597,7 @@ impl Diff {
                     op: Opcode,
                     operands: &dyn Fn(Value) -> Vec<Value>,
                     members: &[m::Member]| {
-            let t = d.target(f, origins, i, ops[k]);
+            let t = d.target(f, origins, ops[k]);
             Builder::new(f).inst(&format!("{name}.grad"), op, &operands(t.dest), members);
             d.added += 1;
             d.finish(f, t);
@@ -721,7 +721,7 @@ impl Diff {
                     members.push(m::DILATION.to(dl));
                 }
                 let src = if need(1) {
-                    Some(self.target(f, origins, i, ops[1]))
+                    Some(self.target(f, origins, ops[1]))
                 } else {
                     None
                 };
@@ -729,8 +729,8 @@ impl Diff {
                     Some(t) => t.dest,
                     None => self.unused(f, &format!("{name}.srcgrad"), ops[1]),
                 };
-                let filt = self.target(f, origins, i, ops[2]);
-                let bias = self.target(f, origins, i, ops[3]);
+                let filt = self.target(f, origins, ops[2]);
+                let bias = self.target(f, origins, ops[3]);
                 Builder::new(f).inst(
                     &format!("{name}.grad"),
                     Opcode::ConvolutionGrad,

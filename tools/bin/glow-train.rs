@@ -224,7 +224,6 @@ fn real_main(cli: &Cli) -> Result<(), String> {
     // The step: differentiate, then glow-opt's -O.
     let mut step_m = Module {
         functions: vec![f.clone()],
-        ..module.clone()
     };
     let diff = format!(
         "differentiate{{lr={},momentum={},weight-decay={}}}",
@@ -270,7 +269,6 @@ fn real_main(cli: &Cli) -> Result<(), String> {
     }
     let mut infer_m = Module {
         functions: vec![infer_f],
-        ..module.clone()
     };
     run_passes(
         &mut infer_m,
