@@ -110,7 +110,8 @@ impl PipelineArgs {
             (None, Some("1" | "2" | "3")) => Mode::Infer,
             (None, Some(other)) => {
                 return Err(format!(
-                    "unknown optimization level `-O{other}`; expected -O0 or -O"
+                    "unknown optimization level `-O{other}`; expected -O0 (no passes) or -O \
+                     (the infer pipeline; -O1, -O2 and -O3 are accepted as -O)"
                 ))
             }
             (None, None) => Mode::None,

@@ -110,10 +110,12 @@ struct Cli {
     fast_math: bool,
 }
 
-/// A failure: already-rendered diagnostics, or a message to prefix.
+/// A failure: already-rendered diagnostics, a message to prefix, or a
+/// usage error (a bad pipeline flag: exit 2, as glow-opt).
 enum Fail {
     Rendered(String),
     Msg(String),
+    Usage(String),
 }
 
 impl From<String> for Fail {
@@ -135,6 +137,10 @@ fn main() -> ExitCode {
         Err(Fail::Msg(msg)) => {
             eprintln!("glow-run: error: {msg}");
             ExitCode::from(1)
+        }
+        Err(Fail::Usage(msg)) => {
+            eprintln!("glow-run: error: {msg}");
+            ExitCode::from(2)
         }
     }
 }
@@ -189,7 +195,9 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
     }
     let weights = run::resolve_weights(f, &given, &opts)?;
     if let Some(list) = &cli.bisect {
-        let pipeline = pipeline_args(list).pipeline(&glow_passes::PassRegistry::builtin())?;
+        let pipeline = pipeline_args(list)
+            .pipeline(&glow_passes::PassRegistry::builtin())
+            .map_err(Fail::Usage)?;
         return match glow_opt_driver::bisect::bisect(f, &weights, &pipeline)? {
             Some(found) => {
                 print!("{}", glow_opt_driver::bisect::report(&found, list));
@@ -283,10 +291,12 @@ fn apply_pipeline(
     args: &PipelineArgs,
     source: &[u8],
     file: &str,
-) -> Result<(), String> {
-    let pipeline = args.pipeline(&glow_passes::PassRegistry::builtin())?;
+) -> Result<(), Fail> {
+    let pipeline = args
+        .pipeline(&glow_passes::PassRegistry::builtin())
+        .map_err(Fail::Usage)?;
     glow_passes::run_pipeline(m, &pipeline)
-        .map_err(|d| render_all(&d, file, source).trim_end().to_string())
+        .map_err(|d| Fail::Msg(render_all(&d, file, source).trim_end().to_string()))
 }
 
 fn pick<'m>(m: &'m Module, name: Option<&str>) -> Result<&'m Function, String> {
@@ -295,11 +305,13 @@ fn pick<'m>(m: &'m Module, name: Option<&str>) -> Result<&'m Function, String> {
             .functions
             .first()
             .ok_or_else(|| "the file has no function".to_string()),
-        Some(n) => m
-            .functions
-            .iter()
-            .find(|f| f.name == n)
-            .ok_or_else(|| format!("no function named `{n}` in the file")),
+        Some(n) => m.functions.iter().find(|f| f.name == n).ok_or_else(|| {
+            let names = m.functions.iter().map(|f| f.name.as_str());
+            match glow_ir::diag::did_you_mean(n, names) {
+                Some(s) => format!("no function named `{n}` in the file; did you mean `{s}`?"),
+                None => format!("no function named `{n}` in the file"),
+            }
+        }),
     }
 }
 
@@ -322,8 +334,15 @@ fn given_tensors(cli: &Cli, m: &Module) -> Result<BTreeMap<String, Vec<u8>>, Str
             .split_once('=')
             .ok_or_else(|| format!("--input `{spec}`: expected NAME=FILE"))?;
         let name = name.strip_prefix('%').unwrap_or(name);
-        let ty =
-            ty_of(name).ok_or_else(|| format!("--input: the function has no weight `%{name}`"))?;
+        let ty = ty_of(name).ok_or_else(|| {
+            let names = f.weights.iter().map(|w| w.name.as_str());
+            match glow_ir::diag::did_you_mean(name, names) {
+                Some(s) => {
+                    format!("--input: the function has no weight `%{name}`; did you mean `%{s}`?")
+                }
+                None => format!("--input: the function has no weight `%{name}`"),
+            }
+        })?;
         let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
         let arr = read_tensor_file(file, &bytes)
             .map_err(|e| format!("input `%{name}` ('{file}'): {e}"))?;
@@ -483,7 +502,7 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
 
 /// A mode (`none`, `train`, `infer`) or a pass list, as pipeline flags.
 fn pipeline_args(list: &str) -> PipelineArgs {
-    if ["none", "train", "infer"].contains(&list) {
+    if glow_passes::pipeline::MODE_NAMES.contains(&list) {
         PipelineArgs {
             mode: Some(list.to_string()),
             ..PipelineArgs::default()
