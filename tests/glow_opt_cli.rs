@@ -189,3 +189,10 @@ fn a_bad_pipeline_exits_2_in_every_tool() {
         );
     }
 }
+
+#[test]
+fn weights_without_emit_c_is_a_usage_error() {
+    let out = glow_opt(&["-", "--weights", "w.safetensors"], Some(VALID));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no output on a usage error");
+}
