@@ -166,3 +166,13 @@ fn train_mode_docs_name_every_skipped_pass() {
         assert_eq!(got, want, "{doc}: the passes --mode=train skips");
     }
 }
+
+#[test]
+fn readme_says_a_c_compiler_is_needed() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("readable");
+    let req = readme
+        .split("## Requirements")
+        .nth(1)
+        .expect("README has a Requirements section");
+    assert!(req.contains("C compiler") && req.contains("`cc`"), "{req}");
+}
