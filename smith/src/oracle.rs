@@ -89,6 +89,14 @@ impl Report {
     }
 }
 
+/// Whether a pass is meant to keep what the program computes. `quantize`
+/// needs a profile and changes the arithmetic (test/passes/quantize/,
+/// tools/opt/tests/quantize_flow.rs); `differentiate` turns the program
+/// into a training step (test/passes/differentiate/, tests/training.rs).
+fn keeps_semantics(p: &PassInfo) -> bool {
+    !p.is(&glow_passes::quantize::INFO) && !p.is(&glow_passes::differentiate::INFO)
+}
+
 /// Passes whose result is not meant to be bit-identical: fold-batchnorm
 /// rounds differently by design (docs/passes/fold-batchnorm.md); it is
 /// run and verified, not compared.
@@ -314,12 +322,7 @@ fn check_interp(
     let f = &m.functions[0];
     let weights = run::resolve_weights(f, &BTreeMap::new(), &interp_opts(seed))?;
     let reference = interp(f, &weights, seed).map_err(|e| format!("the interpreter fails: {e}"))?;
-    // `quantize` needs a profile of the program and changes what it computes
-    // (test/passes/quantize/ and tools/opt/tests/quantize_flow.rs test it).
-    for &p in BUILTIN
-        .iter()
-        .filter(|p| !p.is(&glow_passes::quantize::INFO))
-    {
+    for &p in BUILTIN.iter().filter(|p| keeps_semantics(p)) {
         let label = format!("the pass `{}`", p.name);
         let (_, changed) = after_pipeline(
             &m,
@@ -359,11 +362,7 @@ fn check_interp(
     let pool: Vec<&'static PassInfo> = BUILTIN
         .iter()
         .copied()
-        .filter(|p| {
-            exact(p)
-                && !p.is(&glow_passes::plan_memory::INFO)
-                && !p.is(&glow_passes::quantize::INFO)
-        })
+        .filter(|p| exact(p) && !p.is(&glow_passes::plan_memory::INFO) && keeps_semantics(p))
         .collect();
     for _ in 0..cfg.sequences {
         let n = rng.range(2, 7) as usize;
