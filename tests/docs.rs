@@ -139,3 +139,40 @@ fn readme_says_how_to_run_models_and_glow_lit() {
     // `cargo run --bin glow-lit` alone leaves the other tools stale.
     assert!(readme.contains("cargo build --workspace --bins && cargo run\n--bin glow-lit"));
 }
+
+/// The passes that `--mode=train` leaves out, as each manual lists them
+/// after "the same without", against `pipeline::TRAIN_SKIPS`.
+#[test]
+fn train_mode_docs_name_every_skipped_pass() {
+    let mut want: Vec<&str> = glow_passes::pipeline::TRAIN_SKIPS
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    want.sort_unstable();
+    let name = Regex::new(r"`([a-z-]+)`").expect("regex");
+    for doc in ["docs/glow-opt.md", "docs/passes/README.md"] {
+        let text = std::fs::read_to_string(root().join(doc)).expect("readable");
+        let line = text
+            .lines()
+            .find(|l| l.contains("train") && l.contains("the same without"))
+            .unwrap_or_else(|| panic!("{doc} describes --mode=train as \"the same without ...\""));
+        let list = line.split("the same without").nth(1).expect("split");
+        let list = list.split([';', '(', '|']).next().expect("split");
+        let mut got: Vec<&str> = name
+            .captures_iter(list)
+            .map(|c| c.get(1).expect("group").as_str())
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, want, "{doc}: the passes --mode=train skips");
+    }
+}
+
+#[test]
+fn readme_says_a_c_compiler_is_needed() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("readable");
+    let req = readme
+        .split("## Requirements")
+        .nth(1)
+        .expect("README has a Requirements section");
+    assert!(req.contains("C compiler") && req.contains("`cc`"), "{req}");
+}

@@ -76,3 +76,65 @@ fn the_textmate_grammar_is_json_with_the_scope_vscode_loads() {
     }
     assert_eq!((depth, in_str), (0, false));
 }
+
+/// Strings highlight everywhere (Vim's `girString` is not `contained`),
+/// and both grammars know Glow's `;` comments.
+#[test]
+fn strings_are_top_level_and_semicolon_comments_are_known() {
+    let vim = read("editors/vim/syntax/gir.vim");
+    let string = vim
+        .lines()
+        .find(|l| l.starts_with("syn region girString"))
+        .expect("gir.vim defines girString");
+    assert!(
+        !string.contains("contained"),
+        "girString is contained in no group, so it must not be `contained`: {string}"
+    );
+    assert!(
+        vim.contains("syn match girComment \";.*$\""),
+        "gir.vim: `;` comments"
+    );
+    let tm = read("editors/vscode-gir/syntaxes/gir.tmLanguage.json");
+    assert!(
+        tm.contains("\"begin\": \"//|;\""),
+        "gir.tmLanguage.json: `;` comments"
+    );
+}
+
+/// What Vim highlights, at positions of a line with `//` inside a string and
+/// a line with a `;` comment.
+#[test]
+#[ignore = "needs vim on PATH: cargo test --test editors -- --ignored"]
+fn vim_highlights_strings_and_both_comment_kinds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gir = dir.path().join("hl.gir");
+    std::fs::write(
+        &gir,
+        "  0 %p = debugprint @in %x { Format: \"a//b\", FileName: \"\" } // c\n  \
+         %w = WeightVar float<2> const ; size = 8\n",
+    )
+    .expect("writes");
+    let out = dir.path().join("probe.out");
+    let syntax = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vim/syntax/gir.vim");
+    let probe = format!(
+        "source {}\nlet r = []\nfor [l, c] in [[1, 38], [1, 41], [1, 62], [2, 35]]\n  \
+         call add(r, synIDattr(synID(l, c, 1), 'name'))\nendfor\n\
+         call writefile(r, '{}')\nqa!\n",
+        syntax.display(),
+        out.display()
+    );
+    let script = dir.path().join("probe.vim");
+    std::fs::write(&script, probe).expect("writes");
+    let status = std::process::Command::new("vim")
+        .args(["-Nu", "NONE", "-i", "NONE", "-es", "-S"])
+        .arg(&script)
+        .arg(&gir)
+        .status()
+        .expect("vim runs");
+    assert!(status.success());
+    let got = std::fs::read_to_string(&out).expect("vim wrote the probe");
+    assert_eq!(
+        got.lines().collect::<Vec<_>>(),
+        ["girString", "girString", "girComment", "girComment"]
+    );
+}

@@ -152,3 +152,47 @@ fn output_to_special_files() {
             .is_fifo());
     }
 }
+
+/// A bad pipeline flag is a usage error (exit 2) in every tool that takes
+/// one, as glow-opt's table in docs/glow-opt.md says.
+#[test]
+fn a_bad_pipeline_exits_2_in_every_tool() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("f.gir");
+    std::fs::write(&file, VALID).expect("writes");
+    let file = file.to_str().expect("utf-8 path");
+    let cases: [(&str, &[&str]); 7] = [
+        (env!("CARGO_BIN_EXE_glow-opt"), &["--pass=dsee"]),
+        (env!("CARGO_BIN_EXE_glow-run"), &["--pass=dsee"]),
+        (env!("CARGO_BIN_EXE_glow-run"), &["-O7"]),
+        (env!("CARGO_BIN_EXE_glow-run"), &["--mode=infr"]),
+        (env!("CARGO_BIN_EXE_glow-run"), &["--compare-passes=infr"]),
+        (env!("CARGO_BIN_EXE_glow-run"), &["--bisect=infr"]),
+        (env!("CARGO_BIN_EXE_glow-reduce"), &["--miscompile=infr"]),
+    ];
+    for (tool, args) in cases {
+        let out = Command::new(tool)
+            .arg(file)
+            .args(args)
+            .args(if tool.ends_with("glow-run") {
+                &["--engine=interp"][..]
+            } else {
+                &[]
+            })
+            .output()
+            .expect("the tool runs");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{tool} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn weights_without_emit_c_is_a_usage_error() {
+    let out = glow_opt(&["-", "--weights", "w.safetensors"], Some(VALID));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no output on a usage error");
+}

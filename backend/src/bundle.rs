@@ -324,10 +324,11 @@ fn c_source(
 
 impl Bundle {
     /// Writes `NAME.c`, `NAME.h`, `NAME.weights.bin` into `dir` (created if
-    /// needed), through a temporary directory inside it and renames, so a
-    /// failure never leaves a partial file under a final name.
+    /// its parent exists: `glow_ir::output::create_output_dir`), through a
+    /// temporary directory inside it and renames, so a failure never leaves
+    /// a partial file under a final name.
     pub fn write_to(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
+        glow_ir::output::create_output_dir(dir)?;
         let tmp = tempfile::Builder::new().prefix(".bundle").tempdir_in(dir)?;
         let files: [(String, &[u8]); 3] = [
             (format!("{}.c", self.name), self.c_source.as_bytes()),

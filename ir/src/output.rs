@@ -18,12 +18,48 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Writes `bytes` to `path` by the rules of the module.
 pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = resolve_links(path)?;
+    missing_parent(&target)?;
     match fs::metadata(&target) {
         Ok(meta) if meta.is_dir() => Err(io::Error::other("is a directory".to_string())),
         Ok(meta) if !meta.is_file() => write_in_place(&target, bytes),
         Ok(meta) => write_renamed(&target, bytes, Some(meta.permissions())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => write_renamed(&target, bytes, None),
         Err(e) => Err(e),
+    }
+}
+
+/// Makes the output directory `dir` of a tool (`--emit=c -o DIR`,
+/// `--output-dir`, ...). The rule of every tool: an existing directory is
+/// used, a missing one is created when its parent exists, and a missing
+/// parent is an error, as it is for an output file, so a mistyped path
+/// never creates a tree of directories.
+pub fn create_output_dir(dir: &Path) -> io::Result<()> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => return Err(io::Error::other("exists and is not a directory")),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
+    }
+    missing_parent(dir)?;
+    match fs::create_dir(dir) {
+        // Another process made it meanwhile.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        r => r,
+    }
+}
+
+/// The error for a path whose parent directory does not exist, which
+/// "No such file or directory" leaves the user to guess.
+fn missing_parent(path: &Path) -> io::Result<()> {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "directory '{}' does not exist (tools create no missing parent directories)",
+                p.display()
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -112,6 +148,22 @@ mod tests {
             0o640
         );
         assert_eq!(fs::read_dir(&d).unwrap().count(), 1, "no temp file left");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_missing_parent_is_an_error_and_one_level_is_created() {
+        let d = tempdir();
+        let e = write_file(&d.join("no/x.gir"), b"x").unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let e = create_output_dir(&d.join("no/out")).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(!d.join("no").exists());
+        create_output_dir(&d.join("out")).unwrap();
+        create_output_dir(&d.join("out")).unwrap();
+        assert!(d.join("out").is_dir());
+        fs::write(d.join("file"), "x").unwrap();
+        assert!(create_output_dir(&d.join("file")).is_err());
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -77,7 +77,8 @@ pub struct PipelineArgs {
     /// Optimize: run the default (infer) pipeline before any --pass (`-O0`: none).
     #[arg(short = 'O', value_name = "LEVEL", num_args = 0..=1, default_missing_value = "1", require_equals = true)]
     pub opt_level: Option<String>,
-    /// Pipeline mode: none, train (no buffer sharing) or infer (Glow's default order).
+    /// Pipeline mode: none, train (infer without the fusions, inplace and buffer sharing) or
+    /// infer (Glow's default order).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
     /// Alignment in bytes of the activation arena (`plan-memory` steps without their own `align`).
@@ -113,7 +114,8 @@ impl PipelineArgs {
             (None, Some("1" | "2" | "3")) => Mode::Infer,
             (None, Some(other)) => {
                 return Err(format!(
-                    "unknown optimization level `-O{other}`; expected -O0 or -O"
+                    "unknown optimization level `-O{other}`; expected -O0 (no passes) or -O \
+                     (the infer pipeline; -O1, -O2 and -O3 are accepted as -O)"
                 ))
             }
             (None, None) => Mode::None,

@@ -352,7 +352,7 @@ impl PassManager {
         let path = dir.join(format!("{:03}-{stem}-{what}.gir", self.dumps));
         self.dumps += 1;
         let text = print_function(f, PrintOptions::default());
-        std::fs::create_dir_all(dir)
+        glow_ir::output::create_output_dir(dir)
             .and_then(|()| glow_ir::output::write_file(&path, text.as_bytes()))
             .map_err(|e| RunFailure {
                 diagnostics: vec![Diagnostic::error(format!(

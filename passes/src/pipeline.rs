@@ -78,15 +78,24 @@ pub static TRAIN_SKIPS: &[&PassInfo] = &[
     &fuse_activations::INFO,
 ];
 
+/// The names of the modes, as `--mode`, `--compare-passes` and
+/// `glow-reduce --miscompile` take them.
+pub const MODE_NAMES: [&str; 3] = ["none", "train", "infer"];
+
 impl Mode {
     pub fn parse(s: &str) -> Result<Mode, String> {
         match s {
             "none" => Ok(Mode::None),
             "train" => Ok(Mode::Train),
             "infer" => Ok(Mode::Infer),
-            other => Err(format!(
-                "unknown mode `{other}`; expected none, train or infer"
-            )),
+            other => {
+                let hint = did_you_mean(other, MODE_NAMES)
+                    .map(|m| format!("did you mean `{m}`? "))
+                    .unwrap_or_default();
+                Err(format!(
+                    "unknown mode `{other}`; {hint}expected none, train or infer"
+                ))
+            }
         }
     }
 
@@ -101,6 +110,27 @@ impl Mode {
                 .collect(),
             Mode::Infer => INFER.to_vec(),
         }
+    }
+}
+
+/// An unknown pass name that is (close to) a mode says so: `--passes=infer`
+/// is a common slip for `-O`, and `infr` in a pipeline that takes modes is
+/// a misspelled mode more likely than a pass.
+fn mode_hint(registry: &PassRegistry, name: &str, err: String) -> String {
+    if MODE_NAMES.contains(&name) {
+        return format!(
+            "`{name}` is a mode, not a pass: use --mode={name}{}",
+            if name == "infer" { " or -O" } else { "" }
+        );
+    }
+    let near_pass = did_you_mean(name, registry.passes().iter().map(|p| p.name)).is_some();
+    match did_you_mean(name, MODE_NAMES) {
+        Some(m) if !near_pass => format!(
+            "unknown pass or mode `{name}`; did you mean the mode `{m}`? (modes: {}; \
+             --list-passes lists the passes)",
+            MODE_NAMES.join(", ")
+        ),
+        _ => err,
     }
 }
 
@@ -139,7 +169,9 @@ impl Pipeline {
                 }
                 None => (item, PassOptions::default()),
             };
-            let pass = registry.lookup_or_suggest(name)?;
+            let pass = registry
+                .lookup_or_suggest(name)
+                .map_err(|e| mode_hint(registry, name, e))?;
             for key in opts.values.keys() {
                 if !pass.options.iter().any(|o| o.name == key) {
                     let known: Vec<&str> = pass.options.iter().map(|o| o.name).collect();
@@ -265,7 +297,15 @@ mod tests {
         let registry = PassRegistry::builtin();
         let e = Pipeline::parse(&registry, "dse{x=1}").unwrap_err();
         assert_eq!(e, "pass `dse` has no option `x`; `dse` takes no options");
-        let e = Pipeline::parse(&registry, "dse,nope").unwrap_err();
-        assert!(e.starts_with("unknown pass `nope`"), "{e}");
+        let e = Pipeline::parse(&registry, "dse,nothing").unwrap_err();
+        assert!(e.starts_with("unknown pass `nothing`"), "{e}");
+        // Modes are not passes; a near-miss of a mode suggests it.
+        let e = Pipeline::parse(&registry, "infer").unwrap_err();
+        assert!(e.contains("is a mode, not a pass"), "{e}");
+        let e = Pipeline::parse(&registry, "trian").unwrap_err();
+        assert!(e.contains("did you mean the mode `train`?"), "{e}");
+        // A near-miss of a pass keeps the pass suggestion.
+        let e = Pipeline::parse(&registry, "dsee").unwrap_err();
+        assert!(e.contains("did you mean `dse`?"), "{e}");
     }
 }

@@ -41,6 +41,16 @@ struct Row {
     algorithm: &'static str,
 }
 
+/// A `.gir` by name or by its `function`/`declare {`/`code {` lines, which
+/// no trace record starts with.
+fn looks_like_gir(file: &str, text: &str) -> bool {
+    file.ends_with(".gir")
+        || text
+            .lines()
+            .map(str::trim)
+            .any(|l| l.starts_with("function ") || l == "declare {" || l == "code {")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let text = match std::fs::read(&cli.tracefile) {
@@ -52,6 +62,16 @@ fn main() -> ExitCode {
     };
     let models = match trace::parse(&text) {
         Ok(m) => m,
+        Err(_) if looks_like_gir(&cli.tracefile, &text) => {
+            // One hint instead of an "unknown record" per line of IR.
+            eprintln!(
+                "{}:1:1: error: this is a .gir file; glow-memplan reads Glow allocation traces \
+                 (MODEL/ALLOC/FREE records); for a .gir's activation memory use \
+                 glow-opt --mem-report (with -O or --pass=plan-memory)",
+                cli.tracefile
+            );
+            return ExitCode::from(1);
+        }
         Err(errors) => {
             for e in errors {
                 eprintln!(

@@ -36,8 +36,9 @@ struct Cli {
     /// Constant weights by name from a safetensors file.
     #[arg(long, value_name = "W.safetensors")]
     weights: Option<PathBuf>,
-    /// A mutable weight's contents: NAME=FILE.npy (repeatable).
-    #[arg(long = "input", value_name = "NAME=FILE.npy")]
+    /// A mutable weight's contents: NAME=FILE, a `.npy` file or an ONNX
+    /// `TensorProto` (`input_0.pb`) (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE")]
     inputs: Vec<String>,
     /// Write every written mutable weight as DIR/<name>.npy.
     #[arg(long, value_name = "DIR")]
@@ -109,10 +110,12 @@ struct Cli {
     fast_math: bool,
 }
 
-/// A failure: already-rendered diagnostics, or a message to prefix.
+/// A failure: already-rendered diagnostics, a message to prefix, or a
+/// usage error (a bad pipeline flag: exit 2, as glow-opt).
 enum Fail {
     Rendered(String),
     Msg(String),
+    Usage(String),
 }
 
 impl From<String> for Fail {
@@ -134,6 +137,10 @@ fn main() -> ExitCode {
         Err(Fail::Msg(msg)) => {
             eprintln!("glow-run: error: {msg}");
             ExitCode::from(1)
+        }
+        Err(Fail::Usage(msg)) => {
+            eprintln!("glow-run: error: {msg}");
+            ExitCode::from(2)
         }
     }
 }
@@ -170,9 +177,27 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
     glow_backend::limits::check_tensors(f)
         .and_then(|()| glow_backend::MemoryLayout::plan(f).map(drop))
         .map_err(|d| Fail::Rendered(render_all(&[d], &file, &source)))?;
+    if !opts.strict_constants {
+        // Random constants give meaningless outputs; say so, as glow-import's --fill-stripped does.
+        let filled = f
+            .weights
+            .iter()
+            .filter(|w| w.mutability == glow_ir::Mutability::Const)
+            .filter(|w| w.init.is_none() && !given.contains_key(&w.name))
+            .count();
+        if filled > 0 {
+            eprintln!(
+                "glow-run: note: filled {filled} constant weight(s) without `Data` with seeded \
+                 random values (seed {}); outputs are not meaningful; pass --weights W.safetensors",
+                opts.seed
+            );
+        }
+    }
     let weights = run::resolve_weights(f, &given, &opts)?;
     if let Some(list) = &cli.bisect {
-        let pipeline = pipeline_args(list).pipeline(&glow_passes::PassRegistry::builtin())?;
+        let pipeline = pipeline_args(list)
+            .pipeline(&glow_passes::PassRegistry::builtin())
+            .map_err(Fail::Usage)?;
         return match glow_opt_driver::bisect::bisect(f, &weights, &pipeline)? {
             Some(found) => {
                 print!("{}", glow_opt_driver::bisect::report(&found, list));
@@ -266,10 +291,12 @@ fn apply_pipeline(
     args: &PipelineArgs,
     source: &[u8],
     file: &str,
-) -> Result<(), String> {
-    let pipeline = args.pipeline(&glow_passes::PassRegistry::builtin())?;
+) -> Result<(), Fail> {
+    let pipeline = args
+        .pipeline(&glow_passes::PassRegistry::builtin())
+        .map_err(Fail::Usage)?;
     glow_passes::run_pipeline(m, &pipeline)
-        .map_err(|d| render_all(&d, file, source).trim_end().to_string())
+        .map_err(|d| Fail::Msg(render_all(&d, file, source).trim_end().to_string()))
 }
 
 fn pick<'m>(m: &'m Module, name: Option<&str>) -> Result<&'m Function, String> {
@@ -278,11 +305,13 @@ fn pick<'m>(m: &'m Module, name: Option<&str>) -> Result<&'m Function, String> {
             .functions
             .first()
             .ok_or_else(|| "the file has no function".to_string()),
-        Some(n) => m
-            .functions
-            .iter()
-            .find(|f| f.name == n)
-            .ok_or_else(|| format!("no function named `{n}` in the file")),
+        Some(n) => m.functions.iter().find(|f| f.name == n).ok_or_else(|| {
+            let names = m.functions.iter().map(|f| f.name.as_str());
+            match glow_ir::diag::did_you_mean(n, names) {
+                Some(s) => format!("no function named `{n}` in the file; did you mean `{s}`?"),
+                None => format!("no function named `{n}` in the file"),
+            }
+        }),
     }
 }
 
@@ -303,16 +332,106 @@ fn given_tensors(cli: &Cli, m: &Module) -> Result<BTreeMap<String, Vec<u8>>, Str
     for spec in &cli.inputs {
         let (name, file) = spec
             .split_once('=')
-            .ok_or_else(|| format!("--input `{spec}`: expected NAME=FILE.npy"))?;
+            .ok_or_else(|| format!("--input `{spec}`: expected NAME=FILE"))?;
         let name = name.strip_prefix('%').unwrap_or(name);
-        let ty =
-            ty_of(name).ok_or_else(|| format!("--input: the function has no weight `%{name}`"))?;
+        let ty = ty_of(name).ok_or_else(|| {
+            let names = f.weights.iter().map(|w| w.name.as_str());
+            match glow_ir::diag::did_you_mean(name, names) {
+                Some(s) => {
+                    format!("--input: the function has no weight `%{name}`; did you mean `%{s}`?")
+                }
+                None => format!("--input: the function has no weight `%{name}`"),
+            }
+        })?;
         let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
-        let arr = npy::read(&bytes).map_err(|e| format!("input `%{name}` ('{file}'): {e}"))?;
+        let arr = read_tensor_file(file, &bytes)
+            .map_err(|e| format!("input `%{name}` ('{file}'): {e}"))?;
         let data = npy::expect(&arr, &ty).map_err(|e| format!("input `%{name}` ('{file}') {e}"))?;
         out.insert(name.to_string(), data);
     }
     Ok(out)
+}
+
+/// An `--input` file: `.npy` by its magic, else an ONNX `TensorProto`
+/// (the `.pb` files of ONNX test data sets), both checked as npy arrays.
+fn read_tensor_file(file: &str, bytes: &[u8]) -> Result<npy::Npy, String> {
+    let is_pb = Path::new(file).extension().is_some_and(|e| e == "pb");
+    if bytes.starts_with(b"\x93NUMPY") {
+        return npy::read(bytes);
+    }
+    pb_tensor(bytes).map_err(|e| {
+        if is_pb {
+            format!("not an ONNX TensorProto: {e}")
+        } else {
+            format!("neither a .npy file nor an ONNX TensorProto ({e})")
+        }
+    })
+}
+
+/// A serialized `TensorProto` as the npy array of the same element kind,
+/// shape and little-endian bytes.
+fn pb_tensor(bytes: &[u8]) -> Result<npy::Npy, String> {
+    use glow_import::onnx::dtype;
+    let t = glow_import::onnx::decode_tensor(bytes).map_err(|e| e.to_string())?;
+    if t.data_location == 1 {
+        return Err("external data is not supported here".into());
+    }
+    let (descr, size) = match t.data_type {
+        dtype::FLOAT => ("<f4", 4),
+        dtype::UINT8 => ("|u1", 1),
+        dtype::INT8 => ("|i1", 1),
+        5 => ("<i2", 2),
+        dtype::INT32 => ("<i4", 4),
+        dtype::INT64 => ("<i8", 8),
+        dtype::BOOL => ("|b1", 1),
+        10 => ("<f2", 2),
+        dtype::DOUBLE => ("<f8", 8),
+        16 => ("<u2", 2),
+        code => {
+            return Err(format!(
+                "element type {} has no .gir element kind",
+                dtype::name(code)
+            ))
+        }
+    };
+    let mut shape = Vec::new();
+    let mut n: u64 = 1;
+    for &d in &t.dims {
+        let d = u64::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
+        n = n
+            .checked_mul(d)
+            .filter(|&n| n <= glow_ir::limits::MAX_TENSOR_BYTES)
+            .ok_or("dims are too large")?;
+        shape.push(d);
+    }
+    let data = if !t.raw_data.is_empty() || n == 0 {
+        t.raw_data
+    } else {
+        // Typed fields: 16-bit and smaller kinds are stored widened in int32_data.
+        match t.data_type {
+            dtype::FLOAT => t.float_data.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            dtype::DOUBLE => t.double_data.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            dtype::INT64 => t.int64_data.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            _ => t
+                .int32_data
+                .iter()
+                .flat_map(|x| x.to_le_bytes().into_iter().take(size))
+                .collect(),
+        }
+    };
+    if data.len() as u64 != n * size as u64 {
+        return Err(format!(
+            "has {} data bytes, but dims {shape:?} of {} need {}",
+            data.len(),
+            dtype::name(t.data_type),
+            n * size as u64
+        ));
+    }
+    Ok(npy::Npy {
+        descr: descr.to_string(),
+        shape,
+        data,
+    })
 }
 
 fn execute(
@@ -345,7 +464,8 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
         }
         files.push((name, npy::write(&t.ty, &t.data)));
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    glow_ir::output::create_output_dir(dir)
+        .map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
     for (name, _) in &files {
         if dir.join(name).is_dir() {
             return Err(format!(
@@ -382,7 +502,7 @@ fn write_npy(dir: &Path, outputs: &Outputs) -> Result<(), String> {
 
 /// A mode (`none`, `train`, `infer`) or a pass list, as pipeline flags.
 fn pipeline_args(list: &str) -> PipelineArgs {
-    if ["none", "train", "infer"].contains(&list) {
+    if glow_passes::pipeline::MODE_NAMES.contains(&list) {
         PipelineArgs {
             mode: Some(list.to_string()),
             ..PipelineArgs::default()
@@ -409,7 +529,8 @@ fn dump_tensors(
         RunError::Diagnostic(d) => Fail::Rendered(render_all(&[d], file, source)),
         RunError::Message(m) => Fail::Msg(m),
     })?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+    glow_ir::output::create_output_dir(dir)
+        .map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
     let mut index = String::new();
     for w in &written {
         let name = format!(

@@ -26,10 +26,13 @@ syn match girType "\<\(float\|float16\|bfloat16\|float64\|i8\|ui8\|i16\|i32\|ind
 syn match girMember "\<[A-Z][A-Za-z0-9]*\ze:"
 syn match girNumber "\<-\?[0-9]\+\(\.[0-9]*\)\?\([eE][-+]\?[0-9]\+\)\?\>"
 syn match girIndex "^\s*[0-9]\+\ze\s\+%"
-syn region girString start=+"+ skip=+\\.+ end=+"+ contained
+" Strings are top level, so a `//` or `;` inside one is not a comment.
+syn region girString start=+"+ skip=+\\.+ end=+"+
 syn match girDirective "\<\(RUN\|REQUIRES\|UNSUPPORTED\|XFAIL\)\ze:" contained
 syn match girDirective "\<[A-Z][A-Z0-9_]*\(-\(NEXT\|SAME\|NOT\|DAG\|LABEL\|EMPTY\|COUNT-[0-9]\+\)\)\?\ze:" contained
 syn match girComment "//.*$" contains=girDirective,girTodo
+" Glow's own comments: `; size = 512 bytes` after a declaration.
+syn match girComment ";.*$" contains=girTodo
 syn keyword girTodo TODO FIXME NOTE WHY contained
 
 hi def link girOpcode Statement

@@ -180,6 +180,18 @@ pub(super) fn lower_type(t: &TypeAst, diags: &mut Vec<Diagnostic>) -> Option<Typ
     for d in &t.dims {
         match d.value.parse::<u64>() {
             Ok(v) if v > 0 => dims.push(v),
+            // All digits but past u64: say it is too large, not that it is not a number.
+            Err(_) if !d.value.is_empty() && d.value.bytes().all(|b| b.is_ascii_digit()) => {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "dimension `{}` is too large (at most {})",
+                        d.value,
+                        u64::MAX
+                    ))
+                    .at(span(d)),
+                );
+                ok = false;
+            }
             _ => {
                 diags.push(Diagnostic::error("a dimension must be a positive integer").at(span(d)));
                 ok = false;

@@ -9,68 +9,101 @@
 //! `glow-smith --fails-like KIND FILE` as the interestingness test: the
 //! candidate still fails the oracle with a message of the same kind.
 
+use clap::Parser;
 use glow_smith::oracle::{check_text, failure_kind, run_seeds_parallel, Config, Failure};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: glow-smith [--count N] [--seed S] [--jobs J] [--no-c] [--batch B] [--sequences K] [--failures DIR] [--cflags FLAGS] [--no-reduce] | --print SEED | [--no-c] [--cflags FLAGS] --fails-like KIND FILE";
+#[derive(Parser, Debug)]
+#[command(
+    name = "glow-smith",
+    version,
+    about = "Generate random valid .gir programs and run the differential oracle on them \
+             (both engines, every pass, random pipelines; docs/fuzzing.md)"
+)]
+struct Cli {
+    /// How many programs to check: the seeds S..S+N.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    count: u64,
+    /// The first seed.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+    /// Threads (default: the cores); the report is the same for any J.
+    #[arg(long, short = 'j', value_name = "J")]
+    jobs: Option<usize>,
+    /// Run only the interpreter, not the C engine.
+    #[arg(long)]
+    no_c: bool,
+    /// Programs per C build.
+    #[arg(long, value_name = "B")]
+    batch: Option<usize>,
+    /// Random pass sequences per program.
+    #[arg(long, value_name = "K")]
+    sequences: Option<usize>,
+    /// Where failing programs are written.
+    #[arg(long, value_name = "DIR")]
+    failures: Option<PathBuf>,
+    /// Flags for the C compiler.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    cflags: Option<String>,
+    /// Do not reduce failing programs with glow-reduce.
+    #[arg(long)]
+    no_reduce: bool,
+    /// Write the program of SEED to stdout and exit.
+    #[arg(long, value_name = "SEED", conflicts_with = "fails_like")]
+    print: Option<u64>,
+    /// glow-reduce's interestingness test: exit 0 when FILE fails the oracle
+    /// with a message of KIND, else 1.
+    #[arg(long, num_args = 2, value_names = ["KIND", "FILE"])]
+    fails_like: Option<Vec<String>>,
+}
 
 fn main() -> ExitCode {
-    match real_main() {
+    match real_main(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("glow-smith: error: {e}\n{USAGE}");
+            eprintln!("glow-smith: error: {e}");
             ExitCode::from(2)
         }
     }
 }
 
-fn real_main() -> Result<ExitCode, String> {
-    let mut args = std::env::args().skip(1);
-    let (mut count, mut seed) = (100u64, 0u64);
-    let mut cfg = Config::default();
-    let mut reduce = true;
-    let mut jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let num = |v: Option<String>, flag: &str| -> Result<u64, String> {
-        v.and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("{flag} needs a number"))
+fn real_main(cli: Cli) -> Result<ExitCode, String> {
+    let mut cfg = Config {
+        c_engine: !cli.no_c,
+        ..Config::default()
     };
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--count" => count = num(args.next(), "--count")?,
-            "--seed" => seed = num(args.next(), "--seed")?,
-            "--jobs" | "-j" => jobs = (num(args.next(), "--jobs")? as usize).max(1),
-            "--no-c" => cfg.c_engine = false,
-            "--batch" => cfg.batch = num(args.next(), "--batch")? as usize,
-            "--sequences" => cfg.sequences = num(args.next(), "--sequences")? as usize,
-            "--failures" => {
-                cfg.failure_dir = PathBuf::from(args.next().ok_or("--failures needs a directory")?)
-            }
-            "--cflags" => cfg.cflags = args.next().ok_or("--cflags needs flags")?,
-            "--no-reduce" => reduce = false,
-            "--fails-like" => {
-                let kind = args.next().ok_or("--fails-like needs a failure kind")?;
-                let file = args.next().ok_or("--fails-like needs a file")?;
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| format!("cannot read {file}: {e}"))?;
-                let same = matches!(check_text(&text, &cfg), Err(m) if failure_kind(&m) == kind);
-                return Ok(if same {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::from(1)
-                });
-            }
-            "--print" => {
-                let s = num(args.next(), "--print")?;
-                print!("{}", glow_smith::generate(s).text);
-                return Ok(ExitCode::SUCCESS);
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(ExitCode::SUCCESS);
-            }
-            other => return Err(format!("unknown argument `{other}`")),
-        }
+    if let Some(b) = cli.batch {
+        cfg.batch = b;
+    }
+    if let Some(k) = cli.sequences {
+        cfg.sequences = k;
+    }
+    if let Some(d) = cli.failures {
+        cfg.failure_dir = d;
+    }
+    if let Some(f) = cli.cflags {
+        cfg.cflags = f;
+    }
+    let reduce = !cli.no_reduce;
+    let jobs = cli
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let (count, seed) = (cli.count, cli.seed);
+    if let Some(kf) = &cli.fails_like {
+        let (kind, file) = (&kf[0], &kf[1]);
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        let same = matches!(check_text(&text, &cfg), Err(m) if failure_kind(&m) == *kind);
+        return Ok(if same {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    if let Some(s) = cli.print {
+        print!("{}", glow_smith::generate(s).text);
+        return Ok(ExitCode::SUCCESS);
     }
     let end = seed
         .checked_add(count)

@@ -159,6 +159,10 @@ impl Tool<'_> {
                 Err(msg) => return self.usage_error(&msg),
             }
         };
+        if cli.emit != "c" && cli.weights.is_some() {
+            // Ignoring it would let a user believe the weights were used.
+            return self.usage_error("--weights is read only with --emit=c");
+        }
         if cli.emit == "c" && cli.output.as_deref().is_none_or(|p| p.as_os_str() == "-") {
             return self.usage_error("--emit=c writes a bundle directory: give it with -o DIR");
         }
