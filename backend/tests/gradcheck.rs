@@ -3,24 +3,28 @@
 //! forward computation, with Glow's error `min(|a - n|, |a - n| / |a + n + 1|)`.
 //! One program per case holds the analytic gradient and every perturbed
 //! forward run (the copies stacked along a new first axis), so the C
-//! compiler runs once per case. Always on the interpreter; on the C engine
-//! too when `cc` exists (else a visible "skipped" line), and the two must
-//! be bit-identical. Last, two `sgd` steps against a hand computation.
+//! compiler runs once per case. Each test runs on the interpreter; its
+//! `_on_c` twin runs it on the C engine too and demands the two bit-identical
+//! (ignored, with the reason, without `cc`). Last, two `sgd` steps against a
+//! hand computation.
 
 use glow_backend::run::{self, Engine, Outputs, RunOptions};
 use glow_backend::CcOptions;
 use std::collections::BTreeMap;
 
-fn have_cc() -> bool {
-    std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+thread_local! {
+    /// Set by the `_on_c` twins: `run_both` also runs the C engine.
+    static WITH_C: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `text` with the mutable inputs `given` on the interpreter and, when
-/// `cc` exists, on the C engine, asserting every output bit-identical;
+/// Runs a test with the C engine beside the interpreter.
+fn with_c(test: fn()) {
+    WITH_C.with(|c| c.set(true));
+    test();
+}
+
+/// Runs `text` with the mutable inputs `given` on the interpreter and, in
+/// an `_on_c` test, on the C engine, asserting every output bit-identical;
 /// returns the interpreter's outputs by name.
 fn run_both(text: &str, given: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
     let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
@@ -35,12 +39,10 @@ fn run_both(text: &str, given: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, V
     opts.cc = CcOptions::new(Some("cc"), "-O2 -Wall -Wextra -Werror");
     let weights = run::resolve_weights(f, given, &opts).expect("weights");
     let interp = run::run(f, &weights, &opts).expect("interpreter runs");
-    if have_cc() {
+    if WITH_C.with(|c| c.get()) {
         opts.engine = Engine::C;
         let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}"));
         assert_bits(&interp, &c);
-    } else {
-        eprintln!("skipped the C engine: no `cc` on PATH");
     }
     interp
         .tensors
@@ -409,4 +411,34 @@ fn two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula() {
             v[i]
         );
     }
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn activation_gradients_match_central_differences_on_c() {
+    with_c(activation_gradients_match_central_differences);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn softmaxgrad_matches_central_differences_of_the_summed_loss_on_c() {
+    with_c(softmaxgrad_matches_central_differences_of_the_summed_loss);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn crossentropylossgrad_matches_central_differences_of_the_loss_on_c() {
+    with_c(crossentropylossgrad_matches_central_differences_of_the_loss);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn two_sgd_steps_with_momentum_and_l2_decay_match_a_hand_computation_on_c() {
+    with_c(two_sgd_steps_with_momentum_and_l2_decay_match_a_hand_computation);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula_on_c() {
+    with_c(two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula);
 }

@@ -4,8 +4,8 @@
 //! differences of its forward instruction, with the loss
 //! `L = sum(forward output * R)` for a fixed random `R`, so `dL/dOutput = R`.
 //! The forward runs on the interpreter (engines.rs holds it bit-identical to
-//! C); the gradients run on the interpreter and, when `cc` exists, on the C
-//! engine, which must give the same bits.
+//! C); the gradients run on the interpreter and, in each `_on_c` twin
+//! (ignored without `cc`), on the C engine, which must give the same bits.
 
 use glow_backend::run::{self, Engine, Outputs, RunOptions};
 use glow_backend::CcOptions;
@@ -429,17 +429,20 @@ fn check(s: &Suite, grads: &Outputs) -> Worst {
     worst
 }
 
-fn have_cc() -> bool {
-    std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+thread_local! {
+    /// Set by the `_on_c` twins: `gradcheck` also runs the C engine.
+    static WITH_C: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs a test with the C engine beside the interpreter.
+fn with_c(test: fn()) {
+    WITH_C.with(|c| c.set(true));
+    test();
 }
 
 /// Runs the suite's gradients on the interpreter, checks them against
-/// central differences, then (with `cc`) runs them on the C engine under
-/// ASan/UBSan and requires the same bits.
+/// central differences, then (in an `_on_c` test, ignored without `cc`)
+/// runs them on the C engine under ASan/UBSan and requires the same bits.
 fn gradcheck(what: &str, cases: Vec<Case>) {
     let s = suite(cases);
     let interp = run_on(&s.grad, &s.given, Engine::Interp);
@@ -454,8 +457,7 @@ fn gradcheck(what: &str, cases: Vec<Case>) {
     // Enough gradients are far from zero for the check to see something (a
     // max pool's input gradient is zero off the maxima).
     assert!(worst.nonzero * 10 > worst.checked, "{worst:?}");
-    if !have_cc() {
-        eprintln!("{what}: skipped the C engine: no `cc` on PATH");
+    if !WITH_C.with(|c| c.get()) {
         return;
     }
     let c = run_on(&s.grad, &s.given, Engine::C);
@@ -495,4 +497,22 @@ fn avgpoolgrad_matches_central_differences() {
         }
     }
     gradcheck("avgpoolgrad", cases);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn convolutiongrad_matches_central_differences_on_c() {
+    with_c(convolutiongrad_matches_central_differences);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn maxpoolwithargmaxgrad_matches_central_differences_on_c() {
+    with_c(maxpoolwithargmaxgrad_matches_central_differences);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn avgpoolgrad_matches_central_differences_on_c() {
+    with_c(avgpoolgrad_matches_central_differences);
 }
