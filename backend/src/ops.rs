@@ -805,3 +805,30 @@ mod tests {
         assert_eq!(c_float(f32::MIN_POSITIVE / 2.0), "0x0.800000p-126f");
     }
 }
+
+/// The f32 constants of `localresponsenormalizationgrad`, read once for both
+/// engines so the C literals and the interpreter's values are the same bits.
+#[derive(Clone, Copy, Debug)]
+pub struct LrnGradParams {
+    /// The window reaches this many channels each side (clamped to the row).
+    pub half: u64,
+    /// `-Beta`, the exponent of `Scale`.
+    pub neg_beta: f32,
+    /// `(2 * (Alpha / (2 * HalfWindowSize + 1))) * Beta`.
+    pub coef: f32,
+}
+
+impl LrnGradParams {
+    pub fn read(m: &crate::members::Members) -> Result<LrnGradParams, crate::error::BackendError> {
+        use glow_ir::member as k;
+        let half = m.get(k::HALF_WINDOW_SIZE)?.max(0) as u64;
+        // The forward's normalized alpha, computed as `lrn` computes it.
+        let norm = m.get(k::ALPHA)? as f32 / (2 * half + 1) as f32;
+        let beta = m.get(k::BETA)? as f32;
+        Ok(LrnGradParams {
+            half,
+            neg_beta: -beta,
+            coef: 2.0f32 * norm * beta,
+        })
+    }
+}

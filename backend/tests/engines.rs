@@ -644,11 +644,18 @@ fn build() -> String {
         "Epsilon: 0.001",
     );
     p.op("softmax", &f(&[1, 5]), &[&f(&[1, 5])], "");
-    for h in [0, 1, 2] {
+    for h in [0, 1, 2, 9] {
         let t = f(&[2, 3, 7]);
         let (d, s, sc) = (p.weight(&t), p.weight(&t), p.weight(&t));
+        let m = format!("HalfWindowSize: {h}, Alpha: 0.5, Beta: 0.75, K: 2.0");
         p.inst(&format!(
-            "localresponsenormalization @out %{d}, @in %{s}, @out %{sc} {{ HalfWindowSize: {h}, Alpha: 0.5, Beta: 0.75, K: 2.0 }}"
+            "localresponsenormalization @out %{d}, @in %{s}, @out %{sc} {{ {m} }}"
+        ));
+        // The gradient reads the forward's Dest and Scale (a random Scale
+        // would be mostly negative, and powf of it NaN).
+        let (dg, sg) = (p.weight(&t), p.weight(&t));
+        p.inst(&format!(
+            "localresponsenormalizationgrad @in %{d}, @in %{s}, @in %{sc}, @in %{dg}, @out %{sg} {{ {m} }}"
         ));
     }
     convolutions(&mut p);

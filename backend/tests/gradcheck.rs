@@ -213,6 +213,70 @@ fn activation_gradients_match_central_differences() {
     }
 }
 
+/// `localresponsenormalization` on the stacked copies (it works per row of
+/// the last dimension, so each copy is normalized alone), the loss
+/// `sum y * r` for a fixed random `r` (so `DestGrad = r`), and the gradient
+/// on the unperturbed copy's `Dest` and `Scale`. Alpha is large so the
+/// window's cross terms matter, not only `DestGrad * Scale^-Beta`.
+fn lrn_case(dims: &[u64], members: &str, seed: u64) -> f64 {
+    let mut rng = Rng(seed);
+    let n: u64 = dims.iter().product();
+    let x: Vec<f32> = (0..n).map(|_| rng.uniform(-2.0, 2.0)).collect();
+    let r: Vec<f32> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let (xs, steps) = stacked(&x, DELTA);
+    let k = 2 * n + 1;
+    let ty = format!("float<{}>", dims_text(dims));
+    let mut sdims = vec![k];
+    sdims.extend(dims);
+    let sty = format!("float<{}>", dims_text(&sdims));
+    let zeros = vec!["0"; sdims.len()].join(", ");
+    let text = format!(
+        "function gc\ndeclare {{\n  %xs = WeightVar {sty} mutable\n  %ys = WeightVar {sty} mutable\n  %ss = WeightVar {sty} mutable\n  %r = WeightVar {ty} mutable\n  %sg = WeightVar {ty} mutable\n}}\n\ncode {{\n  %f = localresponsenormalization @out %ys, @in %xs, @out %ss {{ {members} }}\n  %y0 = tensorview @in %ys {{ Ty: {ty}, Offsets: [{zeros}] }}\n  %s0 = tensorview @in %ss {{ Ty: {ty}, Offsets: [{zeros}] }}\n  %x0 = tensorview @in %xs {{ Ty: {ty}, Offsets: [{zeros}] }}\n  %g = localresponsenormalizationgrad @in %y0, @in %x0, @in %s0, @in %r, @out %sg {{ {members} }}\n}}\n"
+    );
+    let given = BTreeMap::from([("xs".to_string(), bytes(&xs)), ("r".to_string(), bytes(&r))]);
+    let out = run_both(&text, &given);
+    let losses: Vec<f64> = floats(&out["ys"])
+        .chunks(n as usize)
+        .map(|y| y.iter().zip(&r).map(|(&y, &r)| y as f64 * r as f64).sum())
+        .collect();
+    compare(
+        &format!("localresponsenormalizationgrad {ty} {{ {members} }}"),
+        &floats(&out["sg"]),
+        &losses,
+        &steps,
+    )
+}
+
+#[test]
+fn lrn_gradient_matches_central_differences() {
+    for (i, (dims, members)) in [
+        (
+            &[7u64][..],
+            "HalfWindowSize: 1, Alpha: 1.0, Beta: 0.75, K: 1.0",
+        ),
+        (&[2, 6], "HalfWindowSize: 2, Alpha: 2.0, Beta: 0.5, K: 2.0"),
+        (
+            &[1, 2, 2, 5],
+            "HalfWindowSize: 0, Alpha: 0.5, Beta: 0.75, K: 1.0",
+        ),
+        // A window wider than the row.
+        (&[2, 3], "HalfWindowSize: 4, Alpha: 1.5, Beta: 1.25, K: 1.5"),
+        (
+            &[1, 1, 2, 8],
+            "HalfWindowSize: 3, Alpha: 0.0001, Beta: 0.75, K: 2.0",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let e = lrn_case(dims, members, 200 + i as u64);
+        assert!(
+            e <= ALLOWED,
+            "localresponsenormalizationgrad {dims:?}: error {e}"
+        );
+    }
+}
+
 /// Per stacked copy `k` of an `[n, c]` input, `crossentropyloss` of rows
 /// `k n .. (k + 1) n` of `%src` into `%ce[k]` (views), as program lines.
 fn losses_per_copy(src: &str, copies: u64, n: u64, c: u64) -> Vec<String> {
@@ -441,4 +505,10 @@ fn two_sgd_steps_with_momentum_and_l2_decay_match_a_hand_computation_on_c() {
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula_on_c() {
     with_c(two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn lrn_gradient_matches_central_differences_on_c() {
+    with_c(lrn_gradient_matches_central_differences);
 }

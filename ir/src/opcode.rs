@@ -203,6 +203,8 @@ pub enum Family {
     LossGrad,
     /// `sgd`: one stochastic gradient descent update of a weight in place.
     Sgd,
+    /// `localresponsenormalizationgrad`: the input gradient of an LRN.
+    LrnGrad,
 }
 
 impl OpcodeInfo {
@@ -502,6 +504,11 @@ opcodes! {
     CrossEntropyLossGrad = "crossentropylossgrad",
         [op("CEGrad", In), op("P", In), op("Labels", In), op("Pgrad", Out), op("Labelsgrad", Out)],
         [], &[], shapes::cross_entropy_loss_grad, LossGrad;
+    LocalResponseNormalizationGrad = "localresponsenormalizationgrad",
+        [op("Dest", In), op("Src", In), op("Scale", In), op("DestGrad", In), op("SrcGrad", Out)],
+        [req(m::HALF_WINDOW_SIZE).rule(R::NonNegative), opt(m::ALPHA, Default::Float(1e-4)),
+         opt(m::BETA, Default::Float(0.75)), opt(m::K, Default::Float(2.0))],
+        &[], shapes::lrn_grad, LrnGrad;
     Sgd = "sgd", [op("Weight", InOut), op("Gradient", In), op("Velocity", InOut)],
         [req(m::LEARNING_RATE),
          opt(m::MOMENTUM, Default::Float(0.0)),

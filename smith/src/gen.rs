@@ -1457,6 +1457,7 @@ impl Gen<'_> {
         self.simple("layernormalization", &ty, &[src, scale, bias], &[], members);
     }
 
+    /// `localresponsenormalization`, now and then followed by its gradient.
     fn lrn(&mut self) {
         let ty = self.float_ty(2, 4);
         let src = self.input(&ty);
@@ -1472,6 +1473,22 @@ impl Gen<'_> {
             &members,
         );
         self.wrote(&[dest, scale]);
+        // Half the time its gradient, over the forward's own Dest and Scale
+        // (a random Scale would be negative, and its power NaN).
+        if self.rng.chance(50) {
+            let dest_grad = self.input(&ty);
+            let sg = self.output(&ty, &[dest, src, scale, dest_grad]);
+            let ops: Ops = vec![
+                ("@in", dest),
+                ("@in", src),
+                ("@in", scale),
+                ("@in", dest_grad),
+                ("@out", sg),
+            ];
+            let name = self.fresh("i");
+            self.emit(&name, "localresponsenormalizationgrad", &ops, &members);
+            self.wrote(&[sg]);
+        }
     }
 
     /// An `i8` or `ui8` kind with an offset inside its range.

@@ -10,6 +10,7 @@ mod index;
 mod linalg;
 mod loss;
 mod movement;
+mod norm_grad;
 mod quant;
 pub mod runtime;
 mod spatial;
@@ -270,6 +271,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         ConvolutionGrad => grad::convolution_grad(c),
         PoolWithArgmax => grad::max_pool_with_argmax(c),
         PoolGrad => grad::pool_grad(c),
+        LrnGrad => norm_grad::lrn_grad(c),
     }
 }
 

@@ -75,6 +75,7 @@ pub fn exec(x: &mut Exec) -> R {
         ConvolutionGrad => super::grad::convolution_grad(x),
         PoolWithArgmax => super::grad::max_pool_with_argmax(x),
         PoolGrad => super::grad::pool_grad(x),
+        LrnGrad => super::norm_grad::lrn_grad(x),
     }
 }
 

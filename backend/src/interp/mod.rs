@@ -8,6 +8,7 @@ mod grad;
 mod index;
 mod kernels;
 mod loss;
+mod norm_grad;
 mod quant;
 
 pub use quant::filter_strides;

@@ -103,6 +103,18 @@ pub fn avg_pool_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `localresponsenormalizationgrad @in Dest, @in Src, @in Scale, @in
+/// DestGrad, @out SrcGrad`: all five of one type (the forward's `Dest`,
+/// `Src` and `Scale`, and their gradients).
+pub fn lrn_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0, 1, 2, 3, 4], &mut errs);
+    for k in [0, 2, 3, 4] {
+        same_type_as(ctx, k, 1, &mut errs);
+    }
+    errs
+}
+
 /// `relugrad`/`sigmoidgrad`/`tanhgrad @in Dest, @in DestGrad, @out SrcGrad`:
 /// all three of one type.
 pub fn activation_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {

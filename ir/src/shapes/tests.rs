@@ -233,6 +233,44 @@ fn pool_grad_shapes() {
 }
 
 #[test]
+fn lrn_grad_shapes() {
+    let w = &[
+        "%x = WeightVar float<1 x 2 x 2 x 5> mutable",
+        "%y = WeightVar float<1 x 2 x 2 x 5> mutable",
+        "%s = WeightVar float<1 x 2 x 2 x 5> mutable",
+        "%sg = WeightVar float<1 x 2 x 2 x 5> mutable",
+        "%short = WeightVar float<1 x 2 x 2 x 4> mutable",
+        "%h = WeightVar float16<1 x 2 x 2 x 5> mutable",
+    ];
+    let m = "{ HalfWindowSize: 1 }";
+    let op = "localresponsenormalizationgrad";
+    accepts(
+        w,
+        &format!("%i = {op} @in %y, @in %x, @in %s, @in %y, @out %sg {m}"),
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %y, @in %x, @in %short, @in %y, @out %sg {m}"),
+        "`Scale` has type float<1 x 2 x 2 x 4> but must have the type of `Src`",
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %y, @in %x, @in %s, @in %y, @out %short {m}"),
+        "`SrcGrad` has type float<1 x 2 x 2 x 4> but must have the type of `Src`",
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %h, @in %x, @in %s, @in %y, @out %sg {m}"),
+        "`Dest` has element type",
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %y, @in %x, @in %s, @in %y, @out %sg {{ HalfWindowSize: -1 }}"),
+        "HalfWindowSize",
+    );
+}
+
+#[test]
 fn pool_shapes() {
     let w = &[
         "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
