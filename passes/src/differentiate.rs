@@ -740,6 +740,28 @@ impl Diff {
                     );
                 }
             }
+            Opcode::LocalResponseNormalization => {
+                if need(1) {
+                    let mut members = Vec::new();
+                    if let Some(h) = inst.get(m::HALF_WINDOW_SIZE) {
+                        members.push(m::HALF_WINDOW_SIZE.to(h));
+                    }
+                    for k in [m::ALPHA, m::BETA, m::K] {
+                        if let Some(v) = inst.get(k) {
+                            members.push(k.to(v));
+                        }
+                    }
+                    let scale = ops[2];
+                    emit(
+                        self,
+                        f,
+                        1,
+                        Opcode::LocalResponseNormalizationGrad,
+                        &|t| vec![dest, ops[1], scale, dd, t],
+                        &members,
+                    );
+                }
+            }
             Opcode::AvgPool => {
                 if need(1) {
                     let members = window_members(&inst, true);
