@@ -799,41 +799,29 @@ pub fn run_seeds(
             let res = check_interp(seed, &p.text, cfg, with_c, &mut r, &mut js);
             (res, r, js)
         }));
-        match result {
+        let failed = match result {
             Ok((Ok(()), r, js)) => {
                 report.passes_run.extend(r.passes_run);
                 report.passes_changed.extend(r.passes_changed);
                 jobs.extend(js);
+                None
             }
-            Ok((Err(message), _, _)) => {
-                failed_seeds.insert(seed);
-                let f = record(
-                    cfg,
-                    Failure {
-                        seed,
-                        message,
-                        file: None,
-                    },
-                    &p.text,
-                );
-                progress(&f);
-                report.failures.push(f);
-            }
-            Err(panic) => {
-                failed_seeds.insert(seed);
-                let message = format!("panic: {}", panic_text(panic));
-                let f = record(
-                    cfg,
-                    Failure {
-                        seed,
-                        message,
-                        file: None,
-                    },
-                    &p.text,
-                );
-                progress(&f);
-                report.failures.push(f);
-            }
+            Ok((Err(message), _, _)) => Some(message),
+            Err(panic) => Some(format!("panic: {}", panic_text(panic))),
+        };
+        if let Some(message) = failed {
+            failed_seeds.insert(seed);
+            let f = record(
+                cfg,
+                Failure {
+                    seed,
+                    message,
+                    file: None,
+                },
+                &p.text,
+            );
+            progress(&f);
+            report.failures.push(f);
         }
         if jobs.len() >= cfg.batch.max(1) * 2 {
             flush(&mut jobs, &mut report, &mut failed_seeds, &mut progress);
