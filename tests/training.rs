@@ -192,10 +192,7 @@ fn check(dir: &Path) -> Result<(), libtest_mimic::Failed> {
             );
         }
     }
-    let has_cc = std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok();
+    let has_cc = glow_backend::CcOptions::new(Some("cc"), "").found();
     if !has_cc {
         println!("the C engine's half skipped: no `cc`");
     } else {

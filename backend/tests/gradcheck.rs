@@ -12,11 +12,7 @@ use glow_backend::CcOptions;
 use std::collections::BTreeMap;
 
 fn have_cc() -> bool {
-    std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    glow_backend::CcOptions::new(Some("cc"), "").found()
 }
 
 /// Runs `text` with the mutable inputs `given` on the interpreter and, when

@@ -430,11 +430,7 @@ fn check(s: &Suite, grads: &Outputs) -> Worst {
 }
 
 fn have_cc() -> bool {
-    std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    glow_backend::CcOptions::new(Some("cc"), "").found()
 }
 
 /// Runs the suite's gradients on the interpreter, checks them against
