@@ -21,8 +21,9 @@
 use crate::conv_fusion::{aliases_inputs, allocated_dest, dest_hoist, AllocatedDest};
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
+use glow_ir::activation::FusedActivation;
 use glow_ir::member as m;
-use glow_ir::{Diagnostic, Function, InstId, Opcode, Value};
+use glow_ir::{Diagnostic, Function, InstId, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "fuse-activations",
@@ -39,15 +40,14 @@ pub static INFO: PassInfo = PassInfo {
 struct FuseActivations;
 
 /// The `FusedActivation` (and its arguments) an activation instruction becomes.
-fn fused_form(f: &Function, a: InstId) -> Option<(&'static str, Vec<f64>)> {
+fn fused_form(f: &Function, a: InstId) -> Option<(FusedActivation, Vec<f64>)> {
     let inst = f.inst(a);
-    Some(match inst.opcode {
-        Opcode::Relu => ("RELU", vec![]),
-        Opcode::Sigmoid => ("SIGMOID", vec![]),
-        Opcode::Tanh => ("TANH", vec![]),
-        Opcode::Clip => ("CLIP", vec![inst.get(m::MIN)?, inst.get(m::MAX)?]),
-        _ => return None,
-    })
+    let act = FusedActivation::of_opcode(inst.opcode)?;
+    let args = match act {
+        FusedActivation::Clip => vec![inst.get(m::MIN)?, inst.get(m::MAX)?],
+        _ => vec![],
+    };
+    Some((act, args))
 }
 
 impl Pass for FuseActivations {
@@ -131,7 +131,7 @@ impl Pass for FuseActivations {
         for (c, y, form, args) in rewrites {
             let inst = f.inst_mut(c);
             inst.operands[0].value = y;
-            inst.set(m::FUSED_ACTIVATION, form);
+            inst.set(m::FUSED_ACTIVATION, form.name());
             if !args.is_empty() {
                 inst.set(m::FUSED_ACTIVATION_ARGS, args);
             }
