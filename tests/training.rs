@@ -218,10 +218,7 @@ fn main() {
             dir.display()
         );
     }
-    let has_cc = std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let has_cc = glow_backend::CcOptions::new(Some("cc"), "").found();
     if !missing && !has_cc {
         println!("ignored: digits_step_is_identical_on_c: no `cc` on PATH");
     }

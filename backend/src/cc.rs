@@ -6,8 +6,9 @@
 
 use crate::bundle::Bundle;
 use crate::interp::Memory;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// How to compile: the compiler command (`cc`, or `$CC`, possibly with
 /// arguments) and extra flags.
@@ -28,6 +29,53 @@ impl CcOptions {
             cc: cc.split_whitespace().map(str::to_string).collect(),
             cflags: cflags.split_whitespace().map(str::to_string).collect(),
         }
+    }
+
+    /// Whether the compiler starts and answers `--version`.
+    pub fn found(&self) -> bool {
+        self.run(Path::new("."), ["--version"])
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// Runs the compiler in `dir` with `args` after its own arguments; the
+    /// error says why it did not start. The caller judges the exit status.
+    pub fn run<A: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: impl IntoIterator<Item = A>,
+    ) -> Result<Output, String> {
+        let (prog, own) = self
+            .cc
+            .split_first()
+            .ok_or("the C compiler command is empty")?;
+        Command::new(prog)
+            .args(own)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("C compiler `{prog}` not found (install one, or pass --cc / set $CC)")
+                } else {
+                    format!("cannot run the C compiler `{prog}`: {e}")
+                }
+            })
+    }
+
+    /// `run` with the flags every bundle is built with first: C99, no
+    /// floating-point contraction (both engines must round alike), `cflags`.
+    pub fn run_bundle_build<A: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: impl IntoIterator<Item = A>,
+    ) -> Result<Output, String> {
+        let mut all: Vec<OsString> = ["-std=c99", "-ffp-contract=off"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        all.extend(self.cflags.iter().map(OsString::from));
+        all.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self.run(dir, all)
     }
 }
 
@@ -199,34 +247,15 @@ fn build_with(b: &Bundle, dir: &Path, opts: &CcOptions, extra: &[&str]) -> Resul
     std::fs::write(dir.join("driver.c"), driver_source(b))
         .map_err(|e| format!("cannot write the driver: {e}"))?;
     let exe = dir.join(format!("{}.run", b.name));
-    let (prog, args) = opts
-        .cc
-        .split_first()
-        .ok_or("the C compiler command is empty")?;
-    let output = Command::new(prog)
-        .args(args)
-        .args(["-std=c99", "-ffp-contract=off"])
-        .args(&opts.cflags)
-        .arg("-o")
-        .arg(&exe)
-        .arg(dir.join(format!("{}.c", b.name)))
-        .arg(dir.join("driver.c"))
-        .args(extra.iter().map(|x| dir.join(x)))
-        .args(if b.codegen.threads > 1 {
-            &["-pthread"][..]
-        } else {
-            &[]
-        })
-        .arg("-lm")
-        .current_dir(dir)
-        .output()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                format!("C compiler `{prog}` not found (install one, or pass --cc / set $CC)")
-            } else {
-                format!("cannot run the C compiler `{prog}`: {e}")
-            }
-        })?;
+    let mut args: Vec<OsString> = vec!["-o".into(), exe.clone().into()];
+    args.push(dir.join(format!("{}.c", b.name)).into());
+    args.push(dir.join("driver.c").into());
+    args.extend(extra.iter().map(|x| dir.join(x).into()));
+    if b.codegen.threads > 1 {
+        args.push("-pthread".into());
+    }
+    args.push("-lm".into());
+    let output = opts.run_bundle_build(dir, args)?;
     if !output.status.success() {
         return Err(format!(
             "the C compiler `{}` failed ({}):\n{}{}",

@@ -556,27 +556,8 @@ pub fn erf(x: f32) -> f32 {
     unsafe { erff(x) }
 }
 
-pub fn relu(x: f32) -> f32 {
-    if x > 0.0 {
-        x
-    } else {
-        0.0
-    }
-}
-
-pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
-}
-
-/// `std::min(std::max(x, lo), hi)`.
-pub fn clip(x: f32, lo: f32, hi: f32) -> f32 {
-    let m = if x < lo { lo } else { x };
-    if hi < m {
-        hi
-    } else {
-        m
-    }
-}
+// The fused activations compute the same functions (one definition).
+pub use glow_ir::activation::{clip, relu, sigmoid};
 
 /// How `convertto` turns one element of its source kind into its
 /// destination kind, defined once for both engines (docs/gir.md): to `bool`
@@ -703,37 +684,6 @@ pub fn logical(op: Opcode) -> Option<&'static LogicOp> {
 
 pub fn unary(op: Opcode) -> Option<&'static UnOp> {
     UNARY.iter().find(|u| u.opcode == op)
-}
-
-/// A fused activation as the interpreter applies it.
-pub type Activation = Box<dyn Fn(f32) -> f32>;
-
-/// A convolution's fused activation, as C text over `x` and the function
-/// the interpreter applies. Args: CLIP `[min, max]`, LEAKY_RELU `[alpha]`.
-pub fn fused_activation(name: &str, args: &[f64]) -> Option<(String, Activation)> {
-    let arg = |i: usize, d: f32| args.get(i).map(|&v| v as f32).unwrap_or(d);
-    Some(match name {
-        "NONE" => ("x".to_string(), Box::new(|x| x)),
-        "RELU" => ("(x > 0.0f ? x : 0.0f)".to_string(), Box::new(relu)),
-        "TANH" => ("tanhf(x)".to_string(), Box::new(|x: f32| x.tanh())),
-        "SIGMOID" => ("(1.0f / (1.0f + expf(-x)))".to_string(), Box::new(sigmoid)),
-        "CLIP" => {
-            let (lo, hi) = (arg(0, f32::MIN), arg(1, f32::MAX));
-            let (l, h) = (c_float(lo), c_float(hi));
-            (
-                format!("({h} < (x < {l} ? {l} : x) ? {h} : (x < {l} ? {l} : x))"),
-                Box::new(move |x| clip(x, lo, hi)),
-            )
-        }
-        "LEAKY_RELU" => {
-            let alpha = arg(0, 0.01);
-            (
-                format!("(x >= 0.0f ? x : {} * x)", c_float(alpha)),
-                Box::new(move |x| if x >= 0.0 { x } else { alpha * x }),
-            )
-        }
-        _ => return None,
-    })
 }
 
 /// A C float constant that reads back bit-exactly (hex float for finite

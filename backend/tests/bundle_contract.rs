@@ -3,7 +3,7 @@
 //! by `emit_bundle` + `write_to`, and run. Also: the bundle is deterministic.
 //! Ignored, with the reason, when `cc` is not installed.
 
-use glow_backend::{emit_bundle, BundleOptions};
+use glow_backend::{emit_bundle, BundleOptions, CcOptions};
 use std::process::Command;
 
 const NET: &str = "function net
@@ -42,14 +42,15 @@ fn documented_main_builds_and_runs() {
         assert!(dir.path().join(f).is_file(), "{f}");
     }
     std::fs::write(dir.path().join("main.c"), doc_main()).expect("main.c");
-    let out = Command::new("cc")
-        .args([
-            "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-o", "prog", "main.c", "net.c",
-            "-lm",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .expect("cc runs");
+    let out = CcOptions::new(Some("cc"), "")
+        .run(
+            dir.path(),
+            [
+                "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-o", "prog", "main.c", "net.c",
+                "-lm",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         out.status.success(),
         "{}",

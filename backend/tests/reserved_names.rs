@@ -7,7 +7,7 @@
 //! every entry point and checks what it wrote. Ignored without `cc`.
 
 use glow_backend::namer::reserved_names;
-use glow_backend::{emit_bundle, BundleOptions};
+use glow_backend::{emit_bundle, BundleOptions, CcOptions};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::process::Command;
@@ -169,15 +169,16 @@ fn build_and_run(bundles: &[glow_backend::Bundle]) -> usize {
     main.push_str("  printf(\"%d bundles ran\\n\", count);\n  return 0;\n}\n");
     std::fs::write(dir.path().join("main.c"), &main).expect("main.c");
     std::fs::write(dir.path().join("all.c"), &all_c).expect("all.c");
-    let out = Command::new("cc")
-        .args([
-            "-std=c99", "-O0", "-Wall", "-Wextra", "-Werror", "-o", "prog", "main.c", "all.c",
-        ])
-        .args(&extra_c)
-        .args(["-lm", "-lpthread"])
-        .current_dir(dir.path())
-        .output()
-        .expect("cc runs");
+    let mut args: Vec<String> = [
+        "-std=c99", "-O0", "-Wall", "-Wextra", "-Werror", "-o", "prog", "main.c", "all.c",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(extra_c.iter().cloned());
+    args.extend(["-lm".into(), "-lpthread".into()]);
+    let out = CcOptions::new(Some("cc"), "")
+        .run(dir.path(), &args)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         out.status.success(),
         "{}",

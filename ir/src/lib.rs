@@ -1,6 +1,7 @@
 //! The Glow instruction IR: types, the opcode table, functions, the `.gir`
 //! parser and printer, the verifier and diagnostics.
 
+pub mod activation;
 pub mod ast;
 pub mod builder;
 pub mod diag;

@@ -274,7 +274,7 @@ use OperandKind::{In, InOut, Out};
 /// Tensor layouts of the spatial instructions.
 pub const LAYOUTS: &[&str] = &["NHWC", "NCHW"];
 /// Fused activations of a convolution (Glow's `FusedActivation`).
-pub const FUSED_ACTIVATIONS: &[&str] = &["NONE", "RELU", "CLIP", "TANH", "SIGMOID", "LEAKY_RELU"];
+pub const FUSED_ACTIVATIONS: &[&str] = &crate::activation::FusedActivation::NAMES;
 
 /// How a scatter combines an update with the element it lands on (ONNX's `reduction`).
 pub const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];

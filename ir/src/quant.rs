@@ -9,7 +9,7 @@
 //! and the C emitter writes the constants they return, so the two engines
 //! agree bit for bit by construction.
 
-use crate::opcode::FUSED_ACTIVATIONS;
+use crate::activation::FusedActivation;
 use crate::types::ElemKind;
 
 /// The largest right shift a [`Multiplier`] uses.
@@ -253,7 +253,7 @@ pub fn activation_clamp(act: &str, args: &[f64], out: QParams) -> Result<(i64, i
             let hi = args.get(1).map_or(out.hi, |&b| q(b));
             Ok((lo.max(out.lo), hi.min(out.hi).max(lo.max(out.lo))))
         }
-        a if FUSED_ACTIVATIONS.contains(&a) => Err(format!(
+        a if FusedActivation::from_name(a).is_some() => Err(format!(
             "fused activation {a} is not defined on a quantized result (RELU and CLIP are)"
         )),
         a => Err(format!("unknown fused activation {a}")),

@@ -18,6 +18,7 @@
 //! with `--pass=fold-batchnorm`. The folded program is then what both
 //! engines run, so they still agree bit for bit.
 
+use crate::conv_fusion::{aliases_inputs, allocated_dest, dest_hoist, AllocatedDest};
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
 use glow_ir::member as m;
@@ -75,30 +76,16 @@ impl Pass for FoldBatchNorm {
         let mut folds: Vec<Fold> = Vec::new();
         let mut before: Vec<Vec<InstId>> = vec![Vec::new(); n];
         for &c in &order {
-            let conv = f.inst(c);
-            if conv.opcode != Opcode::Convolution || conv.get(m::FUSED_ACTIVATION) != Some("NONE") {
-                continue;
-            }
-            let Value::Inst(x) = conv.operands[0].value else {
+            let is_bn = |i: InstId| f.inst(i).opcode == Opcode::BatchNormalization;
+            let Some(AllocatedDest {
+                consumer: b,
+                deallocs,
+                ..
+            }) = allocated_dest(f, &uses, c, is_bn)
+            else {
                 continue;
             };
-            if f.inst(x).opcode != Opcode::AllocActivation {
-                continue;
-            }
-            let mut bn = None;
-            let mut ok = true;
-            let mut deallocs = Vec::new();
-            for u in uses.users(f, Value::Inst(x)) {
-                match f.inst(u.inst).opcode {
-                    _ if u.inst == c && u.operand == 0 => {}
-                    Opcode::DeallocActivation => deallocs.push(u.inst),
-                    Opcode::BatchNormalization if u.operand == 1 && bn.is_none() => {
-                        bn = Some(u.inst)
-                    }
-                    _ => ok = false,
-                }
-            }
-            let Some(b) = bn.filter(|_| ok) else { continue };
+            let conv = f.inst(c);
             let nchw = conv.get(m::LAYOUT) == Some("NCHW");
             let channel = if nchw { 1 } else { 3 };
             if f.inst(b).get(m::CHANNEL_IDX) != Some(channel) {
@@ -109,9 +96,7 @@ impl Pass for FoldBatchNorm {
             // Nothing between the two touches the batchnorm's output, which
             // must not alias what the convolution reads.
             let oy = origins.origin(y);
-            if conv.operands[1..]
-                .iter()
-                .any(|o| origins.origin(o.value) == oy)
+            if aliases_inputs(f, &origins, c, y)
                 || order[pc + 1..pb].iter().any(|&i| {
                     f.inst(i)
                         .operands
@@ -124,15 +109,9 @@ impl Pass for FoldBatchNorm {
             }
             // The batchnorm's output must exist where the convolution writes:
             // defined above it, or an alloc between the two that moves up.
-            let mut hoist = None;
-            if let Value::Inst(yd) = y {
-                if pos[yd.index()] > pc {
-                    if f.inst(yd).opcode != Opcode::AllocActivation || pos[yd.index()] > pb {
-                        continue;
-                    }
-                    hoist = Some(yd);
-                }
-            }
+            let Some(hoist) = dest_hoist(f, &pos, c, b, y) else {
+                continue;
+            };
             if !cx.should_execute("fold-batchnorm") {
                 continue;
             }

@@ -18,10 +18,12 @@
 //! reads them while writing). Exact: the fused kernel applies the same f32
 //! function to the same value `sum + bias` that the activation read.
 
+use crate::conv_fusion::{aliases_inputs, allocated_dest, dest_hoist, AllocatedDest};
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
+use glow_ir::activation::FusedActivation;
 use glow_ir::member as m;
-use glow_ir::{Diagnostic, Function, InstId, Opcode, Value};
+use glow_ir::{Diagnostic, Function, InstId, Value};
 
 pub static INFO: PassInfo = PassInfo {
     name: "fuse-activations",
@@ -38,15 +40,14 @@ pub static INFO: PassInfo = PassInfo {
 struct FuseActivations;
 
 /// The `FusedActivation` (and its arguments) an activation instruction becomes.
-fn fused_form(f: &Function, a: InstId) -> Option<(&'static str, Vec<f64>)> {
+fn fused_form(f: &Function, a: InstId) -> Option<(FusedActivation, Vec<f64>)> {
     let inst = f.inst(a);
-    Some(match inst.opcode {
-        Opcode::Relu => ("RELU", vec![]),
-        Opcode::Sigmoid => ("SIGMOID", vec![]),
-        Opcode::Tanh => ("TANH", vec![]),
-        Opcode::Clip => ("CLIP", vec![inst.get(m::MIN)?, inst.get(m::MAX)?]),
-        _ => return None,
-    })
+    let act = FusedActivation::of_opcode(inst.opcode)?;
+    let args = match act {
+        FusedActivation::Clip => vec![inst.get(m::MIN)?, inst.get(m::MAX)?],
+        _ => vec![],
+    };
+    Some((act, args))
 }
 
 impl Pass for FuseActivations {
@@ -60,63 +61,33 @@ impl Pass for FuseActivations {
         // (convolution, new dest, activation form)
         let mut rewrites = Vec::new();
         for &c in &order {
-            let conv = f.inst(c);
-            if conv.opcode != Opcode::Convolution
-                || conv.get(m::FUSED_ACTIVATION) != Some("NONE")
-                || dead[c.index()]
-            {
+            if dead[c.index()] {
                 continue;
             }
-            let Value::Inst(x) = conv.operands[0].value else {
+            let Some(AllocatedDest {
+                x,
+                consumer: a,
+                deallocs,
+            }) = allocated_dest(f, &uses, c, |a| fused_form(f, a).is_some())
+            else {
                 continue;
             };
-            if f.inst(x).opcode != Opcode::AllocActivation {
-                continue;
-            }
-            // Users of %x: this convolution, one activation, deallocs.
-            let mut act = None;
-            let mut deallocs = Vec::new();
-            let mut ok = true;
-            for u in uses.users(f, Value::Inst(x)) {
-                let ui = f.inst(u.inst);
-                match ui.opcode {
-                    _ if u.inst == c && u.operand == 0 => {}
-                    Opcode::DeallocActivation => deallocs.push(u.inst),
-                    _ if u.operand == 1 && act.is_none() && fused_form(f, u.inst).is_some() => {
-                        act = Some(u.inst)
-                    }
-                    _ => ok = false,
-                }
-            }
-            let Some(a) = act else { continue };
-            if !ok || pos[a.index()] < pos[c.index()] || dead[a.index()] {
+            if pos[a.index()] < pos[c.index()] || dead[a.index()] {
                 continue;
             }
             let y = f.inst(a).operands[0].value;
             if y == Value::Inst(x) || f.value_type(y) != f.value_type(Value::Inst(x)) {
                 continue;
             }
-            // %y must not alias what the convolution reads.
-            let oy = origins.origin(y);
-            if conv.operands[1..]
-                .iter()
-                .any(|o| origins.origin(o.value) == oy)
-            {
+            if aliases_inputs(f, &origins, c, y) {
                 continue;
             }
+            let oy = origins.origin(y);
             // %y is defined above the convolution, or is an alloc between
             // the two that can move up; nothing between uses it otherwise.
-            let mut hoist = None;
-            if let Value::Inst(yd) = y {
-                if pos[yd.index()] > pos[c.index()] {
-                    if f.inst(yd).opcode != Opcode::AllocActivation
-                        || pos[yd.index()] > pos[a.index()]
-                    {
-                        continue;
-                    }
-                    hoist = Some(yd);
-                }
-            }
+            let Some(hoist) = dest_hoist(f, &pos, c, a, y) else {
+                continue;
+            };
             let between =
                 |i: InstId| pos[i.index()] > pos[c.index()] && pos[i.index()] < pos[a.index()];
             if uses.users(f, y).iter().any(|u| between(u.inst)) {
@@ -160,7 +131,7 @@ impl Pass for FuseActivations {
         for (c, y, form, args) in rewrites {
             let inst = f.inst_mut(c);
             inst.operands[0].value = y;
-            inst.set(m::FUSED_ACTIVATION, form);
+            inst.set(m::FUSED_ACTIVATION, form.name());
             if !args.is_empty() {
                 inst.set(m::FUSED_ACTIVATION_ARGS, args);
             }

@@ -26,9 +26,9 @@
 //! the convolution followed by the add (f32 addition commutes), then the
 //! activation.
 
+use crate::conv_fusion::{aliases_inputs, is_unfused_conv};
 use crate::edit::{rebuild_layout, Origins, Uses};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
-use glow_ir::member as m;
 use glow_ir::{Diagnostic, Function, InstId, Opcode, Operand, OperandKind, Value};
 
 pub static INFO: PassInfo = PassInfo {
@@ -121,11 +121,7 @@ fn candidate(
     taken: &[bool],
 ) -> Option<Fusion> {
     let conv = f.inst(c);
-    if conv.opcode != Opcode::Convolution
-        || conv.operands.len() != 4
-        || conv.get(m::FUSED_ACTIVATION) != Some("NONE")
-        || taken[c.index()]
-    {
+    if !is_unfused_conv(f, c) || conv.operands.len() != 4 || taken[c.index()] {
         return None;
     }
     let dv = conv.operands[0].value;
@@ -209,11 +205,7 @@ fn candidate(
         return None;
     }
     let (oy, or) = (origins.origin(yv), origins.origin(rv));
-    if or == Value::Inst(x)
-        || conv.operands[1..]
-            .iter()
-            .any(|o| origins.origin(o.value) == oy)
-    {
+    if or == Value::Inst(x) || aliases_inputs(f, origins, c, yv) {
         return None;
     }
     let (pc, pa) = (pos[c.index()], pos[a.index()]);

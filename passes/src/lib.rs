@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod cli;
+mod conv_fusion;
 pub mod counter;
 pub mod edit;
 pub mod manager;

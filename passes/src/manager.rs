@@ -236,8 +236,9 @@ impl PassManager {
             let stats = &mut self.stats;
             let counters = &mut self.inst.debug_counters;
             let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                let mut cx = PassContext::new(name, stats, debug_on.then_some(&mut debug_text))
-                    .with_counters(counters);
+                let mut cx =
+                    PassContext::for_pass(step.pass, stats, debug_on.then_some(&mut debug_text))
+                        .with_counters(counters);
                 pass.run(f, &mut cx)
             }));
             self.times.push((name, start.elapsed()));

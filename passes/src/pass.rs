@@ -99,6 +99,9 @@ pub struct Stats {
 /// What a running pass may use besides the function.
 pub struct PassContext<'a> {
     pub pass: &'static str,
+    /// The running pass's declaration, which names every statistic and
+    /// counter it may use (unknown for a context made by `new`).
+    info: Option<&'static PassInfo>,
     pub(crate) stats: &'a mut Stats,
     pub(crate) debug: Option<&'a mut String>,
     pub(crate) counters: Option<&'a mut DebugCounters>,
@@ -113,9 +116,23 @@ impl<'a> PassContext<'a> {
     ) -> PassContext<'a> {
         PassContext {
             pass,
+            info: None,
             stats,
             debug,
             counters: None,
+        }
+    }
+
+    /// A context for `info`'s pass, which may use only the statistics and
+    /// counters `info` declares (checked in debug builds).
+    pub fn for_pass(
+        info: &'static PassInfo,
+        stats: &'a mut Stats,
+        debug: Option<&'a mut String>,
+    ) -> PassContext<'a> {
+        PassContext {
+            info: Some(info),
+            ..PassContext::new(info.name, stats, debug)
         }
     }
 
@@ -130,6 +147,12 @@ impl<'a> PassContext<'a> {
     /// decision is explained under `--debug-only`. Without `--debug-counter`
     /// every decision happens.
     pub fn should_execute(&mut self, counter: &'static str) -> bool {
+        debug_assert!(
+            self.info
+                .is_none_or(|i| i.counters.iter().any(|(c, _)| *c == counter)),
+            "pass `{}` asks debug counter `{counter}`, which its PassInfo.counters does not declare",
+            self.pass
+        );
         let Some(counters) = self.counters.as_deref_mut() else {
             return true;
         };
@@ -142,6 +165,12 @@ impl<'a> PassContext<'a> {
 
     /// Adds `n` to one of the pass's declared counters.
     pub fn bump(&mut self, counter: &'static str, n: u64) {
+        debug_assert!(
+            self.info
+                .is_none_or(|i| i.stats.iter().any(|(c, _)| *c == counter)),
+            "pass `{}` bumps statistic `{counter}`, which its PassInfo.stats does not declare",
+            self.pass
+        );
         if n > 0 {
             *self.stats.counters.entry((self.pass, counter)).or_default() += n;
         }

@@ -209,3 +209,92 @@ mod tests {
         assert!(e.contains("did you mean `peephole`?"), "{e}");
     }
 }
+
+/// Every builtin pass, on every input of the lit suite's pass tests, uses
+/// only the statistics and debug counters its `PassInfo` declares (the
+/// context asserts it in debug builds).
+#[cfg(all(test, debug_assertions))]
+mod declared {
+    use super::BUILTIN;
+    use crate::counter::DebugCounters;
+    use crate::pass::{Pass, PassContext, PassInfo, PassOptions, Stats};
+    use glow_ir::{Diagnostic, Function};
+    use std::path::{Path, PathBuf};
+
+    fn gir_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                gir_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "gir") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn builtin_passes_use_only_declared_names() {
+        let mut files = Vec::new();
+        gir_files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../test/passes"),
+            &mut files,
+        );
+        files.sort();
+        let mut functions = Vec::new();
+        for path in &files {
+            let text = std::fs::read(path).expect("test file reads");
+            let Ok(m) = glow_ir::parser::parse(&text) else {
+                continue;
+            };
+            functions.extend(
+                m.functions
+                    .into_iter()
+                    .filter(|f| glow_ir::verifier::verify(f).is_empty()),
+            );
+        }
+        assert!(functions.len() > 50, "{} functions", functions.len());
+        let mut runs = 0;
+        for info in BUILTIN {
+            let Ok(mut pass) = (info.create)(&PassOptions::default()) else {
+                continue;
+            };
+            for f in &functions {
+                let mut f = f.clone();
+                let (mut stats, mut counters) = (Stats::default(), DebugCounters::default());
+                let mut cx =
+                    PassContext::for_pass(info, &mut stats, None).with_counters(&mut counters);
+                let _ = pass.run(&mut f, &mut cx);
+                runs += 1;
+            }
+        }
+        assert!(runs > BUILTIN.len() * 50, "{runs} runs");
+    }
+
+    struct Undeclared;
+    impl Pass for Undeclared {
+        fn run(&mut self, _: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
+            cx.bump("typo", 1);
+            Ok(false)
+        }
+    }
+    static UNDECLARED: PassInfo = PassInfo {
+        name: "test-undeclared",
+        summary: "bumps a statistic it does not declare",
+        options: &[],
+        stats: &[("declared", "A statistic it declares")],
+        counters: &[],
+        create: |_: &PassOptions| Ok(Box::new(Undeclared)),
+    };
+
+    #[test]
+    #[should_panic(expected = "bumps statistic `typo`, which its PassInfo.stats does not declare")]
+    fn an_undeclared_statistic_is_caught() {
+        let mut f = glow_ir::parser::parse(b"function f\ndeclare {\n}\ncode {\n}\n")
+            .expect("parses")
+            .functions
+            .remove(0);
+        let mut stats = Stats::default();
+        let mut cx = PassContext::for_pass(&UNDECLARED, &mut stats, None);
+        let _ = Undeclared.run(&mut f, &mut cx);
+    }
+}

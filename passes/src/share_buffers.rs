@@ -626,7 +626,7 @@ mod suite {
                     continue;
                 }
                 let mut stats = Stats::default();
-                let mut cx = PassContext::new("share-buffers", &mut stats, None);
+                let mut cx = PassContext::for_pass(&super::INFO, &mut stats, None);
                 let _ = super::ShareBuffers.run(f, &mut cx);
                 let errors = glow_ir::verifier::verify(f);
                 assert!(errors.is_empty(), "{}: {:?}", path.display(), errors);

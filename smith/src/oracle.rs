@@ -36,6 +36,7 @@ fn not_on_random_programs(p: &PassInfo) -> bool {
     .any(|q| p.is(q))
 }
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -512,16 +513,6 @@ int main(int argc, char **argv) {
     s
 }
 
-fn cc_command(cfg: &Config) -> (String, Vec<String>) {
-    let opts = CcOptions::new(None, &cfg.cflags);
-    let mut it = opts.cc.into_iter();
-    let prog = it.next().unwrap_or_else(|| "cc".into());
-    let mut args: Vec<String> = it.collect();
-    args.extend(["-std=c99".to_string(), "-ffp-contract=off".to_string()]);
-    args.extend(opts.cflags);
-    (prog, args)
-}
-
 /// Builds and runs one batch of C jobs; returns the failures.
 fn run_c_batch(jobs: &[CJob], cfg: &Config) -> Vec<Failure> {
     let mut failures = Vec::new();
@@ -606,17 +597,11 @@ fn compile(dir: &Path, names: &[String], cfg: &Config) -> Result<PathBuf, String
     let driver = dir.join(format!("driver_{tag}.c"));
     std::fs::write(&driver, batch_driver(names)).map_err(|e| e.to_string())?;
     let exe = dir.join(format!("batch_{tag}"));
-    let (prog, args) = cc_command(cfg);
-    let out = Command::new(&prog)
-        .args(&args)
-        .arg("-o")
-        .arg(&exe)
-        .args(names.iter().map(|n| dir.join(format!("{n}.c"))))
-        .arg(&driver)
-        .arg("-lm")
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("cannot run `{prog}`: {e}"))?;
+    let mut args: Vec<OsString> = vec!["-o".into(), exe.clone().into()];
+    args.extend(names.iter().map(|n| dir.join(format!("{n}.c")).into()));
+    args.push(driver.into());
+    args.push("-lm".into());
+    let out = CcOptions::new(None, &cfg.cflags).run_bundle_build(dir, args)?;
     if !out.status.success() {
         let msg = String::from_utf8_lossy(&out.stderr);
         let head: String = msg.lines().take(20).collect::<Vec<_>>().join("\n");
@@ -799,41 +784,29 @@ pub fn run_seeds(
             let res = check_interp(seed, &p.text, cfg, with_c, &mut r, &mut js);
             (res, r, js)
         }));
-        match result {
+        let failed = match result {
             Ok((Ok(()), r, js)) => {
                 report.passes_run.extend(r.passes_run);
                 report.passes_changed.extend(r.passes_changed);
                 jobs.extend(js);
+                None
             }
-            Ok((Err(message), _, _)) => {
-                failed_seeds.insert(seed);
-                let f = record(
-                    cfg,
-                    Failure {
-                        seed,
-                        message,
-                        file: None,
-                    },
-                    &p.text,
-                );
-                progress(&f);
-                report.failures.push(f);
-            }
-            Err(panic) => {
-                failed_seeds.insert(seed);
-                let message = format!("panic: {}", panic_text(panic));
-                let f = record(
-                    cfg,
-                    Failure {
-                        seed,
-                        message,
-                        file: None,
-                    },
-                    &p.text,
-                );
-                progress(&f);
-                report.failures.push(f);
-            }
+            Ok((Err(message), _, _)) => Some(message),
+            Err(panic) => Some(format!("panic: {}", panic_text(panic))),
+        };
+        if let Some(message) = failed {
+            failed_seeds.insert(seed);
+            let f = record(
+                cfg,
+                Failure {
+                    seed,
+                    message,
+                    file: None,
+                },
+                &p.text,
+            );
+            progress(&f);
+            report.failures.push(f);
         }
         if jobs.len() >= cfg.batch.max(1) * 2 {
             flush(&mut jobs, &mut report, &mut failed_seeds, &mut progress);

@@ -6,7 +6,8 @@
 use super::runtime::{Kernel, PackKind};
 use super::KCtx;
 use crate::error::BackendError;
-use crate::ops::{c_float, fused_activation};
+use crate::ops::c_float;
+use glow_ir::activation::FusedActivation;
 use glow_ir::member as m;
 
 /// The window members, read once for both engines.
@@ -90,21 +91,14 @@ pub(super) fn open_window(c: &mut KCtx, win: &Window, h: u64, w: u64) {
     c.w.line(&format!("if (iw < 0 || iw >= {w}ll) continue;"));
 }
 
-/// The fused activation as the kernels' (code, arg0, arg1), exactly the
-/// values `ops::fused_activation` uses.
+/// The fused activation as the kernels' (code, arg0, arg1), the values
+/// the interpreter applies.
 pub fn act_code(c: &KCtx) -> Result<(u32, f32, f32), BackendError> {
     let (act, args) = c.inst.fused_activation();
-    let _known = fused_activation(act, args)
+    let a = FusedActivation::from_name(act)
         .ok_or_else(|| c.err(format!("unknown fused activation {act}")))?;
-    let arg = |i: usize, d: f32| args.get(i).map(|&v| v as f32).unwrap_or(d);
-    Ok(match act {
-        "RELU" => (1, 0.0, 0.0),
-        "CLIP" => (2, arg(0, f32::MIN), arg(1, f32::MAX)),
-        "TANH" => (3, 0.0, 0.0),
-        "SIGMOID" => (4, 0.0, 0.0),
-        "LEAKY_RELU" => (5, arg(0, 0.01), 0.0),
-        _ => (0, 0.0, 0.0),
-    })
+    let (a0, a1) = a.resolve(args);
+    Ok((a.code(), a0, a1))
 }
 
 /// Convolution through the shared kernels: packed panels for a constant

@@ -7,6 +7,7 @@ use crate::elem::{dequantize, quantize, splat_bits};
 use crate::emit::{split, Window};
 use crate::error::BackendError;
 use crate::ops;
+use glow_ir::activation::FusedActivation;
 use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
 
@@ -610,8 +611,10 @@ fn convolution(x: &mut Exec) -> R {
     let win = Window::read(x.inst).ok_or_else(|| x.err("malformed window members"))?;
     let group = x.m().get(m::GROUP)?.max(1) as u64;
     let (act, args) = x.inst.fused_activation();
-    let (_, fused) = ops::fused_activation(act, args)
+    let act = FusedActivation::from_name(act)
         .ok_or_else(|| x.err(format!("unknown fused activation {act}")))?;
+    let (a0, a1) = act.resolve(args);
+    let fused = |v: f32| act.apply(v, a0, a1);
     let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);
     // The optional residual, added after the bias and before the activation.
     let residual = match x.inst.operand_named("Residual") {

@@ -137,11 +137,7 @@ pub fn import_err(bytes: &[u8]) -> String {
 }
 
 pub fn have_cc() -> bool {
-    std::process::Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    glow_backend::CcOptions::new(Some("cc"), "").found()
 }
 
 /// Runs `imported` on the interpreter and, when `cc` is installed, the C

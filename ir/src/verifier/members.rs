@@ -93,16 +93,11 @@ fn sanity(name: &str, rule: MemberRule, v: &MemberValue) -> Option<String> {
     }
 }
 
-/// `FusedActivationArgs` has as many values as `FusedActivation` takes
-/// (CLIP: min and max; LEAKY_RELU: alpha; others none).
+/// `FusedActivationArgs` has as many values as `FusedActivation` takes.
 fn fused_args(inst: &crate::function::InstData) -> Option<String> {
     let act = inst.get(m::FUSED_ACTIVATION)?;
     let args = inst.get(m::FUSED_ACTIVATION_ARGS)?;
-    let want = match act {
-        "CLIP" => 2,
-        "LEAKY_RELU" => 1,
-        _ => 0,
-    };
+    let want = crate::activation::FusedActivation::from_name(act).map_or(0, |a| a.arg_count());
     (args.len() != want).then(|| {
         format!(
             "`FusedActivation: {act}` takes {want} value(s) in `FusedActivationArgs`, found {}",

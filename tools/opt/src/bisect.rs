@@ -206,33 +206,8 @@ fn differing_elements(s: &mut String, a: &Written, b: &Written, names: (&str, &s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glow_ir::{Diagnostic, InstId, MemberValue, Opcode};
-    use glow_passes::{Pass, PassContext, PassInfo, PassOptions, Step};
-
-    /// Miscompiles: adds one to every splat's value.
-    struct BumpSplats;
-    impl Pass for BumpSplats {
-        fn run(&mut self, f: &mut Function, _: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
-            let ids: Vec<InstId> = f.layout.to_vec();
-            for i in ids {
-                let inst = f.inst_mut(i);
-                if inst.opcode == Opcode::Splat {
-                    let k = Opcode::Splat.info().member_index("Value").expect("Value");
-                    let v = inst.members[k].as_ref().and_then(MemberValue::as_float);
-                    inst.members[k] = Some(MemberValue::Float(v.unwrap_or(0.0) + 1.0));
-                }
-            }
-            Ok(true)
-        }
-    }
-    static BUMP_SPLATS: PassInfo = PassInfo {
-        name: "test-bump-splats",
-        summary: "miscompiles splats",
-        options: &[],
-        stats: &[],
-        counters: &[],
-        create: |_: &PassOptions| Ok(Box::new(BumpSplats)),
-    };
+    use crate::test_passes::BUMP_SPLATS;
+    use glow_passes::{PassOptions, Step};
 
     const SRC: &str = "function f
 declare {

@@ -12,6 +12,8 @@ pub mod bisect;
 pub mod dot;
 pub mod profile;
 pub mod reduce;
+#[cfg(test)]
+mod test_passes;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 use glow_ir::diag::{render_all, Diagnostic};
