@@ -26,7 +26,7 @@ for m in "${models[@]}"; do
       echo "skipped $m batch $b: $(head -1 "$tmp/err")" >&2
       continue
     fi
-    "$bin/glow-opt" "$tmp/step.gir" -O --mem-report -o /dev/null 2>"$tmp/report"
+    "$bin/glow-opt" "$tmp/step.gir" -O --mem-report -o "$tmp/planned.gir" 2>"$tmp/report"
     after="$(sed -n '/Memory after the pipeline/,$p' "$tmp/report")"
     naive="$(grep -m1 'naive bytes' "$tmp/report" | awk '{print $3}')"
     bound="$(grep -m1 'lower bound bytes' <<<"$after" | awk '{print $NF}')"
@@ -34,7 +34,7 @@ for m in "${models[@]}"; do
     remat=""
     for div in 2 4; do
       budget=$((arena / div))
-      if "$bin/glow-opt" "$tmp/step.gir" "--pass=remat{budget=$budget}" --stats -o /dev/null 2>"$tmp/remat"; then
+      if "$bin/glow-opt" "$tmp/step.gir" "--pass=remat{budget=$budget}" --stats -o "$tmp/remat.gir" 2>"$tmp/remat"; then
         peak="$(grep 'peak-after' "$tmp/remat" | awk '{print $1}')"
         extra="$(grep 'extra-flops' "$tmp/remat" | awk '{print $1}')"
         total="$(grep 'step-flops' "$tmp/remat" | awk '{print $1}')"

@@ -176,15 +176,7 @@ impl Pass for Differentiate {
                     ElemKind::Index64
                 };
                 let argmax = Builder::before(f, i).alloc(&base, Type::new(kind, &dest_ty.dims));
-                let mut members = Vec::new();
-                for k in [m::KERNELS, m::STRIDES, m::PADS] {
-                    if let Some(v) = old.get(k) {
-                        members.push(k.to(v));
-                    }
-                }
-                if let Some(l) = old.get(m::LAYOUT) {
-                    members.push(m::LAYOUT.to(l));
-                }
+                let members = window_members(&old, false);
                 let ops = [old.operands[0].value, old.operands[1].value, argmax];
                 *f.inst_mut(i) = InstData::new(old.name, Opcode::MaxPoolWithArgmax, &ops, &members);
                 f.spans.clear_inst(i.index());

@@ -214,6 +214,14 @@ fn run_passes(m: &mut Module, args: PipelineArgs, source: &[u8], file: &str) -> 
     glow_passes::run_pipeline(m, &pipeline).map_err(|d| render_all(&d, file, source))
 }
 
+/// glow-opt's `-O`.
+fn infer_args() -> PipelineArgs {
+    PipelineArgs {
+        mode: Some("infer".into()),
+        ..Default::default()
+    }
+}
+
 fn real_main(cli: &Cli) -> Result<(), String> {
     let (module, source, file) = parse(&cli.input)?;
     let f = &module.functions[0];
@@ -238,15 +246,7 @@ fn real_main(cli: &Cli) -> Result<(), String> {
         &source,
         &file,
     )?;
-    run_passes(
-        &mut step_m,
-        PipelineArgs {
-            mode: Some("infer".into()),
-            ..Default::default()
-        },
-        &source,
-        &file,
-    )?;
+    run_passes(&mut step_m, infer_args(), &source, &file)?;
     let step = &step_m.functions[0];
     if let Some(p) = &cli.emit_step {
         let text = glow_ir::printer::print_module(&step_m, Default::default());
@@ -270,15 +270,7 @@ fn real_main(cli: &Cli) -> Result<(), String> {
     let mut infer_m = Module {
         functions: vec![infer_f],
     };
-    run_passes(
-        &mut infer_m,
-        PipelineArgs {
-            mode: Some("infer".into()),
-            ..Default::default()
-        },
-        &source,
-        &file,
-    )?;
+    run_passes(&mut infer_m, infer_args(), &source, &file)?;
     let infer = &infer_m.functions[0];
 
     let input = pick_input(f, cli.input_name.as_deref())?;
