@@ -120,7 +120,7 @@ impl PipelineArgs {
             }
             (None, None) => Mode::None,
         };
-        let mut pipeline = Pipeline::for_mode(mode);
+        let mut pipeline = registry.pipeline_for(mode);
         for list in &self.passes {
             pipeline
                 .steps

@@ -25,24 +25,53 @@ pub mod planner {
 }
 pub mod registry;
 
-pub mod alloc_sinking;
-pub mod dead_alloc;
-pub mod dealloc_sinking;
-pub mod differentiate;
-pub mod dse;
-pub mod fold_batchnorm;
-pub mod fuse_activations;
-pub mod fuse_residual;
-pub mod inplace;
-pub mod make_weights_const;
-pub mod optimize_extracts;
-pub mod optimize_inserts;
-pub mod peephole;
-pub mod plan_memory;
-pub mod quantize;
-pub mod remat;
-pub mod share_buffers;
-pub mod verify;
+mod alloc_sinking;
+mod dead_alloc;
+mod dealloc_sinking;
+mod differentiate;
+mod dse;
+mod fold_batchnorm;
+mod fuse_activations;
+mod fuse_residual;
+mod inplace;
+mod make_weights_const;
+mod optimize_extracts;
+mod optimize_inserts;
+mod peephole;
+mod plan_memory;
+mod quantize;
+mod remat;
+mod share_buffers;
+mod verify;
+
+/// Each built-in pass's `PassInfo`, for code that runs or places one
+/// (`Pipeline::of(&[&info::DSE])`, `PassRegistry::add_to_pipeline`). The
+/// passes themselves stay private: a tool reaches them through these and
+/// the registry.
+pub mod info {
+    pub use crate::alloc_sinking::INFO as ALLOC_SINKING;
+    pub use crate::dead_alloc::INFO as DEAD_ALLOC;
+    pub use crate::dealloc_sinking::INFO as DEALLOC_SINKING;
+    pub use crate::differentiate::INFO as DIFFERENTIATE;
+    pub use crate::dse::INFO as DSE;
+    pub use crate::fold_batchnorm::INFO as FOLD_BATCHNORM;
+    pub use crate::fuse_activations::INFO as FUSE_ACTIVATIONS;
+    pub use crate::fuse_residual::INFO as FUSE_RESIDUAL;
+    pub use crate::inplace::INFO as INPLACE;
+    pub use crate::make_weights_const::INFO as MAKE_WEIGHTS_CONST;
+    pub use crate::optimize_extracts::INFO as OPTIMIZE_EXTRACTS;
+    pub use crate::optimize_inserts::INFO as OPTIMIZE_INSERTS;
+    pub use crate::peephole::INFO as PEEPHOLE;
+    pub use crate::plan_memory::INFO as PLAN_MEMORY;
+    pub use crate::quantize::INFO as QUANTIZE;
+    pub use crate::remat::INFO as REMAT;
+    pub use crate::share_buffers::INFO as SHARE_BUFFERS;
+    pub use crate::verify::INFO as VERIFY;
+}
+
+/// The quantization profile `glow-run --dump-profile` writes and the
+/// `quantize` pass reads.
+pub use quantize::profile;
 
 pub use counter::DebugCounters;
 pub use manager::{Instrumentation, PassManager, RunFailure};

@@ -99,17 +99,10 @@ impl Mode {
         }
     }
 
-    /// The passes this mode runs, in order.
+    /// The passes this mode runs with the built-in registry, in order (a
+    /// registry can add passes: [`PassRegistry::mode_passes`]).
     pub fn passes(self) -> Vec<&'static PassInfo> {
-        match self {
-            Mode::None => Vec::new(),
-            Mode::Train => INFER
-                .iter()
-                .copied()
-                .filter(|p| !TRAIN_SKIPS.iter().any(|s| s.is(p)))
-                .collect(),
-            Mode::Infer => INFER.to_vec(),
-        }
+        PassRegistry::empty().mode_passes(self)
     }
 }
 
@@ -135,7 +128,7 @@ fn mode_hint(registry: &PassRegistry, name: &str, err: String) -> String {
 }
 
 impl Pipeline {
-    /// The pipeline of a mode.
+    /// The pipeline of a mode with the built-in registry.
     pub fn for_mode(mode: Mode) -> Pipeline {
         Pipeline::of(&mode.passes())
     }

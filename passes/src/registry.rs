@@ -4,6 +4,7 @@
 //! its `INFO` static instead.
 
 use crate::pass::PassInfo;
+use crate::pipeline::{Mode, Pipeline, INFER, TRAIN_SKIPS};
 use glow_ir::diag::did_you_mean;
 
 /// Every built-in pass, in the order `--list-passes` prints them. A new
@@ -30,23 +31,107 @@ pub static BUILTIN: &[&PassInfo] = &[
     &crate::verify::INFO,
 ];
 
-/// The passes a tool knows by name, in registration order.
-#[derive(Clone, Debug, Default)]
+/// The passes a tool knows by name, in registration order, and the
+/// pipeline its `-O` runs.
+#[derive(Clone, Debug)]
 pub struct PassRegistry {
     passes: Vec<&'static PassInfo>,
+    /// What `-O` and `--mode=infer` run, in order ([`INFER`] to start with).
+    infer: Vec<&'static PassInfo>,
+    /// What `--mode=train` leaves out of `infer`.
+    train_skips: Vec<&'static PassInfo>,
+}
+
+/// Where [`PassRegistry::add_to_pipeline`] puts a pass in `-O`.
+#[derive(Clone, Copy, Debug)]
+pub enum Place {
+    /// Right before the first run of this pass.
+    Before(&'static PassInfo),
+    /// Right after the last run of this pass.
+    After(&'static PassInfo),
+}
+
+impl Default for PassRegistry {
+    fn default() -> PassRegistry {
+        PassRegistry::empty()
+    }
 }
 
 impl PassRegistry {
-    /// A registry with no passes.
+    /// A registry with no passes; `-O` still runs [`INFER`].
     pub fn empty() -> PassRegistry {
-        PassRegistry::default()
+        PassRegistry {
+            passes: Vec::new(),
+            infer: INFER.to_vec(),
+            train_skips: TRAIN_SKIPS.to_vec(),
+        }
     }
 
     /// The built-in passes (what `glow-opt` knows).
     pub fn builtin() -> PassRegistry {
         PassRegistry {
             passes: BUILTIN.to_vec(),
+            ..PassRegistry::empty()
         }
+    }
+
+    /// Makes `-O` (and `--mode=infer`, `--mode=train`) run `pass` at
+    /// `place`. The pass must be registered, so a reproducer that names it
+    /// replays, and the anchor must be in the pipeline. Training runs it
+    /// too unless [`PassRegistry::skip_in_train`] says otherwise.
+    pub fn add_to_pipeline(&mut self, pass: &'static PassInfo, place: Place) -> Result<(), String> {
+        if !self.lookup(pass.name).is_some_and(|p| p.is(pass)) {
+            return Err(format!(
+                "pass `{}` joins -O only once it is registered",
+                pass.name
+            ));
+        }
+        let at = match place {
+            Place::Before(anchor) => self.infer.iter().position(|p| p.is(anchor)),
+            Place::After(anchor) => self.infer.iter().rposition(|p| p.is(anchor)).map(|i| i + 1),
+        };
+        let anchor = match place {
+            Place::Before(a) | Place::After(a) => a,
+        };
+        let Some(at) = at else {
+            return Err(format!(
+                "cannot place `{}` next to `{}`: -O does not run it",
+                pass.name, anchor.name
+            ));
+        };
+        self.infer.insert(at, pass);
+        Ok(())
+    }
+
+    /// Makes `--mode=train` leave `pass` out of the `-O` pipeline (as it
+    /// does the passes that merge buffers gradients need apart).
+    pub fn skip_in_train(&mut self, pass: &'static PassInfo) -> Result<(), String> {
+        if !self.infer.iter().any(|p| p.is(pass)) {
+            return Err(format!("-O does not run `{}`", pass.name));
+        }
+        if !self.train_skips.iter().any(|p| p.is(pass)) {
+            self.train_skips.push(pass);
+        }
+        Ok(())
+    }
+
+    /// The passes a mode runs, in order.
+    pub fn mode_passes(&self, mode: Mode) -> Vec<&'static PassInfo> {
+        match mode {
+            Mode::None => Vec::new(),
+            Mode::Train => self
+                .infer
+                .iter()
+                .copied()
+                .filter(|p| !self.train_skips.iter().any(|s| s.is(p)))
+                .collect(),
+            Mode::Infer => self.infer.clone(),
+        }
+    }
+
+    /// The pipeline of a mode.
+    pub fn pipeline_for(&self, mode: Mode) -> Pipeline {
+        Pipeline::of(&self.mode_passes(mode))
     }
 
     /// Adds a pass. Its name must be kebab-case and not taken, and its
@@ -177,6 +262,49 @@ mod tests {
         counters: &[],
         create: |_: &PassOptions| Err("not for running".into()),
     };
+
+    #[test]
+    fn a_registered_pass_joins_o_where_asked_and_train_can_skip_it() {
+        use crate::pipeline::Mode;
+        let mut r = PassRegistry::builtin();
+        assert_eq!(
+            r.add_to_pipeline(&EXTRA, Place::After(&crate::dse::INFO)),
+            Err("pass `extra-pass` joins -O only once it is registered".into())
+        );
+        r.register(&EXTRA).expect("registers");
+        // After the last dse (it runs twice), before the first peephole.
+        r.add_to_pipeline(&EXTRA, Place::After(&crate::dse::INFO))
+            .expect("dse is in -O");
+        r.add_to_pipeline(&EXTRA, Place::Before(&crate::peephole::INFO))
+            .expect("peephole is in -O");
+        let infer = r.mode_passes(Mode::Infer);
+        assert_eq!(infer.len(), INFER.len() + 2);
+        assert!(infer[0].is(&EXTRA));
+        let last_dse = infer.iter().rposition(|p| p.is(&crate::dse::INFO));
+        assert!(infer[last_dse.expect("dse") + 1].is(&EXTRA));
+        assert_eq!(
+            r.mode_passes(Mode::Train)
+                .iter()
+                .filter(|p| p.is(&EXTRA))
+                .count(),
+            2
+        );
+        r.skip_in_train(&EXTRA).expect("in -O");
+        assert!(!r.mode_passes(Mode::Train).iter().any(|p| p.is(&EXTRA)));
+        // The built-in registry's pipeline is unchanged.
+        assert_eq!(
+            PassRegistry::builtin().mode_passes(Mode::Infer).len(),
+            INFER.len()
+        );
+        assert_eq!(
+            r.add_to_pipeline(&EXTRA, Place::Before(&crate::quantize::INFO)),
+            Err("cannot place `extra-pass` next to `quantize`: -O does not run it".into())
+        );
+        assert_eq!(
+            r.skip_in_train(&crate::quantize::INFO),
+            Err("-O does not run `quantize`".into())
+        );
+    }
 
     #[test]
     fn registering_adds_after_the_builtins_and_rejects_clashes() {

@@ -83,7 +83,7 @@ fn timeline() -> String {
     let text = program(1000);
     let mut m = glow_ir::parser::parse(text.as_bytes()).expect("parses");
     let f = &mut m.functions[0];
-    let info = &glow_passes::plan_memory::INFO;
+    let info = &glow_passes::info::PLAN_MEMORY;
     let mut stats = Default::default();
     let mut cx = PassContext::new(info.name, &mut stats, None);
     let mut pass = (info.create)(&Default::default()).expect("create");

@@ -28,9 +28,9 @@ use glow_passes::registry::BUILTIN;
 /// (test/passes/remat/, checked there with --compare-passes).
 fn not_on_random_programs(p: &PassInfo) -> bool {
     [
-        &glow_passes::quantize::INFO,
-        &glow_passes::differentiate::INFO,
-        &glow_passes::remat::INFO,
+        &glow_passes::info::QUANTIZE,
+        &glow_passes::info::DIFFERENTIATE,
+        &glow_passes::info::REMAT,
     ]
     .iter()
     .any(|q| p.is(q))
@@ -372,14 +372,14 @@ fn check_interp(
         .iter()
         .copied()
         .filter(|p| {
-            exact(p) && !p.is(&glow_passes::plan_memory::INFO) && !not_on_random_programs(p)
+            exact(p) && !p.is(&glow_passes::info::PLAN_MEMORY) && !not_on_random_programs(p)
         })
         .collect();
     for _ in 0..cfg.sequences {
         let n = rng.range(2, 7) as usize;
         let mut seq: Vec<&'static PassInfo> = (0..n).map(|_| *rng.pick(&pool)).collect();
         if rng.chance(50) {
-            seq.push(&glow_passes::plan_memory::INFO);
+            seq.push(&glow_passes::info::PLAN_MEMORY);
         }
         let names: Vec<&str> = seq.iter().map(|p| p.name).collect();
         let label = format!("--passes {}", names.join(","));

@@ -90,7 +90,7 @@ struct Cli {
     #[arg(long, value_name = "DIR", requires = "dump_profile")]
     calibration: Option<PathBuf>,
     /// Histogram bins per buffer in --dump-profile.
-    #[arg(long, value_name = "N", default_value_t = glow_passes::quantize::profile::DEFAULT_BINS, requires = "dump_profile")]
+    #[arg(long, value_name = "N", default_value_t = glow_passes::profile::DEFAULT_BINS, requires = "dump_profile")]
     profile_bins: usize,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
@@ -581,7 +581,7 @@ fn dump_profile(
         RunError::Diagnostic(d) => Fail::Msg(d.message),
         RunError::Message(m) => Fail::Msg(m),
     })?;
-    let text = glow_passes::quantize::profile::write(&p);
+    let text = glow_passes::profile::write(&p);
     glow_ir::output::write_file(out, text.as_bytes())
         .map_err(|e| format!("cannot write '{}': {e}", out.display()))?;
     eprintln!(

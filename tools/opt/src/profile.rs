@@ -1,7 +1,7 @@
 //! `glow-run --dump-profile`: runs a float function on the interpreter over
 //! a calibration set and records, per activation buffer and per mutable
 //! weight (by IR name; a view's writes count for the buffer it views), the
-//! range and histogram of the values it held (`glow_passes::quantize::profile`).
+//! range and histogram of the values it held (`glow_passes::profile`).
 //! Inputs (mutable weights the function reads before writing them) are
 //! recorded as given; every other buffer after each instruction that
 //! writes it.
@@ -16,7 +16,7 @@
 use glow_backend::npy;
 use glow_backend::run::{self, RunError};
 use glow_ir::{ElemKind, Function, Mutability, Value};
-use glow_passes::quantize::profile::{function_hash, BufferProfile, Profile};
+use glow_passes::profile::{function_hash, BufferProfile, Profile};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 

@@ -107,7 +107,7 @@ pub fn reduce_main(
 /// A pass list, or a mode (`none`, `train`, `infer`) as `--compare-passes` takes.
 fn pipeline(registry: &PassRegistry, text: &str) -> Result<Pipeline, (u8, String)> {
     let parsed = if glow_passes::pipeline::MODE_NAMES.contains(&text) {
-        glow_passes::pipeline::Mode::parse(text).map(Pipeline::for_mode)
+        glow_passes::pipeline::Mode::parse(text).map(|m| registry.pipeline_for(m))
     } else {
         Pipeline::parse(registry, text)
     };

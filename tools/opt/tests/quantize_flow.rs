@@ -4,7 +4,7 @@
 
 use glow_backend::run::{self, RunOptions};
 use glow_opt_driver::profile::{self, Sample};
-use glow_passes::quantize::profile as prof;
+use glow_passes::profile as prof;
 use glow_passes::{Instrumentation, PassManager, PassOptions, Pipeline, Step};
 use std::collections::BTreeMap;
 
@@ -71,7 +71,7 @@ fn quantized_net_stays_close_to_float() {
             }
             let pipeline = Pipeline {
                 steps: vec![Step {
-                    pass: &glow_passes::quantize::INFO,
+                    pass: &glow_passes::info::QUANTIZE,
                     options,
                 }],
             };
