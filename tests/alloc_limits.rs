@@ -1,4 +1,4 @@
-//! Reproducer 14: a 2 GiB weight is within the tensor limit, but under an
+//! Reproducer 14 and its kin: a 2 GiB weight is within the tensor limit, but under an
 //! address-space limit its allocation fails. glow-run must say which buffer
 //! it could not allocate and exit 1; it aborted with "memory allocation of
 //! 2147483712 bytes failed" and a core dump. (A lit RUN line cannot set a
@@ -63,4 +63,34 @@ fn the_interpreters_region_is_named_when_it_is_what_fails() {
         err.trim_end(),
         "glow-run: error: cannot allocate 2.0 GiB for the activations of `act`"
     );
+}
+
+#[test]
+fn a_kernel_temporary_too_large_for_memory_is_an_error_at_the_instruction() {
+    // The interpreter builds an 8-byte word per element while it splats:
+    // a 256 MiB int8 buffer needs a 2 GiB temporary, which the limit refuses.
+    let dir = tempfile::tempdir().unwrap();
+    let gir = dir.path().join("tmp.gir");
+    std::fs::write(
+        &gir,
+        "function tmp\ndeclare {\n  %y = WeightVar float<16> mutable\n}\ncode {\n  \
+         0 %a = allocactivation { Ty: int8<268435456> }\n  1 %s = splat @out %a { Value: 1.0 }\n  \
+         2 %t = splat @out %y { Value: 1.0 }\n  3 %d = deallocactivation @out %a\n}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (code, err) = run_limited(
+        gir.to_str().unwrap(),
+        3 << 29,
+        &["--output-dir", out.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{}:7:3: error: `%s` (splat): cannot allocate 2.0 GiB for a temporary of the interpreter",
+            gir.display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists(), "no output directory on error");
 }

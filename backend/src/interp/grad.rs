@@ -34,7 +34,7 @@ pub fn convolution_grad(x: &mut Exec) -> R {
     let [kh, kw] = g.win.kernels;
     let (st, dil, pads) = (g.win.strides, g.win.dilation, g.win.pads);
     let (cg, ocg) = (g.cg, g.ocg);
-    let mut bias = vec![0f32; oc as usize];
+    let mut bias = x.scratch(oc as usize, 0f32)?;
     for o in 0..oc {
         let mut sum = 0f32;
         for b in 0..n {
@@ -46,7 +46,7 @@ pub fn convolution_grad(x: &mut Exec) -> R {
         }
         bias[o as usize] = sum;
     }
-    let mut fgrad = vec![0f32; filt.len()];
+    let mut fgrad = x.scratch(filt.len(), 0f32)?;
     for o in 0..oc {
         for ky in 0..kh {
             for kx in 0..kw {
@@ -74,7 +74,7 @@ pub fn convolution_grad(x: &mut Exec) -> R {
             }
         }
     }
-    let mut sgrad = vec![0f32; src.len()];
+    let mut sgrad = x.scratch(src.len(), 0f32)?;
     for b in 0..n {
         for c in 0..ch {
             let (gi, ic) = (c / cg, c % cg);
@@ -121,8 +121,8 @@ pub fn max_pool_with_argmax(x: &mut Exec) -> R {
     let [n, ch, h, w] = win.nchw_of(&s.dims);
     let [_, _, oh, ow] = win.nchw_of(&d.dims);
     let (ss, ds) = (win.act_strides(&s.dims), win.act_strides(&d.dims));
-    let mut out = vec![0f32; d.size() as usize];
-    let mut arg = vec![-1i64; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0f32)?;
+    let mut arg = x.scratch(d.size() as usize, -1i64)?;
     for b in 0..n {
         for y in 0..oh {
             for xx in 0..ow {
@@ -157,7 +157,7 @@ pub fn pool_grad(x: &mut Exec) -> R {
         }
     }
     let dg = x.f32s("DestGrad")?;
-    let mut sg = vec![0f32; x.ty("SrcGrad")?.size() as usize];
+    let mut sg = x.scratch(x.ty("SrcGrad")?.size() as usize, 0f32)?;
     if x.opcode() == Opcode::MaxPoolWithArgmaxGrad {
         let am = x.ty("Argmax")?;
         if !matches!(am.elem, ElemKind::Index32 | ElemKind::Index64) {

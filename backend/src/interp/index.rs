@@ -51,7 +51,7 @@ pub fn gather_elements(x: &mut Exec) -> R {
     let axis = axis(x)?;
     let (data, idx) = (x.bits("Data")?, x.ints("Indices")?);
     let ds = data_t.strides();
-    let mut out = vec![0u64; idx.len()];
+    let mut out = x.scratch(idx.len(), 0u64)?;
     for (p, o) in out.iter_mut().enumerate() {
         if let Some(j) = wrap_index(idx[p], data_t.dims[axis]) {
             *o = data[offset_with(&unravel(p as u64, &idx_t.dims), &ds, axis, j)];
@@ -93,7 +93,7 @@ pub fn gather_nd(x: &mut Exec) -> R {
     let ((batches, tuples, k, inner), st) = nd_layout(&data_t, &idx_t, b);
     let per_batch: u64 = data_t.dims[b..].iter().product();
     let (data, idx) = (x.bits("Data")?, x.ints("Indices")?);
-    let mut out = vec![0u64; batches * tuples * inner];
+    let mut out = x.scratch(batches * tuples * inner, 0u64)?;
     for bt in 0..batches {
         for t in 0..tuples {
             let row = bt * tuples + t;
@@ -200,7 +200,7 @@ pub fn one_hot(x: &mut Exec) -> R {
     let (outer, depth, inner) = split(&d.dims, axis);
     let (outer, inner) = (outer as usize, inner as usize);
     let idx = x.ints("Indices")?;
-    let mut out = vec![off; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, off)?;
     for o in 0..outer {
         for n in 0..inner {
             if let Some(j) = wrap_index(idx[o * inner + n], depth) {
@@ -222,7 +222,7 @@ pub fn arg_min_max(x: &mut Exec) -> R {
     let src = x.f32s("Src")?;
     let (outer, at, inner) = split(&s.dims, axis);
     let (outer, at, inner) = (outer as usize, at as usize, inner as usize);
-    let mut out = vec![0i64; outer * inner];
+    let mut out = x.scratch(outer * inner, 0i64)?;
     for o in 0..outer {
         for n in 0..inner {
             let v = |a: usize| src[(o * at + a) * inner + n];

@@ -94,7 +94,7 @@ fn gather(x: &mut Exec) -> R {
     let src = x.bits("Data")?;
     let idx = x.ints("Indices")?;
     let (n, inner, at) = (idx.len(), inner as usize, at as usize);
-    let mut out = vec![0u64; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0u64)?;
     for o in 0..outer as usize {
         for (k, &i) in idx.iter().enumerate() {
             let i = if i < 0 { i + at as i64 } else { i };
@@ -112,7 +112,7 @@ fn gather(x: &mut Exec) -> R {
 fn splat(x: &mut Exec) -> R {
     let d = x.ty("Dest")?;
     let bits = splat_bits(d.elem, x.m().get(m::VALUE)?).ok_or_else(|| x.unsupported(&d))?;
-    x.put_bits("Dest", &vec![bits; d.size() as usize])
+    x.put_bits("Dest", &x.scratch(d.size() as usize, bits)?)
 }
 
 fn ravel(idx: &[u64], dims: &[u64]) -> usize {
@@ -127,10 +127,10 @@ fn transpose(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
     let shuffle = x.m().get(m::SHUFFLE)?.to_vec();
     let src = x.bits("Src")?;
-    let mut out = vec![0u64; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0u64)?;
     for (i, o) in out.iter_mut().enumerate() {
         let di = unravel(i as u64, &d.dims);
-        let mut si = vec![0u64; s.dims.len()];
+        let mut si = x.scratch(s.dims.len(), 0u64)?;
         for (k, &p) in shuffle.iter().enumerate() {
             si[p as usize] = di[k];
         }
@@ -143,7 +143,7 @@ fn extract(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
     let offs = x.m().get(m::OFFSETS)?.to_vec();
     let src = x.bits("Src")?;
-    let mut out = vec![0u64; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0u64)?;
     for (i, o) in out.iter_mut().enumerate() {
         let mut si = unravel(i as u64, &d.dims);
         for (k, v) in si.iter_mut().enumerate() {
@@ -419,7 +419,7 @@ fn batched_reduce_add(x: &mut Exec) -> R {
     let b = x.f32s("Batch")?;
     let (outer, at, inner) = split(&t.dims, axis);
     let (outer, at, inner) = (outer as usize, at as usize, inner as usize);
-    let mut out = vec![0f32; outer * inner];
+    let mut out = x.scratch(outer * inner, 0f32)?;
     for o in 0..outer {
         for n in 0..inner {
             let at_k = |a: usize| b[o * at * inner + a * inner + n];
@@ -504,7 +504,7 @@ fn softmax(x: &mut Exec) -> R {
     let t = x.ty("Src")?;
     let cols = t.dims[1] as usize;
     let src = x.f32s("Src")?;
-    let mut out = vec![0f32; src.len()];
+    let mut out = x.scratch(src.len(), 0f32)?;
     for (row, y) in src.chunks(cols).zip(out.chunks_mut(cols)) {
         let mut mx = row[0];
         for &v in row {
@@ -540,7 +540,7 @@ fn batchnorm(x: &mut Exec) -> R {
     let (outer, at, inner) = split(&t.dims, ch);
     let (src, scale, bias) = (x.f32s("Src")?, x.f32s("Scale")?, x.f32s("Bias")?);
     let (mean, var) = (x.f32s("Mean")?, x.f32s("Var")?);
-    let mut out = vec![0f32; src.len()];
+    let mut out = x.scratch(src.len(), 0f32)?;
     for o in 0..outer as usize {
         for c in 0..at as usize {
             let inv = 1.0f32 / (var[c] + eps).sqrt();
@@ -560,7 +560,7 @@ fn layernorm(x: &mut Exec) -> R {
     let cols = *t.dims.last().unwrap_or(&1) as usize;
     let (src, scale, bias) = (x.f32s("Src")?, x.f32s("Scale")?, x.f32s("Bias")?);
     let n = cols as f32;
-    let mut out = vec![0f32; src.len()];
+    let mut out = x.scratch(src.len(), 0f32)?;
     for (row, y) in src.chunks(cols.max(1)).zip(out.chunks_mut(cols.max(1))) {
         let mut sum = 0f32;
         for &v in row {
@@ -588,8 +588,8 @@ fn lrn(x: &mut Exec) -> R {
     let k = x.m().get(m::K)? as f32;
     let cols = *t.dims.last().unwrap_or(&1) as usize;
     let src = x.f32s("Src")?;
-    let mut out = vec![0f32; src.len()];
-    let mut scale = vec![0f32; src.len()];
+    let mut out = x.scratch(src.len(), 0f32)?;
+    let mut scale = x.scratch(src.len(), 0f32)?;
     for (r, row) in src.chunks(cols).enumerate() {
         for j in 0..cols {
             let (lo, hi) = (j.saturating_sub(h), (j + h).min(cols - 1));
@@ -633,7 +633,7 @@ fn convolution(x: &mut Exec) -> R {
     };
     let _ = fl;
     let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
-    let mut out = vec![0f32; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0f32)?;
     for b in 0..n {
         for y in 0..oh {
             for xx in 0..ow {
@@ -679,7 +679,7 @@ fn conv_transpose(x: &mut Exec) -> R {
         let i = (full / st) as u64;
         (i < lim).then_some(i)
     };
-    let mut out = vec![0f32; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0f32)?;
     for b in 0..n {
         for oy in 0..oh {
             for ox in 0..ow {
@@ -746,7 +746,7 @@ fn pool(x: &mut Exec) -> R {
     let (ss, ds) = (win.act_strides(&s.dims), win.act_strides(&d.dims));
     let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
     let area = (win.kernels[0] * win.kernels[1]) as f32;
-    let mut out = vec![0f32; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0f32)?;
     for b in 0..n {
         for y in 0..oh {
             for xx in 0..ow {

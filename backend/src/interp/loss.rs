@@ -41,7 +41,7 @@ pub fn softmax_grad(x: &mut Exec) -> R {
     let (n, k) = rows_cols(x, &t)?;
     let od = x.f32s("OrigDest")?;
     let sel = labels(x, "Selected")?;
-    let mut out = vec![0f32; n * k];
+    let mut out = x.scratch(n * k, 0f32)?;
     for r in 0..n {
         for i in 0..k {
             let delta = if i as i64 == sel[r] { 1.0 } else { 0.0 };
@@ -79,7 +79,7 @@ pub fn cross_entropy_loss_grad(x: &mut Exec) -> R {
     if !matches!(lg.elem, ElemKind::Index32 | ElemKind::Index64) {
         return Err(x.unsupported(&lg));
     }
-    let mut out = vec![0f32; n * k];
+    let mut out = x.scratch(n * k, 0f32)?;
     for (r, &y) in lab.iter().enumerate().take(n) {
         let row = &mut out[r * k..r * k + k];
         match column(y, k) {
@@ -88,7 +88,7 @@ pub fn cross_entropy_loss_grad(x: &mut Exec) -> R {
         }
     }
     x.put_f32s("Pgrad", &out)?;
-    x.put_ints("Labelsgrad", &vec![0; lg.size() as usize])
+    x.put_ints("Labelsgrad", &x.scratch(lg.size() as usize, 0)?)
 }
 
 pub fn sgd(x: &mut Exec) -> R {

@@ -128,6 +128,28 @@ impl Exec<'_> {
         self.inst.opcode
     }
 
+    /// An empty vector with room for `n` elements of a temporary of this
+    /// instruction, or "cannot allocate ..." naming it: the sizes come from
+    /// the input, so running out of memory is an error, not an abort.
+    pub fn room<T>(&self, n: usize) -> Result<Vec<T>, BackendError> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| {
+            let bytes = (n as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+            self.err(format!(
+                "cannot allocate {} for a temporary of the interpreter",
+                crate::limits::human_bytes(bytes)
+            ))
+        })?;
+        Ok(v)
+    }
+
+    /// `n` copies of `value`, allocated as [`Exec::room`] does.
+    pub fn scratch<T: Clone>(&self, n: usize, value: T) -> Result<Vec<T>, BackendError> {
+        let mut v = self.room(n)?;
+        v.resize(n, value);
+        Ok(v)
+    }
+
     /// Type and byte range of the operand called `name`.
     fn locate(&self, name: &str) -> Result<(Type, Region, usize), BackendError> {
         let v = self
@@ -167,9 +189,9 @@ impl Exec<'_> {
         if ty.elem != ElemKind::Float {
             return Err(self.unsupported(&ty));
         }
-        Ok((0..ty.size() as usize)
-            .map(|i| crate::elem::read_f32(b, i))
-            .collect())
+        let mut out = self.room(ty.size() as usize)?;
+        out.extend((0..ty.size() as usize).map(|i| crate::elem::read_f32(b, i)));
+        Ok(out)
     }
 
     /// The operand's elements as integers (integer-stored kinds).
@@ -178,22 +200,22 @@ impl Exec<'_> {
         if !crate::elem::is_integer(ty.elem) {
             return Err(self.unsupported(&ty));
         }
-        Ok((0..ty.size() as usize)
-            .map(|i| crate::elem::read_int(ty.elem, b, i))
-            .collect())
+        let mut out = self.room(ty.size() as usize)?;
+        out.extend((0..ty.size() as usize).map(|i| crate::elem::read_int(ty.elem, b, i)));
+        Ok(out)
     }
 
     /// The operand's raw element bits (any kind).
     pub fn bits(&self, name: &str) -> Result<Vec<u64>, BackendError> {
         let (ty, b) = self.bytes(name)?;
         let n = ty.elem.bytes() as usize;
-        Ok(b.chunks(n)
-            .map(|c| {
-                let mut a = [0u8; 8];
-                a[..n].copy_from_slice(c);
-                u64::from_le_bytes(a)
-            })
-            .collect())
+        let mut out = self.room(ty.size() as usize)?;
+        out.extend(b.chunks(n).map(|c| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(c);
+            u64::from_le_bytes(a)
+        }));
+        Ok(out)
     }
 
     fn dest(&mut self, name: &str) -> Result<(Type, &mut [u8]), BackendError> {

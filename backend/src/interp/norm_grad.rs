@@ -18,7 +18,7 @@ pub fn lrn_grad(x: &mut Exec) -> R {
         return Err(x.err("operands of different sizes"));
     }
     let cols = *t.dims.last().unwrap_or(&1) as usize;
-    let mut out = vec![0f32; n];
+    let mut out = x.scratch(n, 0f32)?;
     if cols == 0 || n == 0 {
         return x.put_f32s("SrcGrad", &out);
     }

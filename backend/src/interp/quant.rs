@@ -52,7 +52,7 @@ pub fn convolution(x: &mut Exec) -> R {
         filter_strides(&win, cg),
     );
     let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
-    let mut out = vec![0i64; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0i64)?;
     for b in 0..n {
         for y in 0..oh {
             for xx in 0..ow {
@@ -99,7 +99,7 @@ pub fn matrix_multiply(x: &mut Exec) -> R {
     } else {
         None
     };
-    let mut out = vec![0i64; nb * rows * cols];
+    let mut out = x.scratch(nb * rows * cols, 0i64)?;
     for b in 0..nb {
         for i in 0..rows {
             for j in 0..cols {
@@ -162,7 +162,7 @@ pub fn pool(x: &mut Exec) -> R {
     let [_, _, oh, ow] = win.nchw_of(&d.dims);
     let (ss, ds) = (win.act_strides(&s.dims), win.act_strides(&d.dims));
     let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
-    let mut out = vec![0i64; d.size() as usize];
+    let mut out = x.scratch(d.size() as usize, 0i64)?;
     for b in 0..n {
         for y in 0..oh {
             for xx in 0..ow {
