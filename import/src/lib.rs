@@ -159,7 +159,7 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
                 &vi.name,
                 lower::Val::Const {
                     name: vi.name.clone(),
-                    t: t.clone(),
+                    t: t.clone().into(),
                 },
             );
             continue;
@@ -185,7 +185,7 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             &t.name,
             lower::Val::Const {
                 name: t.name.clone(),
-                t: value,
+                t: value.into(),
             },
         );
     }

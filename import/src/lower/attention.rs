@@ -229,7 +229,7 @@ fn mask_bias(l: &mut Lowerer, m: &Val, len: u64, out: &str, base: &str) -> Resul
         }
         return Ok(Val::Const {
             name,
-            t: Tensor::f32(pd, padded),
+            t: Tensor::f32(pd, padded).into(),
         });
     }
     let a = l.act(m);
@@ -407,7 +407,7 @@ pub(super) fn attention(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     if let Some(pb) = position_bias(&p, s, len, past) {
         let pb = Val::Const {
             name: format!("{out}.causal"),
-            t: pb,
+            t: pb.into(),
         };
         bias = Some(match bias {
             Some(m) => apply(

@@ -84,7 +84,7 @@ impl Composer<'_, '_> {
             &name,
             Val::Const {
                 name: name.clone(),
-                t,
+                t: t.into(),
             },
         );
         name

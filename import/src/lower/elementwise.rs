@@ -25,7 +25,7 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             let n = dims.iter().product::<u64>() as usize;
             outs.push(Val::Const {
                 name: node.output[1].clone(),
-                t: Tensor::i64(dims, vec![1; n]),
+                t: Tensor::i64(dims, vec![1; n]).into(),
             });
         }
         return Ok(outs);
@@ -242,7 +242,7 @@ pub(super) fn apply(
         l.reserve_dims(out, &dims)?;
         return Ok(Val::Const {
             name: out.to_string(),
-            t: fold(l, op, ta, tb, &dims)?,
+            t: fold(l, op, ta, tb, &dims)?.into(),
         });
     }
     // Channels-last when an activation operand already is, at full rank.

@@ -16,11 +16,12 @@ use crate::tensor::{strides, Data, Tensor};
 use glow_backend::ops;
 use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
+use std::rc::Rc;
 
 pub(super) fn konst(name: &str, t: Tensor) -> Val {
     Val::Const {
         name: name.to_string(),
-        t,
+        t: t.into(),
     }
 }
 
@@ -85,12 +86,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                     ElemKind::Bool => dtype::BOOL,
                     _ => dtype::FLOAT,
                 },
-                Some(Val::Const {
-                    t: Tensor {
-                        data: Data::I64(_), ..
-                    },
-                    ..
-                }) => dtype::INT64,
+                Some(Val::Const { t, .. }) if matches!(t.data, Data::I64(_)) => dtype::INT64,
                 Some(_) => dtype::FLOAT,
             };
             let float = matches!(to, dtype::FLOAT | dtype::DOUBLE);
@@ -126,7 +122,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             }
         }
         "Range" => {
-            let g = |i| -> Result<Tensor> { l.const_input(node, i) };
+            let g = |i| -> Result<Rc<Tensor>> { l.const_input(node, i) };
             let (s, lim, d) = (g(0)?, g(1)?, g(2)?);
             let int = [&s, &lim, &d]
                 .iter()
@@ -359,7 +355,7 @@ fn cast(t: &Tensor, to: i32) -> Tensor {
 }
 
 /// Input `i`, which must be known at import time for this op to be lowered.
-fn const_or_err(l: &Lowerer, node: &NodeProto, i: usize) -> Result<Tensor> {
+fn const_or_err(l: &Lowerer, node: &NodeProto, i: usize) -> Result<Rc<Tensor>> {
     match l.input(node, i)? {
         Val::Const { t, .. } => Ok(t),
         Val::Act(_) => Err(l.unsupported(format!(

@@ -62,7 +62,11 @@ pub(super) fn gemm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         if bt.dims.len() != 2 {
             return Err(l.err(format!("B must be 2-D, found {:?}", bt.dims)));
         }
-        let bt = if tb { bt.permuted(&[1, 0]) } else { bt.clone() };
+        let bt = if tb {
+            bt.permuted(&[1, 0])
+        } else {
+            (**bt).clone()
+        };
         let n = bt.dims[1];
         if bt.dims[0] != k {
             return Err(l.err(format!("A is {m}x{k} but B is {:?}", bt.dims)));
@@ -140,7 +144,7 @@ fn add_c(
     let c = match c {
         Val::Const { name, t } => Val::Const {
             name,
-            t: scaled(&t, beta),
+            t: scaled(&t, beta).into(),
         },
         Val::Act(a) if beta != 1.0 => {
             let phys = a.phys();

@@ -189,7 +189,7 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             .collect();
         return Ok(vec![Val::Const {
             name: out,
-            t: Tensor::f32(t.dims.clone(), v),
+            t: Tensor::f32(t.dims.clone(), v).into(),
         }]);
     }
     let a = l.act(&x);
@@ -259,7 +259,7 @@ pub(super) fn variadic(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     if node.op_type == "Mean" && node.input.len() > 1 {
         let n = Val::Const {
             name: format!("{out}.count"),
-            t: Tensor::f32(vec![], vec![node.input.len() as f32]),
+            t: Tensor::f32(vec![], vec![node.input.len() as f32]).into(),
         };
         acc = apply(l, Opcode::ElementDiv, &acc, &n, &out, &base)?;
     }

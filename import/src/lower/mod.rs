@@ -42,6 +42,7 @@ use glow_ir::member::{self as m, Member};
 use glow_ir::{ElemKind, Function, InstId, Mutability, Opcode, Type, Value, WeightInit};
 // The IR's deterministic hasher: SipHash was a tenth of import time.
 use glow_ir::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::rc::Rc;
 
 /// An activation: an IR buffer plus how its elements map to ONNX order.
 #[derive(Clone, Debug)]
@@ -53,10 +54,11 @@ pub(crate) struct Act {
     pub cl: bool,
 }
 
-/// What an ONNX value name stands for during lowering.
+/// What an ONNX value name stands for during lowering. A constant's tensor
+/// is shared: every use of the value clones the `Val`, not the data.
 #[derive(Clone, Debug)]
 pub(crate) enum Val {
-    Const { name: String, t: Tensor },
+    Const { name: String, t: Rc<Tensor> },
     Act(Act),
 }
 
@@ -479,7 +481,7 @@ impl<'o> Lowerer<'o> {
     }
 
     /// Input `i`, which must be a constant.
-    pub fn const_input(&self, node: &NodeProto, i: usize) -> Result<Tensor> {
+    pub fn const_input(&self, node: &NodeProto, i: usize) -> Result<Rc<Tensor>> {
         match self.input(node, i)? {
             Val::Const { t, .. } => Ok(t),
             Val::Act(_) => Err(ImportError::NeedsConstant {
@@ -753,7 +755,7 @@ mod tests {
         assert!(l.reserve_const("w", u64::MAX).is_err());
         let small = Val::Const {
             name: "c".into(),
-            t: Tensor::f32(vec![3], vec![0.0; 3]),
+            t: Tensor::f32(vec![3], vec![0.0; 3]).into(),
         };
         l.bind("c", small);
         assert!(l

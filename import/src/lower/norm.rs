@@ -37,7 +37,7 @@ fn act(v: Value, dims: &[u64]) -> Val {
 fn scalar(name: &str, v: f32) -> Val {
     Val::Const {
         name: name.to_string(),
-        t: Tensor::f32(vec![], vec![v]),
+        t: Tensor::f32(vec![], vec![v]).into(),
     }
 }
 

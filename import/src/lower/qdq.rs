@@ -266,7 +266,7 @@ pub(super) fn quantize_linear(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<V
             l.dtypes.insert(out.clone(), dt);
             return Ok(vec![Val::Const {
                 name: out,
-                t: Tensor::i64(t.dims.clone(), q),
+                t: Tensor::i64(t.dims.clone(), q).into(),
             }]);
         }
         if p.scales.len() == 1 {
@@ -396,7 +396,7 @@ pub(super) fn dequantize_linear(l: &mut Lowerer, node: &NodeProto) -> Result<Vec
         l.qconsts.insert(
             out.clone(),
             QConst {
-                q: t.clone(),
+                q: (**t).clone(),
                 dtype: dt,
                 scales: p.scales.clone(),
                 zps: p.zps.clone(),
@@ -406,7 +406,7 @@ pub(super) fn dequantize_linear(l: &mut Lowerer, node: &NodeProto) -> Result<Vec
         );
         return Ok(vec![Val::Const {
             name: out,
-            t: Tensor::f32(t.dims.clone(), f),
+            t: Tensor::f32(t.dims.clone(), f).into(),
         }]);
     }
     if let (Some(p), Val::Act(a)) = (&params, &x) {

@@ -27,7 +27,7 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             };
             Val::Const {
                 name: out.clone(),
-                t: Tensor::f32(dims, vec![value; n as usize]),
+                t: Tensor::f32(dims, vec![value; n as usize]).into(),
             }
         }
         "Transpose" => transpose(l, node, &attrs, &out)?,
@@ -64,7 +64,7 @@ fn constant(l: &Lowerer, attrs: &Attrs, out: &str) -> Result<Val> {
     };
     Ok(Val::Const {
         name: out.to_string(),
-        t,
+        t: t.into(),
     })
 }
 
@@ -176,7 +176,7 @@ fn reshape(l: &mut Lowerer, x: &Val, dims: Vec<u64>, out: &str) -> Result<Val> {
     if let Val::Const { t, .. } = x {
         return Ok(Val::Const {
             name: out.to_string(),
-            t: t.reshaped(dims),
+            t: t.reshaped(dims).into(),
         });
     }
     let a = l.act(x);
@@ -202,7 +202,7 @@ fn transpose(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Res
     if let Val::Const { t, .. } = &x {
         return Ok(Val::Const {
             name: out.to_string(),
-            t: t.permuted(&perm),
+            t: t.permuted(&perm).into(),
         });
     }
     let a = l.act(&x);
@@ -259,7 +259,7 @@ fn concat(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
         l.reserve_dims(out, &dims)?;
         return Ok(Val::Const {
             name: out.to_string(),
-            t: fold_concat(&inputs, axis, &dims),
+            t: fold_concat(&inputs, axis, &dims).into(),
         });
     }
     let cl = inputs.iter().any(|v| matches!(v, Val::Act(a) if a.cl));
@@ -310,7 +310,7 @@ fn fold_concat(inputs: &[Val], axis: usize, dims: &[u64]) -> Tensor {
     let ts: Vec<&Tensor> = inputs
         .iter()
         .filter_map(|v| match v {
-            Val::Const { t, .. } => Some(t),
+            Val::Const { t, .. } => Some(&**t),
             Val::Act(_) => None,
         })
         .collect();
