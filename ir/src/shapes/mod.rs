@@ -38,6 +38,7 @@ mod linalg;
 mod movement;
 mod quant;
 mod spatial;
+mod sparse;
 
 pub use grad::{
     activation_grad, avg_pool_grad, convolution_grad, cross_entropy_loss, cross_entropy_loss_grad,
@@ -49,6 +50,11 @@ pub use linalg::{
     layer_normalization, lrn, matmul, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
+pub use sparse::{
+    batch_sparse_to_dense, embedding, embedding_bag, fill_examples_with_indicator, gather_ranges,
+    lengths_range_fill, lengths_sum, lengths_to_ranges, sparse_label_split, sparse_lengths_sum,
+    sparse_to_dense_mask,
+};
 pub use spatial::{channelwise_convolution, conv_transpose, convolution, pool};
 
 use crate::function::InstData;
