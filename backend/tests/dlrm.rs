@@ -8,7 +8,9 @@ use glow_backend::{npy, CcOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-const INPUTS: &[&str] = &["dense", "idx0", "len0", "idx1", "len1", "idx2", "off2", "w2"];
+const INPUTS: &[&str] = &[
+    "dense", "idx0", "len0", "idx1", "len1", "idx2", "off2", "w2",
+];
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/dlrm")
@@ -47,7 +49,11 @@ fn run_on(engine: Engine) -> Outputs {
 }
 
 fn prob(out: &Outputs) -> Vec<f32> {
-    let t = out.tensors.iter().find(|t| t.name == "prob").expect("%prob");
+    let t = out
+        .tensors
+        .iter()
+        .find(|t| t.name == "prob")
+        .expect("%prob");
     t.data
         .chunks(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

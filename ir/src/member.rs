@@ -37,7 +37,9 @@
 use std::marker::PhantomData;
 
 use crate::function::MemberValue;
-use crate::opcode::{MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS};
+use crate::opcode::{
+    MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS,
+};
 use crate::types::Type;
 
 /// The Rust side of a member type: what a builder passes and a reader gets.

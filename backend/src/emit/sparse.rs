@@ -64,7 +64,9 @@ fn c_i64(v: i64) -> String {
 }
 
 fn zero_f32(c: &mut KCtx, name: &str, n: u64) {
-    c.w.line(&format!("for (size_t z = 0; z < {n}u; z++) {name}[z] = 0.0f;"));
+    c.w.line(&format!(
+        "for (size_t z = 0; z < {n}u; z++) {name}[z] = 0.0f;"
+    ));
 }
 
 fn lengths_sum(c: &mut KCtx) -> R {
@@ -277,7 +279,9 @@ fn sparse_to_dense_mask(c: &mut KCtx) -> R {
         mk as u64 * line
     ));
     c.w.line("const int64_t len = (int64_t)Lengths[b];");
-    c.w.open(&format!("for (int64_t j = 0; j < len && pos < {n}u; j++, pos++)"));
+    c.w.open(&format!(
+        "for (int64_t j = 0; j < len && pos < {n}u; j++, pos++)"
+    ));
     c.w.line("const int64_t id = (int64_t)Indices[pos];");
     c.w.line("size_t to = 0;");
     c.w.line(&format!("while (to < {mk}u && mask[to] != id) to++;"));
@@ -292,7 +296,8 @@ fn sparse_to_dense_mask(c: &mut KCtx) -> R {
 fn batch_sparse_to_dense(c: &mut KCtx) -> R {
     let dt = c.ty("Dest")?;
     let bt = bits_ctype(dt.elem);
-    let fill = splat_bits(dt.elem, c.member(m::DEFAULT_VALUE)?).ok_or_else(|| c.unsupported(&dt))?;
+    let fill =
+        splat_bits(dt.elem, c.member(m::DEFAULT_VALUE)?).ok_or_else(|| c.unsupported(&dt))?;
     c.decl("Dest", bt)?;
     let lt = decl_index(c, "Lengths")?;
     let it = decl_index(c, "Indices")?;
@@ -306,7 +311,9 @@ fn batch_sparse_to_dense(c: &mut KCtx) -> R {
     c.w.line("size_t k = 0;");
     c.w.for_loop("b", lt.size());
     c.w.line("const int64_t len = (int64_t)Lengths[b];");
-    c.w.open(&format!("for (int64_t j = 0; j < len && k < {n}u; j++, k++)"));
+    c.w.open(&format!(
+        "for (int64_t j = 0; j < len && k < {n}u; j++, k++)"
+    ));
     c.w.line("const int64_t i = (int64_t)Indices[k];");
     c.w.line(&format!(
         "if (i >= 0 && i < {dense}ll) Dest[b * {dense}u + (size_t)i] = Values[k];"
@@ -363,7 +370,9 @@ fn sparse_label_split(c: &mut KCtx) -> R {
     c.w.line("size_t pos = 0;");
     c.w.for_loop("ex", lt.size());
     c.w.line("const int64_t len = (int64_t)Lengths[ex];");
-    c.w.open(&format!("for (int64_t j = 0; j < len && pos < {n}u; j++, pos++)"));
+    c.w.open(&format!(
+        "for (int64_t j = 0; j < len && pos < {n}u; j++, pos++)"
+    ));
     c.w.line("const int64_t l = (int64_t)Indices[pos];");
     c.w.line(&format!("GradientOffsetMap[pos] = ({gct})-1;"));
     c.w.line(&format!(

@@ -253,7 +253,8 @@ fn batch_sparse_to_dense(x: &mut Exec) -> R {
     let lengths = index(x, "Lengths")?;
     let idx = index(x, "Indices")?;
     let values = x.bits("Values")?;
-    let fill = splat_bits(dt.elem, x.m().get(m::DEFAULT_VALUE)?).ok_or_else(|| x.unsupported(&dt))?;
+    let fill =
+        splat_bits(dt.elem, x.m().get(m::DEFAULT_VALUE)?).ok_or_else(|| x.unsupported(&dt))?;
     let mut out = vec![fill; dt.size() as usize];
     let mut k = 0usize;
     for (b, &len) in lengths.iter().enumerate() {

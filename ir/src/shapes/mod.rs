@@ -37,8 +37,8 @@ mod index;
 mod linalg;
 mod movement;
 mod quant;
-mod spatial;
 mod sparse;
+mod spatial;
 
 pub use grad::{
     activation_grad, avg_pool_grad, convolution_grad, cross_entropy_loss, cross_entropy_loss_grad,

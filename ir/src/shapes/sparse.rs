@@ -200,7 +200,11 @@ pub fn sparse_to_dense_mask(ctx: &ShapeCtx) -> Vec<ShapeError> {
             ));
         }
     }
-    let want_default = if inner.is_empty() { vec![1] } else { inner.clone() };
+    let want_default = if inner.is_empty() {
+        vec![1]
+    } else {
+        inner.clone()
+    };
     check_dims(ctx, default, &want_default, "expects", &mut errs);
     let mask = ctx.get(m::MASK).unwrap_or(&[]);
     let mut seen = mask.to_vec();
