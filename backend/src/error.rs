@@ -18,6 +18,11 @@ pub fn inst_error(f: &Function, id: InstId, msg: impl Into<String>) -> Diagnosti
     }
 }
 
+/// What running or emitting an instruction of the `NoKernel` family reports
+/// (Glow's runtime callbacks and external calls: docs/gir.md, "Instrumentation").
+pub const NO_KERNEL: &str =
+    "this instruction has no kernel on this backend (docs/gir.md, \"Instrumentation and escape hatches\")";
+
 /// The "unsupported element type" error: names the opcode and the type.
 pub fn unsupported(f: &Function, id: InstId, ty: &glow_ir::Type) -> Diagnostic {
     inst_error(

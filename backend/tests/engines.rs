@@ -664,6 +664,7 @@ fn build() -> String {
     pools(&mut p);
     pool_grads(&mut p);
     index_ops(&mut p);
+    sparse_cases(&mut p);
     training_cases(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
@@ -756,6 +757,112 @@ fn training_cases(p: &mut Prog) {
 }
 
 /// The index opcodes; index inputs are random in [0, 8), so some are out of range.
+/// The recommendation instructions on random indices, lengths and offsets
+/// (each in [0, 8)): tables of 6 rows, so some indices fall outside, and
+/// lengths that run past the indices or stop short of them.
+fn sparse_cases(p: &mut Prog) {
+    for (it, lt) in [("index64", "index32"), ("index32", "index64")] {
+        for line in [&[3u64][..], &[2, 3]] {
+            let mut data = vec![6u64];
+            data.extend_from_slice(line);
+            let mut dest = vec![4u64];
+            dest.extend_from_slice(line);
+            let (data, dest) = (f(&data), f(&dest));
+            let (idx, len) = (format!("{it}<9>"), format!("{lt}<4>"));
+            p.op("sparselengthssum", &dest, &[&data, &idx, &len], "");
+            p.op(
+                "sparselengthsweightedsum",
+                &dest,
+                &[&data, &f(&[9]), &idx, &len],
+                "LengthsMode: AllOne",
+            );
+            p.op("lengthssum", &dest, &[&data, &len], "");
+            for end in [false, true] {
+                let offs = format!("{it}<{}>", if end { 5 } else { 4 });
+                p.op(
+                    "embeddingbag",
+                    &dest,
+                    &[&data, &f(&[9]), &idx, &offs],
+                    &format!("HasEndOffset: {end}"),
+                );
+            }
+        }
+        p.op(
+            "embedding",
+            &f(&[2, 3, 5]),
+            &[&f(&[6, 5]), &format!("{it}<2 x 3>")],
+            "PadIdx: 2",
+        );
+        p.op(
+            "embedding",
+            "index64<4 x 2>",
+            &["index64<6 x 2>", &format!("{it}<4>")],
+            "",
+        );
+        p.op(
+            "lengthstoranges",
+            &format!("{it}<4 x 2>"),
+            &[&format!("{lt}<4>")],
+            "",
+        );
+        p.op(
+            "lengthsrangefill",
+            &format!("{it}<12>"),
+            &[&format!("{lt}<4>")],
+            "",
+        );
+        let (o, l) = (p.weight(&f(&[10])), p.weight(&format!("{it}<3>")));
+        let (d, r) = (p.weight(&f(&[9])), p.weight(&format!("{it}<3 x 2 x 2>")));
+        p.inst(&format!(
+            "gatherranges @out %{o}, @out %{l}, @in %{d}, @in %{r}"
+        ));
+        p.op(
+            "sparsetodensemask",
+            &f(&[4, 3, 2]),
+            &[
+                &format!("{it}<9>"),
+                &f(&[9, 2]),
+                &f(&[2]),
+                &format!("{lt}<4>"),
+            ],
+            "Mask: [5, 1, 2]",
+        );
+        p.op(
+            "batchsparsetodense",
+            &f(&[4, 5]),
+            &[&format!("{lt}<4>"), &format!("{it}<9>"), &f(&[9])],
+            "DefaultValue: -1.5, DenseLastDim: 5",
+        );
+        p.op(
+            "batchsparsetodense",
+            "index32<4 x 5>",
+            &[&format!("{lt}<4>"), &format!("{it}<9>"), "index32<9>"],
+            "DefaultValue: 7, DenseLastDim: 5",
+        );
+        for ind in ["bool<6>", &format!("{it}<6>")] {
+            p.op(
+                "fillexampleswithindicator",
+                &f(&[6, 2]),
+                &[&f(&[3, 2]), ind],
+                "",
+            );
+        }
+        let (lv, ei, gom) = (
+            p.weight(&f(&[4, 3])),
+            p.weight("index32<4 x 3>"),
+            p.weight(&format!("{it}<12>")),
+        );
+        let (ln, ix, vs) = (
+            p.weight(&format!("{lt}<5>")),
+            p.weight(&format!("{it}<12>")),
+            p.weight(&f(&[12])),
+        );
+        p.inst(&format!(
+            "sparselabelsplit @out %{lv}, @out %{ei}, @out %{gom}, @in %{ln}, @in %{ix}, @in %{vs} {{ NumLabels: 4 }}"
+        ));
+    }
+}
+
 fn index_ops(p: &mut Prog) {
     let dims = [2u64, 3, 4];
     let t = f(&dims);

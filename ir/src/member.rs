@@ -37,7 +37,9 @@
 use std::marker::PhantomData;
 
 use crate::function::MemberValue;
-use crate::opcode::{MemberType, FUSED_ACTIVATIONS, LAYOUTS, REDUCTIONS};
+use crate::opcode::{
+    MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS,
+};
 use crate::types::Type;
 
 /// The Rust side of a member type: what a builder passes and a reader gets.
@@ -215,6 +217,32 @@ keys! {
     BATCH_SIZE: Int = "BatchSize";
     FORMAT: Str = "Format";
     FILE_NAME: Str = "FileName";
+    // The recommendation, instrumentation and escape-hatch instructions.
+    /// `AllOne` promises every length is 1 (a hint; the kernels read `Lengths` anyway).
+    LENGTHS_MODE: Enum = "LengthsMode" in LENGTHS_MODES;
+    /// The average segment length, a hint for backends (NaN: unknown).
+    AVG_LENGTH: Float = "AvgLength";
+    /// An embedding row index whose output row is zeros (-1: none).
+    PAD_IDX: Int = "PadIdx";
+    SCALE: Bool = "Scale";
+    SPARSE: Bool = "Sparse";
+    /// `Offsets` ends with the end of the last bag.
+    HAS_END_OFFSET: Bool = "HasEndOffset";
+    USE_FP16_ACCUMULATION: Bool = "UseFP16Accumulation";
+    DEFAULT_VALUE: Float = "DefaultValue";
+    DENSE_LAST_DIM: Int = "DenseLastDim";
+    MASK: Ints = "Mask";
+    NUM_LABELS: Int = "NumLabels";
+    BOUNDS_CHECK_MODE: Int = "BoundsCheckMode";
+    /// The element of a trace buffer an event writes.
+    INDEX: Int = "Index";
+    /// The name of the instruction an `instrument` observes.
+    INSTR_REF: Str = "InstrRef";
+    ID: Int = "ID";
+    INSTRUMENT_KIND: Enum = "InstrumentKind" in INSTRUMENT_KINDS;
+    FUNCTION_NAME: Str = "FunctionName";
+    FUNCTION_IMPL: Str = "FunctionImpl";
+    FUNCTION_KIND: Str = "FunctionKind";
 }
 
 #[cfg(test)]

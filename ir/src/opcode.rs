@@ -205,6 +205,14 @@ pub enum Family {
     Sgd,
     /// `localresponsenormalizationgrad`: the input gradient of an LRN.
     LrnGrad,
+    /// The recommendation instructions (segment sums, embedding bags and
+    /// the index bookkeeping around them); within the family the engines'
+    /// `sparse` modules pick the kernel by opcode.
+    Sparse,
+    /// Instructions no engine of this backend can run (Glow's runtime
+    /// callbacks and external calls): parsed, printed, verified and planned,
+    /// and a diagnostic when a function holding one is run or emitted.
+    NoKernel,
 }
 
 impl OpcodeInfo {
@@ -278,6 +286,11 @@ pub const FUSED_ACTIVATIONS: &[&str] = &crate::activation::FusedActivation::NAME
 
 /// How a scatter combines an update with the element it lands on (ONNX's `reduction`).
 pub const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
+
+/// Glow's `LengthsMode`.
+pub const LENGTHS_MODES: &[&str] = &["Variable", "AllOne"];
+/// Glow's `InstrumentKind`: before or after the observed instruction.
+pub const INSTRUMENT_KINDS: &[&str] = &["Before", "After"];
 
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
@@ -516,6 +529,53 @@ opcodes! {
          opt(m::L2_DECAY, Default::Float(0.0)),
          opt(m::BATCH_SIZE, Default::Int(1)).rule(R::AtLeastOne)],
         &[], shapes::sgd, Sgd;
+    // Recommendation (docs/gir.md, "Recommendation"): Glow's operand order;
+    // out-of-range indices and overlong lengths are defined (the rows skipped).
+    LengthsSum = "lengthssum", [op("Dest", Out), op("Data", In), op("Lengths", In)], [], &[], shapes::lengths_sum, Sparse;
+    SparseLengthsSum = "sparselengthssum",
+        [op("Dest", Out), op("Data", In), op("Indices", In), op("Lengths", In)],
+        [opt(m::LENGTHS_MODE, Default::Enum("Variable")), opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::sparse_lengths_sum, Sparse;
+    SparseLengthsWeightedSum = "sparselengthsweightedsum",
+        [op("Dest", Out), op("Data", In), op("Weights", In), op("Indices", In), op("Lengths", In)],
+        [opt(m::LENGTHS_MODE, Default::Enum("Variable")), opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::sparse_lengths_sum, Sparse;
+    Embedding = "embedding", [op("Dest", Out), op("Weights", In), op("Indices", In)],
+        [opt(m::PAD_IDX, Default::Int(-1)), opt(m::SCALE, Default::Bool(false)), opt(m::SPARSE, Default::Bool(false))],
+        &[], shapes::embedding, Sparse;
+    EmbeddingBag = "embeddingbag",
+        [op("Dest", Out), op("Data", In), op("Weights", In), op("Indices", In), op("Offsets", In)],
+        [opt(m::HAS_END_OFFSET, Default::Bool(false)), opt(m::LENGTHS_MODE, Default::Enum("Variable")),
+         opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::embedding_bag, Sparse;
+    LengthsToRanges = "lengthstoranges", [op("Dest", Out), op("Lengths", In)], [], &[], shapes::lengths_to_ranges, Sparse;
+    LengthsRangeFill = "lengthsrangefill", [op("Dest", Out), op("Lengths", In)], [], &[], shapes::lengths_range_fill, Sparse;
+    GatherRanges = "gatherranges", [op("Output", Out), op("Lengths", Out), op("Data", In), op("Ranges", In)],
+        [], &[], shapes::gather_ranges, Sparse;
+    SparseToDenseMask = "sparsetodensemask",
+        [op("Dest", Out), op("Indices", In), op("Values", In), op("DefaultValue", In), op("Lengths", In)],
+        [req(m::MASK)], &[], shapes::sparse_to_dense_mask, Sparse;
+    BatchSparseToDense = "batchsparsetodense",
+        [op("Dest", Out), op("Lengths", In), op("Indices", In), op("Values", In)],
+        [opt(m::DEFAULT_VALUE, Default::Float(0.0)), req(m::DENSE_LAST_DIM).rule(R::AtLeastOne)],
+        &[], shapes::batch_sparse_to_dense, Sparse;
+    FillExamplesWithIndicator = "fillexampleswithindicator", [op("Dest", Out), op("Data", In), op("Indicator", In)],
+        [], &[], shapes::fill_examples_with_indicator, Sparse;
+    SparseLabelSplit = "sparselabelsplit",
+        [op("LabelValues", Out), op("ExampleIds", Out), op("GradientOffsetMap", Out),
+         op("Lengths", In), op("Indices", In), op("Values", In)],
+        [req(m::NUM_LABELS).rule(R::AtLeastOne)], &[], shapes::sparse_label_split, Sparse;
+    BoundsCheckIndices = "boundscheckindices",
+        [op("RowsPerTable", In), op("Indices", In), op("Offsets", In), op("Warning", Out), op("Weights", In)],
+        [opt(m::BOUNDS_CHECK_MODE, Default::Int(0))], &[], shapes::none, NoKernel;
+    // Instrumentation and escape hatches: no kernel on this backend.
+    Instrument = "instrument", [op("OperandsInfo", Out)],
+        [opt(m::INSTR_REF, Default::Str("")), opt(m::ID, Default::Int(0)), opt(m::INSTRUMENT_KIND, Default::Enum("Before"))],
+        &[], shapes::none, NoKernel;
+    TraceEvent = "traceevent", [op("Data", In)], [opt(m::INDEX, Default::Int(0))], &[], shapes::none, NoKernel;
+    ExternalFunctionCall = "externalfunctioncall", [op("Dest", Out)],
+        [opt(m::FUNCTION_NAME, Default::Str("")), opt(m::FUNCTION_IMPL, Default::Str("")), opt(m::FUNCTION_KIND, Default::Str(""))],
+        &[], shapes::none, NoKernel;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

@@ -499,7 +499,7 @@ impl Gen<'_> {
     // ---- the opcodes ----
 
     fn step(&mut self) {
-        match self.rng.below(49) {
+        match self.rng.below(50) {
             0..=1 => self.binary(),
             2 => self.compare(),
             3 => self.select(),
@@ -542,6 +542,7 @@ impl Gen<'_> {
             44 => self.loss(),
             45 => self.sgd(),
             47 => self.training(),
+            49 => self.sparse(),
             _ => self.binary(),
         }
     }
@@ -1202,6 +1203,149 @@ impl Gen<'_> {
             &[],
             &members,
         );
+    }
+
+    /// A recommendation instruction: a float table of 1 to 8 rows, indices,
+    /// lengths and offsets of any values (out-of-range ones are defined).
+    fn sparse(&mut self) {
+        let which = self.rng.below(12);
+        let mut table = vec![self.rng.range(1, 8) as u64];
+        // An embedding table is 2-D.
+        let inner = if which == 4 {
+            1
+        } else {
+            self.rng.range(1, 2) as usize
+        };
+        table.extend(self.dims(inner));
+        let table_ty = Type::new(ElemKind::Float, &table);
+        let segs = self.rng.range(1, 4) as u64;
+        let n = self.rng.range(1, 9) as u64;
+        let (ik, lk) = (self.index_kind(), self.index_kind());
+        let mut dest = vec![segs];
+        dest.extend(&table[1..]);
+        let dest = Type::new(ElemKind::Float, &dest);
+        let data = self.input(&table_ty);
+        let idx_ty = Type::new(ik, &[n]);
+        let len_ty = Type::new(lk, &[segs]);
+        match which {
+            0 => {
+                let (i, l) = (self.input(&idx_ty), self.input(&len_ty));
+                self.simple("sparselengthssum", &dest, &[data, i, l], &[], "");
+            }
+            1 => {
+                let w = self.input(&Type::new(ElemKind::Float, &[n]));
+                let (i, l) = (self.input(&idx_ty), self.input(&len_ty));
+                self.simple("sparselengthsweightedsum", &dest, &[data, w, i, l], &[], "");
+            }
+            2 => {
+                let l = self.input(&len_ty);
+                self.simple("lengthssum", &dest, &[data, l], &[], "");
+            }
+            3 => {
+                let end = self.rng.chance(50);
+                let w = self.input(&Type::new(ElemKind::Float, &[n]));
+                let i = self.input(&idx_ty);
+                let o = self.input(&Type::new(ik, &[segs + end as u64]));
+                let members = format!("HasEndOffset: {end}");
+                self.simple("embeddingbag", &dest, &[data, w, i, o], &[], &members);
+            }
+            5 => {
+                let l = self.input(&len_ty);
+                self.simple("lengthstoranges", &Type::new(ik, &[segs, 2]), &[l], &[], "");
+            }
+            6 => {
+                let l = self.input(&len_ty);
+                self.simple("lengthsrangefill", &Type::new(ik, &[n]), &[l], &[], "");
+            }
+            7 => {
+                let kind = self.any_kind();
+                let d = self.input(&Type::new(kind, &[n]));
+                let (per, m) = (self.rng.range(1, 3) as u64, self.rng.range(1, 9) as u64);
+                let r = self.input(&Type::new(ik, &[segs, per, 2]));
+                let out = self.alloc(&Type::new(kind, &[m]));
+                let lengths = self.alloc(&Type::new(ik, &[segs]));
+                let ops: Ops = vec![("@out", out), ("@out", lengths), ("@in", d), ("@in", r)];
+                let name = self.fresh("i");
+                self.emit(&name, "gatherranges", &ops, "");
+                self.wrote(&[out, lengths]);
+            }
+            8 => {
+                let kind = self.any_kind();
+                let vals = self.input(&Type::new(kind, &[n, 2]));
+                let def = self.input(&Type::new(kind, &[2]));
+                let (i, l) = (self.input(&idx_ty), self.input(&len_ty));
+                let dest = Type::new(kind, &[segs, 3, 2]);
+                self.simple(
+                    "sparsetodensemask",
+                    &dest,
+                    &[i, vals, def, l],
+                    &[],
+                    "Mask: [2, 0, 5]",
+                );
+            }
+            9 => {
+                let dense = self.rng.range(1, 6) as u64;
+                let vals = self.input(&Type::new(ElemKind::Float, &[n]));
+                let (l, i) = (self.input(&len_ty), self.input(&idx_ty));
+                let dest = Type::new(ElemKind::Float, &[segs, dense]);
+                let members = format!("DefaultValue: 0.25, DenseLastDim: {dense}");
+                self.simple("batchsparsetodense", &dest, &[l, i, vals], &[], &members);
+            }
+            10 => {
+                let kind = self.any_kind();
+                let rows = self.rng.range(1, 4) as u64;
+                let d = self.input(&Type::new(kind, &[rows, 3]));
+                let ind_kind = if self.rng.chance(50) {
+                    ElemKind::Bool
+                } else {
+                    ik
+                };
+                let ind = self.input(&Type::new(ind_kind, &[segs + 1]));
+                let dest = Type::new(kind, &[segs + 1, 3]);
+                self.simple("fillexampleswithindicator", &dest, &[d, ind], &[], "");
+            }
+            11 => {
+                let labels = self.rng.range(1, 3) as u64;
+                let per = self.rng.range(1, 3) as u64;
+                let n = labels * per;
+                let (l, i) = (self.input(&len_ty), self.input(&Type::new(ik, &[n])));
+                let v = self.input(&Type::new(ElemKind::Float, &[n]));
+                let lv = self.alloc(&Type::new(ElemKind::Float, &[labels, per]));
+                let ex = self.alloc(&Type::new(ElemKind::Index32, &[labels, per]));
+                let gom = self.alloc(&Type::new(ik, &[n]));
+                let ops: Ops = vec![
+                    ("@out", lv),
+                    ("@out", ex),
+                    ("@out", gom),
+                    ("@in", l),
+                    ("@in", i),
+                    ("@in", v),
+                ];
+                let name = self.fresh("i");
+                self.emit(
+                    &name,
+                    "sparselabelsplit",
+                    &ops,
+                    &format!("NumLabels: {labels}"),
+                );
+                self.wrote(&[lv, ex, gom]);
+            }
+            _ => {
+                let rank = self.rng.range(1, 2) as usize;
+                let id = self.dims(rank);
+                let i = self.input(&Type::new(ik, &id));
+                let mut d = id;
+                d.extend(&table[1..]);
+                let members = format!("PadIdx: {}", self.rng.range(-1, 3));
+                self.simple(
+                    "embedding",
+                    &Type::new(ElemKind::Float, &d),
+                    &[data, i],
+                    &[],
+                    &members,
+                );
+            }
+        }
     }
 
     fn index_kind(&mut self) -> ElemKind {

@@ -24,13 +24,13 @@ fn a_bounded_differential_run_passes() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert_eq!(report.passed, 150);
-    // Every opcode of the table appears in these programs.
-    assert_eq!(
-        report.opcodes.len(),
-        glow_ir::Opcode::ALL.len(),
-        "{:?}",
-        report.opcodes
-    );
+    // Every opcode of the table appears in these programs, but those no
+    // engine runs (docs/gir.md, "Instrumentation and escape hatches").
+    let runnable = glow_ir::Opcode::ALL
+        .iter()
+        .filter(|o| o.info().family != glow_ir::opcode::Family::NoKernel)
+        .count();
+    assert_eq!(report.opcodes.len(), runnable, "{:?}", report.opcodes);
 }
 
 /// The first 16 programs of the bounded run, before and after -O, also

@@ -13,6 +13,7 @@ mod movement;
 mod norm_grad;
 mod quant;
 pub mod runtime;
+mod sparse;
 mod spatial;
 
 pub use grad::ConvGradGeom;
@@ -272,6 +273,8 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         PoolWithArgmax => grad::max_pool_with_argmax(c),
         PoolGrad => grad::pool_grad(c),
         LrnGrad => norm_grad::lrn_grad(c),
+        Sparse => sparse::emit(c),
+        NoKernel => Err(c.err(crate::error::NO_KERNEL)),
     }
 }
 

@@ -77,6 +77,8 @@ pub fn exec(x: &mut Exec) -> R {
         PoolWithArgmax => super::grad::max_pool_with_argmax(x),
         PoolGrad => super::grad::pool_grad(x),
         LrnGrad => super::norm_grad::lrn_grad(x),
+        Sparse => super::sparse::exec(x),
+        NoKernel => Err(x.err(crate::error::NO_KERNEL)),
     }
 }
 

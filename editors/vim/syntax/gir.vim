@@ -17,6 +17,8 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
       \ softplus splat tanh tensorview touch transpose
       \ crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
+      \ lengthssum sparselengthssum sparselengthsweightedsum embedding embeddingbag lengthstoranges lengthsrangefill gatherranges
+      \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -37,6 +37,7 @@ mod index;
 mod linalg;
 mod movement;
 mod quant;
+mod sparse;
 mod spatial;
 
 pub use grad::{
@@ -49,6 +50,11 @@ pub use linalg::{
     layer_normalization, lrn, matmul, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
+pub use sparse::{
+    batch_sparse_to_dense, embedding, embedding_bag, fill_examples_with_indicator, gather_ranges,
+    lengths_range_fill, lengths_sum, lengths_to_ranges, sparse_label_split, sparse_lengths_sum,
+    sparse_to_dense_mask,
+};
 pub use spatial::{channelwise_convolution, conv_transpose, convolution, pool};
 
 use crate::function::InstData;

@@ -797,6 +797,145 @@ fn index_shapes() {
 }
 
 #[test]
+fn recommendation_shapes() {
+    let w = &[
+        "%data = WeightVar float<10 x 4> mutable",
+        "%idx = WeightVar index64<6> mutable",
+        "%fidx = WeightVar float<6> mutable",
+        "%len = WeightVar index32<3> mutable",
+        "%w = WeightVar float<6> mutable",
+        "%w5 = WeightVar float<5> mutable",
+        "%d = WeightVar float<3 x 4> mutable",
+        "%d2 = WeightVar float<2 x 4> mutable",
+        "%di = WeightVar index32<3 x 4> mutable",
+        "%off = WeightVar index64<3> mutable",
+        "%off1 = WeightVar index64<1> mutable",
+        "%e = WeightVar float<2 x 3 x 4> mutable",
+        "%ei = WeightVar index32<2 x 3> mutable",
+        "%r = WeightVar index32<3 x 2> mutable",
+        "%g = WeightVar float<6> mutable",
+        "%gd = WeightVar float<9> mutable",
+        "%gl = WeightVar index32<2> mutable",
+        "%ranges = WeightVar index32<2 x 3 x 2> mutable",
+        "%ranges3 = WeightVar index32<2 x 3 x 3> mutable",
+        "%vals = WeightVar float<6 x 2> mutable",
+        "%def = WeightVar float<2> mutable",
+        "%dense = WeightVar float<3 x 2 x 2> mutable",
+        "%lv = WeightVar float<2 x 3> mutable",
+        "%ex = WeightVar index32<2 x 3> mutable",
+        "%gom = WeightVar index32<6> mutable",
+    ];
+    accepts(
+        w,
+        "%x = sparselengthssum @out %d, @in %data, @in %idx, @in %len",
+    );
+    rejects(
+        w,
+        "%x = sparselengthssum @out %d, @in %data, @in %fidx, @in %len",
+        "`Indices` has element type float but `sparselengthssum` accepts `index32` or `index64`",
+    );
+    rejects(
+        w,
+        "%x = sparselengthssum @out %d2, @in %data, @in %idx, @in %len",
+        "`sparselengthssum` produces float<3 x 4>",
+    );
+    rejects(
+        w,
+        "%x = sparselengthssum @out %di, @in %data, @in %idx, @in %len",
+        "`Dest` has element type index32 but `Data` has float",
+    );
+    accepts(
+        w,
+        "%x = sparselengthsweightedsum @out %d, @in %data, @in %w, @in %idx, @in %len",
+    );
+    rejects(
+        w,
+        "%x = sparselengthsweightedsum @out %d, @in %data, @in %w5, @in %idx, @in %len",
+        "`sparselengthsweightedsum` expects float<6>",
+    );
+    accepts(w, "%x = lengthssum @out %d, @in %data, @in %len");
+    accepts(
+        w,
+        "%x = embeddingbag @out %d, @in %data, @in %w, @in %idx, @in %off",
+    );
+    accepts(
+        w,
+        "%x = embeddingbag @out %d2, @in %data, @in %w, @in %idx, @in %off { HasEndOffset: true }",
+    );
+    rejects(
+        w,
+        "%x = embeddingbag @out %d, @in %data, @in %w, @in %idx, @in %off1 { HasEndOffset: true }",
+        "needs at least two",
+    );
+    accepts(
+        w,
+        "%x = embedding @out %e, @in %data, @in %ei { PadIdx: 3 }",
+    );
+    rejects(
+        w,
+        "%x = embedding @out %e, @in %data, @in %ei { Sparse: true }",
+        "supports only `Sparse: false`",
+    );
+    rejects(
+        w,
+        "%x = embedding @out %d, @in %data, @in %ei",
+        "`embedding` produces float<2 x 3 x 4>",
+    );
+    accepts(w, "%x = lengthstoranges @out %r, @in %len");
+    rejects(
+        w,
+        "%x = lengthstoranges @out %ei, @in %len",
+        "`lengthstoranges` produces index32<3 x 2>",
+    );
+    accepts(w, "%x = lengthsrangefill @out %gom, @in %len");
+    accepts(
+        w,
+        "%x = gatherranges @out %g, @out %gl, @in %gd, @in %ranges",
+    );
+    rejects(
+        w,
+        "%x = gatherranges @out %g, @out %gl, @in %gd, @in %ranges3",
+        "its last dimension must be 2",
+    );
+    accepts(
+        w,
+        "%x = sparsetodensemask @out %dense, @in %idx, @in %vals, @in %def, @in %len { Mask: [4, 9] }",
+    );
+    rejects(
+        w,
+        "%x = sparsetodensemask @out %dense, @in %idx, @in %vals, @in %def, @in %len { Mask: [4, 4] }",
+        "`Mask` must list at least one id, each once",
+    );
+    accepts(
+        w,
+        "%x = batchsparsetodense @out %d, @in %len, @in %idx, @in %w { DenseLastDim: 4 }",
+    );
+    rejects(
+        w,
+        "%x = batchsparsetodense @out %d, @in %len, @in %idx, @in %w { DenseLastDim: 5 }",
+        "`batchsparsetodense` produces float<3 x 5>",
+    );
+    accepts(
+        w,
+        "%x = fillexampleswithindicator @out %d, @in %d2, @in %len",
+    );
+    rejects(
+        w,
+        "%x = fillexampleswithindicator @out %d, @in %d2, @in %w",
+        "`Indicator` has element type float",
+    );
+    accepts(
+        w,
+        "%x = sparselabelsplit @out %lv, @out %ex, @out %gom, @in %len, @in %idx, @in %w { NumLabels: 2 }",
+    );
+    rejects(
+        w,
+        "%x = sparselabelsplit @out %lv, @out %ex, @out %gom, @in %len, @in %idx, @in %w { NumLabels: 4 }",
+        "not a multiple of `NumLabels: 4`",
+    );
+}
+
+#[test]
 fn hostile_values_never_panic() {
     let huge = "%h = WeightVar float<1073741824 x 1073741824 x 1> mutable";
     let w = &[huge, "%d = WeightVar float<2> mutable"];
@@ -815,6 +954,11 @@ fn hostile_values_never_panic() {
         "%s = scatternd @out %h, @in %h, @in %h, @in %d".to_string(),
         format!("%o = onehot @out %h, @in %d {{ Axis: {big} }}"),
         format!("%a = argmax @out %d, @in %h {{ Axis: {big} }}"),
+        format!("%e = embeddingbag @out %h, @in %h, @in %d, @in %d, @in %d {{ HasEndOffset: true, AvgLength: {big} }}"),
+        format!("%e = sparselabelsplit @out %h, @out %h, @out %d, @in %d, @in %d, @in %d {{ NumLabels: {big} }}"),
+        format!("%e = batchsparsetodense @out %h, @in %d, @in %d, @in %d {{ DenseLastDim: {big} }}"),
+        format!("%e = sparsetodensemask @out %h, @in %h, @in %h, @in %d, @in %d {{ Mask: [{big}, -{big}] }}"),
+        "%e = embedding @out %h, @in %h, @in %h".to_string(),
     ] {
         let src = crate::verifier::tests::func(w, &[&inst]);
         let _ = messages(&src);

@@ -1,0 +1,327 @@
+//! The interpreter's recommendation kernels (docs/gir.md, "Recommendation"),
+//! in the operation order of the C kernels in `emit/sparse.rs`: sums start
+//! at +0 and add `row * weight` (or `row`) in index order; an index outside
+//! its table, or a length running past the indices, skips the row.
+
+use super::Exec;
+use crate::elem::splat_bits;
+use crate::error::BackendError;
+use glow_ir::member as m;
+use glow_ir::{ElemKind, Opcode};
+
+type R = Result<(), BackendError>;
+
+pub fn exec(x: &mut Exec) -> R {
+    match x.opcode() {
+        Opcode::LengthsSum => lengths_sum(x),
+        Opcode::SparseLengthsSum | Opcode::SparseLengthsWeightedSum => sparse_lengths_sum(x),
+        Opcode::Embedding => embedding(x),
+        Opcode::EmbeddingBag => embedding_bag(x),
+        Opcode::LengthsToRanges => lengths_to_ranges(x),
+        Opcode::LengthsRangeFill => lengths_range_fill(x),
+        Opcode::GatherRanges => gather_ranges(x),
+        Opcode::SparseToDenseMask => sparse_to_dense_mask(x),
+        Opcode::BatchSparseToDense => batch_sparse_to_dense(x),
+        Opcode::FillExamplesWithIndicator => fill_examples(x),
+        Opcode::SparseLabelSplit => sparse_label_split(x),
+        _ => Err(x.err("not a recommendation instruction")),
+    }
+}
+
+/// Rows and the elements per row (the dims after the first) of `name`.
+fn rows(x: &Exec, name: &str) -> Result<(usize, usize), BackendError> {
+    let t = x.ty(name)?;
+    let r = t.dims[0] as usize;
+    Ok((r, t.size() as usize / r.max(1)))
+}
+
+/// Index operands as integers (index kinds only, as the C kernels declare them).
+fn index(x: &Exec, name: &str) -> Result<Vec<i64>, BackendError> {
+    let t = x.ty(name)?;
+    match t.elem {
+        ElemKind::Index32 | ElemKind::Index64 => x.ints(name),
+        _ => Err(x.unsupported(&t)),
+    }
+}
+
+/// `Dest[s] += Data[p]` over the consecutive rows of each segment.
+fn lengths_sum(x: &mut Exec) -> R {
+    let (n, line) = rows(x, "Data")?;
+    let data = x.f32s("Data")?;
+    let lengths = index(x, "Lengths")?;
+    let mut out = vec![0f32; lengths.len() * line];
+    let mut p = 0usize;
+    for (s, &len) in lengths.iter().enumerate() {
+        for _ in 0..len.max(0) {
+            if p >= n {
+                break;
+            }
+            for k in 0..line {
+                out[s * line + k] += data[p * line + k];
+            }
+            p += 1;
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+fn sparse_lengths_sum(x: &mut Exec) -> R {
+    let weighted = x.opcode() == Opcode::SparseLengthsWeightedSum;
+    let (r, line) = rows(x, "Data")?;
+    let data = x.f32s("Data")?;
+    let idx = index(x, "Indices")?;
+    let lengths = index(x, "Lengths")?;
+    let w = if weighted {
+        Some(x.f32s("Weights")?)
+    } else {
+        None
+    };
+    let mut out = vec![0f32; lengths.len() * line];
+    let mut cur = 0usize;
+    for (s, &len) in lengths.iter().enumerate() {
+        for _ in 0..len.max(0) {
+            if cur >= idx.len() {
+                break;
+            }
+            let i = idx[cur];
+            let wt = w.as_ref().map(|w| w[cur]);
+            cur += 1;
+            if i < 0 || i as u64 >= r as u64 {
+                continue;
+            }
+            let row = &data[i as usize * line..][..line];
+            let o = &mut out[s * line..][..line];
+            match wt {
+                Some(wt) => o.iter_mut().zip(row).for_each(|(o, &d)| *o += d * wt),
+                None => o.iter_mut().zip(row).for_each(|(o, &d)| *o += d),
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+fn embedding(x: &mut Exec) -> R {
+    let (r, line) = rows(x, "Weights")?;
+    let wts = x.bits("Weights")?;
+    let idx = index(x, "Indices")?;
+    let pad = x.m().get(m::PAD_IDX)?;
+    let mut out = vec![0u64; idx.len() * line];
+    for (k, &i) in idx.iter().enumerate() {
+        if i == pad || i < 0 || i as u64 >= r as u64 {
+            continue;
+        }
+        out[k * line..][..line].copy_from_slice(&wts[i as usize * line..][..line]);
+    }
+    x.put_bits("Dest", &out)
+}
+
+/// Glow's order: the bags take indices from one running position, each bag
+/// `Offsets[b]..end` long (end the next offset, or the index count for the
+/// last bag without `HasEndOffset`); an empty bag is skipped, and a bag that
+/// ends before it starts ends the instruction.
+fn embedding_bag(x: &mut Exec) -> R {
+    let (r, line) = rows(x, "Data")?;
+    let data = x.f32s("Data")?;
+    let w = x.f32s("Weights")?;
+    let idx = index(x, "Indices")?;
+    let off = index(x, "Offsets")?;
+    let has_end = x.m().get(m::HAS_END_OFFSET)?;
+    let bags = if has_end { off.len() - 1 } else { off.len() };
+    let n = idx.len();
+    let mut out = vec![0f32; bags * line];
+    let mut cur = 0usize;
+    for b in 0..bags {
+        let start = off[b];
+        let end = if !has_end && b == bags - 1 {
+            n as i64
+        } else {
+            off[b + 1]
+        };
+        if start == end {
+            continue;
+        }
+        if start > end {
+            break;
+        }
+        // At most the indices left: `end - start` may be anything.
+        let count = (end as i128 - start as i128).min((n - cur) as i128) as usize;
+        for _ in 0..count {
+            let (i, wt) = (idx[cur], w[cur]);
+            cur += 1;
+            if i < 0 || i as u64 >= r as u64 {
+                continue;
+            }
+            let row = &data[i as usize * line..][..line];
+            let o = &mut out[b * line..][..line];
+            o.iter_mut().zip(row).for_each(|(o, &d)| *o += d * wt);
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+fn lengths_to_ranges(x: &mut Exec) -> R {
+    let lengths = index(x, "Lengths")?;
+    index(x, "Dest")?;
+    let mut out = Vec::with_capacity(lengths.len() * 2);
+    let mut offset = 0i64;
+    for &len in &lengths {
+        out.push(offset);
+        out.push(len);
+        offset = offset.wrapping_add(len);
+    }
+    x.put_ints("Dest", &out)
+}
+
+fn lengths_range_fill(x: &mut Exec) -> R {
+    let lengths = index(x, "Lengths")?;
+    let n = index(x, "Dest")?.len();
+    let mut out = vec![0i64; n];
+    let mut cur = 0usize;
+    'all: for &len in &lengths {
+        for j in 0..len.max(0) {
+            if cur >= n {
+                break 'all;
+            }
+            out[cur] = j;
+            cur += 1;
+        }
+    }
+    x.put_ints("Dest", &out)
+}
+
+/// Ranges copied in order into `Output` (zeros after the last); elements
+/// outside `Data` read as zero, those past `Output`'s end are dropped, and a
+/// negative length counts as 0.
+fn gather_ranges(x: &mut Exec) -> R {
+    let data = x.bits("Data")?;
+    let ranges = index(x, "Ranges")?;
+    let rt = x.ty("Ranges")?;
+    let (e, per) = (rt.dims[0] as usize, rt.dims[1] as usize);
+    let m = x.ty("Output")?.size() as usize;
+    let mut out = vec![0u64; m];
+    let mut lengths = vec![0i64; e];
+    let mut p = 0usize;
+    for (ex, total) in lengths.iter_mut().enumerate() {
+        for r in 0..per {
+            let start = ranges[(ex * per + r) * 2];
+            let len = ranges[(ex * per + r) * 2 + 1].max(0);
+            *total = total.wrapping_add(len);
+            let count = (len as u64).min((m - p) as u64) as usize;
+            for t in 0..count {
+                let s = start as i128 + t as i128;
+                if s >= 0 && s < data.len() as i128 {
+                    out[p] = data[s as usize];
+                }
+                p += 1;
+            }
+        }
+    }
+    x.put_bits("Output", &out)?;
+    x.put_ints("Lengths", &lengths)
+}
+
+fn sparse_to_dense_mask(x: &mut Exec) -> R {
+    let idx = index(x, "Indices")?;
+    let values = x.bits("Values")?;
+    let default = x.bits("DefaultValue")?;
+    let lengths = index(x, "Lengths")?;
+    let mask = x.m().get(m::MASK)?.to_vec();
+    let line = default.len();
+    let mut out = Vec::with_capacity(lengths.len() * mask.len() * line);
+    let mut pos = 0usize;
+    for &len in &lengths {
+        let base = out.len();
+        for _ in 0..mask.len() {
+            out.extend_from_slice(&default);
+        }
+        for _ in 0..len.max(0) {
+            if pos >= idx.len() {
+                break;
+            }
+            if let Some(to) = mask.iter().position(|&id| id == idx[pos]) {
+                out[base + to * line..][..line].copy_from_slice(&values[pos * line..][..line]);
+            }
+            pos += 1;
+        }
+    }
+    x.put_bits("Dest", &out)
+}
+
+fn batch_sparse_to_dense(x: &mut Exec) -> R {
+    let dt = x.ty("Dest")?;
+    let dense = dt.dims[1] as usize;
+    let lengths = index(x, "Lengths")?;
+    let idx = index(x, "Indices")?;
+    let values = x.bits("Values")?;
+    let fill =
+        splat_bits(dt.elem, x.m().get(m::DEFAULT_VALUE)?).ok_or_else(|| x.unsupported(&dt))?;
+    let mut out = vec![fill; dt.size() as usize];
+    let mut k = 0usize;
+    for (b, &len) in lengths.iter().enumerate() {
+        for _ in 0..len.max(0) {
+            if k >= idx.len() {
+                break;
+            }
+            let i = idx[k];
+            if i >= 0 && (i as u64) < dense as u64 {
+                out[b * dense + i as usize] = values[k];
+            }
+            k += 1;
+        }
+    }
+    x.put_bits("Dest", &out)
+}
+
+fn fill_examples(x: &mut Exec) -> R {
+    let (k, line) = rows(x, "Data")?;
+    let data = x.bits("Data")?;
+    let ind = x.ints("Indicator")?;
+    let mut out = vec![0u64; ind.len() * line];
+    let mut p = 0usize;
+    for (b, &on) in ind.iter().enumerate() {
+        if on != 0 {
+            if p < k {
+                out[b * line..][..line].copy_from_slice(&data[p * line..][..line]);
+            }
+            p += 1;
+        }
+    }
+    x.put_bits("Dest", &out)
+}
+
+/// Each value goes to its label's row at the next free column; a label out
+/// of range, or one whose row is full, drops the value (offset -1).
+fn sparse_label_split(x: &mut Exec) -> R {
+    let lengths = index(x, "Lengths")?;
+    let idx = index(x, "Indices")?;
+    let values = x.bits("Values")?;
+    let lt = x.ty("LabelValues")?;
+    let (labels, per) = (lt.dims[0] as usize, lt.dims[1] as usize);
+    index(x, "ExampleIds")?;
+    index(x, "GradientOffsetMap")?;
+    let mut lv = vec![0u64; labels * per];
+    let mut ei = vec![0i64; labels * per];
+    let mut gom = vec![0i64; idx.len()];
+    let mut count = vec![0usize; labels];
+    let mut pos = 0usize;
+    'all: for (ex, &len) in lengths.iter().enumerate() {
+        for _ in 0..len.max(0) {
+            if pos >= idx.len() {
+                break 'all;
+            }
+            let l = idx[pos];
+            gom[pos] = -1;
+            if l >= 0 && (l as u64) < labels as u64 && count[l as usize] < per {
+                let (l, c) = (l as usize, count[l as usize]);
+                count[l] += 1;
+                gom[pos] = c as i64;
+                lv[l * per + c] = values[pos];
+                ei[l * per + c] = ex as i64;
+            }
+            pos += 1;
+        }
+    }
+    x.put_bits("LabelValues", &lv)?;
+    x.put_ints("ExampleIds", &ei)?;
+    x.put_ints("GradientOffsetMap", &gom)
+}
