@@ -860,6 +860,44 @@ fn sparse_cases(p: &mut Prog) {
         p.inst(&format!(
             "sparselabelsplit @out %{lv}, @out %{ei}, @out %{gom}, @in %{ln}, @in %{ix}, @in %{vs} {{ NumLabels: 4 }}"
         ));
+        p.op(
+            "rowwisequantizedsparselengthsweightedsum",
+            &f(&[4, 3]),
+            &[
+                "ui8[S:0.5 O:3]<6 x 3>",
+                &f(&[6]),
+                &f(&[6]),
+                &f(&[9]),
+                &format!("{it}<9>"),
+                &format!("{lt}<4>"),
+            ],
+            "",
+        );
+        // Two tables of sizes from the random TableOffsets (so indices land
+        // inside and outside the 3 tasks' weights), 3 batches.
+        p.op(
+            "batchedunaryembeddingsbags",
+            &f(&[3, 3, 2]),
+            &[
+                &f(&[3, 10]),
+                &format!("{it}<3>"),
+                &format!("{it}<7>"),
+                &format!("{it}<9>"),
+            ],
+            "",
+        );
+        p.op(
+            "permutepooledembeddings",
+            &f(&[3, 9]),
+            &[
+                &f(&[3, 9]),
+                "index64<4>",
+                "index64<3>",
+                "index64<4>",
+                "index64<3>",
+            ],
+            "",
+        );
     }
 }
 

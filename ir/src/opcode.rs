@@ -565,6 +565,19 @@ opcodes! {
         [op("LabelValues", Out), op("ExampleIds", Out), op("GradientOffsetMap", Out),
          op("Lengths", In), op("Indices", In), op("Values", In)],
         [req(m::NUM_LABELS).rule(R::AtLeastOne)], &[], shapes::sparse_label_split, Sparse;
+    RowwiseQuantizedSparseLengthsWeightedSum = "rowwisequantizedsparselengthsweightedsum",
+        [op("Dest", Out), op("Data", In), op("Scales", In), op("Offsets", In), op("Weights", In),
+         op("Indices", In), op("Lengths", In)],
+        [opt(m::USE_FP16_ACCUMULATION, Default::Bool(false)), opt(m::LENGTHS_MODE, Default::Enum("Variable")),
+         opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::rowwise_quantized_sls, Sparse;
+    BatchedUnaryEmbeddingsBags = "batchedunaryembeddingsbags",
+        [op("Dest", Out), op("Weights", In), op("TableOffsets", In), op("Offsets", In), op("Indices", In)],
+        [], &[], shapes::batched_unary_embeddings_bags, Sparse;
+    PermutePooledEmbeddings = "permutepooledembeddings",
+        [op("Dest", Out), op("PooledEmbeddings", In), op("OffsetDimList", In), op("PermuteList", In),
+         op("InvOffsetDimList", In), op("InvPermuteList", In)],
+        [], &[], shapes::permute_pooled_embeddings, Sparse;
     BoundsCheckIndices = "boundscheckindices",
         [op("RowsPerTable", In), op("Indices", In), op("Offsets", In), op("Warning", Out), op("Weights", In)],
         [opt(m::BOUNDS_CHECK_MODE, Default::Int(0))], &[], shapes::none, NoKernel;

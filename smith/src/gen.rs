@@ -1208,7 +1208,7 @@ impl Gen<'_> {
     /// A recommendation instruction: a float table of 1 to 8 rows, indices,
     /// lengths and offsets of any values (out-of-range ones are defined).
     fn sparse(&mut self) {
-        let which = self.rng.below(12);
+        let which = self.rng.below(15);
         let mut table = vec![self.rng.range(1, 8) as u64];
         // An embedding table is 2-D.
         let inner = if which == 4 {
@@ -1329,6 +1329,46 @@ impl Gen<'_> {
                     &format!("NumLabels: {labels}"),
                 );
                 self.wrote(&[lv, ex, gom]);
+            }
+            12 => {
+                let q = Type::new(
+                    ElemKind::UInt8Q {
+                        scale: 0.25,
+                        offset: 1,
+                    },
+                    &table,
+                );
+                let q = self.input(&q);
+                let rows = Type::new(ElemKind::Float, &[table[0]]);
+                let (sc, of) = (self.input(&rows), self.input(&rows));
+                let w = self.input(&Type::new(ElemKind::Float, &[n]));
+                let (i, l) = (self.input(&idx_ty), self.input(&len_ty));
+                let op = "rowwisequantizedsparselengthsweightedsum";
+                self.simple(op, &dest, &[q, sc, of, w, i, l], &[], "");
+            }
+            13 => {
+                let (tasks, tables, batches) = (table[0], self.rng.range(1, 3) as u64, segs);
+                let w = self.input(&Type::new(ElemKind::Float, &[tasks, 6]));
+                let to = self.input(&Type::new(ik, &[tables + 1]));
+                let off = self.input(&Type::new(ik, &[tables * batches + 1]));
+                let i = self.input(&Type::new(ik, &[n]));
+                let dest = Type::new(ElemKind::Float, &[tasks, batches, tables]);
+                self.simple(
+                    "batchedunaryembeddingsbags",
+                    &dest,
+                    &[w, to, off, i],
+                    &[],
+                    "",
+                );
+            }
+            14 => {
+                let k = self.rng.range(1, 3) as u64;
+                let pe_ty = Type::new(self.any_kind(), &[segs, n]);
+                let pe = self.input(&pe_ty);
+                let lists = [k + 1, k, k + 1, k].map(|d| Type::new(ElemKind::Index64, &[d]));
+                let ins: Vec<usize> = lists.iter().map(|t| self.input(t)).collect();
+                let op = "permutepooledembeddings";
+                self.simple(op, &pe_ty, &[pe, ins[0], ins[1], ins[2], ins[3]], &[], "");
             }
             _ => {
                 let rank = self.rng.range(1, 2) as usize;

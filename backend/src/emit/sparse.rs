@@ -24,6 +24,9 @@ pub fn emit(c: &mut KCtx) -> R {
         Opcode::BatchSparseToDense => batch_sparse_to_dense(c),
         Opcode::FillExamplesWithIndicator => fill_examples(c),
         Opcode::SparseLabelSplit => sparse_label_split(c),
+        Opcode::RowwiseQuantizedSparseLengthsWeightedSum => rowwise_sls(c),
+        Opcode::BatchedUnaryEmbeddingsBags => unary_bags(c),
+        Opcode::PermutePooledEmbeddings => permute_pooled(c),
         _ => Err(c.err("not a recommendation instruction")),
     }
 }
@@ -385,6 +388,113 @@ fn sparse_label_split(c: &mut KCtx) -> R {
     ));
     c.w.line(&format!(
         "ExampleIds[(size_t)l * {per}u + col] = ({ect})ex;"
+    ));
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+fn rowwise_sls(c: &mut KCtx) -> R {
+    let dt = decl_f32(c, "Dest")?;
+    let data = c.ty("Data")?;
+    if !matches!(data.elem, ElemKind::UInt8Q { .. }) {
+        return Err(c.unsupported(&data));
+    }
+    c.decl("Data", "uint8_t")?;
+    decl_f32(c, "Scales")?;
+    decl_f32(c, "Offsets")?;
+    decl_f32(c, "Weights")?;
+    let it = decl_index(c, "Indices")?;
+    let lt = decl_index(c, "Lengths")?;
+    let (r, line) = rows(&data);
+    let n = it.size();
+    zero_f32(c, "Dest", dt.size());
+    c.w.line("size_t cur = 0;");
+    c.w.for_loop("s", lt.size());
+    c.w.line("const int64_t len = (int64_t)Lengths[s];");
+    c.w.open("for (int64_t j = 0; j < len; j++)");
+    c.w.line(&format!("if (cur >= {n}u) break;"));
+    c.w.line("const int64_t i = (int64_t)Indices[cur];");
+    c.w.line("const float w = Weights[cur];");
+    c.w.line("cur++;");
+    c.w.line(&format!("if (i < 0 || i >= {r}ll) continue;"));
+    c.w.line("const float scale = Scales[i], offset = Offsets[i];");
+    c.w.open(&format!("for (size_t k = 0; k < {line}u; k++)"));
+    c.w.line(&format!(
+        "const float d = (float)Data[(size_t)i * {line}u + k] * scale + offset;"
+    ));
+    c.w.line(&format!("Dest[s * {line}u + k] += d * w;"));
+    c.w.close();
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+fn unary_bags(c: &mut KCtx) -> R {
+    let dt = decl_f32(c, "Dest")?;
+    let wt = decl_f32(c, "Weights")?;
+    let to = decl_index(c, "TableOffsets")?;
+    let ot = decl_index(c, "Offsets")?;
+    let it = decl_index(c, "Indices")?;
+    let tables = to.size() - 1;
+    let batches = (ot.size() - 1) / tables;
+    let (tasks, n, size) = (wt.dims[0], it.size(), wt.size());
+    let _ = dt;
+    c.w.line(&format!(
+        "const uint64_t sum_table = (uint64_t)(int64_t)TableOffsets[{tables}];"
+    ));
+    c.w.for_loop("n", tasks);
+    c.w.for_loop("b", batches);
+    c.w.for_loop("t", tables);
+    c.w.line(&format!(
+        "int64_t start = (int64_t)Offsets[t * {batches}u + b], end = (int64_t)Offsets[t * {batches}u + b + 1];"
+    ));
+    c.w.line("if (start < 0) start = 0;");
+    c.w.line(&format!("if (end > {n}ll) end = {n}ll;"));
+    c.w.line("float sum = 0.0f;");
+    c.w.open("for (int64_t i = start; i < end; i++)");
+    c.w.line(
+        "const uint64_t at = (uint64_t)n * sum_table + (uint64_t)(int64_t)TableOffsets[t] + (uint64_t)(int64_t)Indices[i];",
+    );
+    c.w.line(&format!("if (at < {size}u) sum += Weights[at];"));
+    c.w.close();
+    c.w.line(&format!(
+        "Dest[(n * {batches}u + b) * {tables}u + t] = sum;"
+    ));
+    c.w.close();
+    c.w.close();
+    c.w.close();
+    Ok(())
+}
+
+fn permute_pooled(c: &mut KCtx) -> R {
+    let pt = c.ty("PooledEmbeddings")?;
+    let bt = bits_ctype(pt.elem);
+    c.decl("Dest", bt)?;
+    c.decl("PooledEmbeddings", bt)?;
+    let ot = decl_index(c, "OffsetDimList")?;
+    let pl = decl_index(c, "PermuteList")?;
+    let (b, d) = (pt.dims[0], pt.dims[1]);
+    c.w.line(&format!(
+        "for (size_t z = 0; z < {}u; z++) Dest[z] = 0;",
+        b * d
+    ));
+    c.w.line("size_t o = 0;");
+    c.w.open(&format!(
+        "for (size_t q = 0; q < {}u && o < {d}u; q++)",
+        pl.size()
+    ));
+    c.w.line("const int64_t p = (int64_t)PermuteList[q];");
+    c.w.line(&format!(
+        "if (p < 0 || (uint64_t)p + 1 >= {}u) continue;",
+        ot.size()
+    ));
+    c.w.line("const int64_t to = (int64_t)OffsetDimList[p + 1];");
+    c.w.open(&format!(
+        "for (int64_t j = (int64_t)OffsetDimList[p]; j < to && o < {d}u; j++, o++)"
+    ));
+    c.w.line(&format!(
+        "if (j >= 0 && j < {d}ll) for (size_t r = 0; r < {b}u; r++) Dest[r * {d}u + o] = PooledEmbeddings[r * {d}u + (size_t)j];"
     ));
     c.w.close();
     c.w.close();

@@ -24,6 +24,9 @@ pub fn exec(x: &mut Exec) -> R {
         Opcode::BatchSparseToDense => batch_sparse_to_dense(x),
         Opcode::FillExamplesWithIndicator => fill_examples(x),
         Opcode::SparseLabelSplit => sparse_label_split(x),
+        Opcode::RowwiseQuantizedSparseLengthsWeightedSum => rowwise_sls(x),
+        Opcode::BatchedUnaryEmbeddingsBags => unary_bags(x),
+        Opcode::PermutePooledEmbeddings => permute_pooled(x),
         _ => Err(x.err("not a recommendation instruction")),
     }
 }
@@ -324,4 +327,111 @@ fn sparse_label_split(x: &mut Exec) -> R {
     x.put_bits("LabelValues", &lv)?;
     x.put_ints("ExampleIds", &ei)?;
     x.put_ints("GradientOffsetMap", &gom)
+}
+
+/// Each `ui8` element becomes `q * Scales[row] + Offsets[row]` (Glow's
+/// `dequantizeWithFloatOffset`), then the weighted segment sum.
+fn rowwise_sls(x: &mut Exec) -> R {
+    let dt = x.ty("Data")?;
+    if !matches!(dt.elem, ElemKind::UInt8Q { .. }) {
+        return Err(x.unsupported(&dt));
+    }
+    let (r, line) = rows(x, "Data")?;
+    let data = x.ints("Data")?;
+    let (scales, offsets) = (x.f32s("Scales")?, x.f32s("Offsets")?);
+    let w = x.f32s("Weights")?;
+    let idx = index(x, "Indices")?;
+    let lengths = index(x, "Lengths")?;
+    let mut out = vec![0f32; lengths.len() * line];
+    let mut cur = 0usize;
+    for (s, &len) in lengths.iter().enumerate() {
+        for _ in 0..len.max(0) {
+            if cur >= idx.len() {
+                break;
+            }
+            let (i, wt) = (idx[cur], w[cur]);
+            cur += 1;
+            if i < 0 || i as u64 >= r as u64 {
+                continue;
+            }
+            let i = i as usize;
+            let (scale, offset) = (scales[i], offsets[i]);
+            for k in 0..line {
+                let d = data[i * line + k] as f32 * scale + offset;
+                out[s * line + k] += d * wt;
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// Glow's order: per task, batch and table, the sum from +0 of the
+/// `Weights` elements at `task * TableOffsets[T] + TableOffsets[t] + index`
+/// (64-bit wrapping arithmetic) for the indices `Offsets[t * B + b]` up to
+/// the next offset; positions outside `Indices` and elements outside
+/// `Weights` are skipped.
+fn unary_bags(x: &mut Exec) -> R {
+    let wts = x.f32s("Weights")?;
+    let tasks = x.ty("Weights")?.dims[0] as usize;
+    let to = index(x, "TableOffsets")?;
+    let off = index(x, "Offsets")?;
+    let idx = index(x, "Indices")?;
+    let tables = to.len() - 1;
+    let batches = (off.len() - 1) / tables;
+    let sum_table = to[tables] as u64;
+    let mut out = vec![0f32; tasks * batches * tables];
+    for n in 0..tasks {
+        for b in 0..batches {
+            for t in 0..tables {
+                let start = off[t * batches + b].max(0) as u64;
+                let end = (off[t * batches + b + 1].max(0) as u64).min(idx.len() as u64);
+                let mut sum = 0f32;
+                for i in start..end.max(start) {
+                    let at = (n as u64)
+                        .wrapping_mul(sum_table)
+                        .wrapping_add(to[t] as u64)
+                        .wrapping_add(idx[i as usize] as u64);
+                    if at < wts.len() as u64 {
+                        sum += wts[at as usize];
+                    }
+                }
+                out[(n * batches + b) * tables + t] = sum;
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// The column ranges `OffsetDimList[p]..OffsetDimList[p + 1]` of each
+/// permuted embedding `p` in `PermuteList` order, side by side from column
+/// 0; a `p` out of range adds nothing, a column outside the input reads
+/// zero, and columns past the end are dropped (the rest is zero).
+fn permute_pooled(x: &mut Exec) -> R {
+    let pt = x.ty("PooledEmbeddings")?;
+    let (b, d) = (pt.dims[0] as usize, pt.dims[1] as usize);
+    let pe = x.bits("PooledEmbeddings")?;
+    let offs = index(x, "OffsetDimList")?;
+    let perm = index(x, "PermuteList")?;
+    let mut out = vec![0u64; b * d];
+    let mut o = 0usize;
+    'all: for &p in &perm {
+        if p < 0 || p as u64 + 1 >= offs.len() as u64 {
+            continue;
+        }
+        let (from, to) = (offs[p as usize], offs[p as usize + 1]);
+        let mut j = from;
+        while j < to {
+            if o >= d {
+                break 'all;
+            }
+            if j >= 0 && (j as u64) < d as u64 {
+                for r in 0..b {
+                    out[r * d + o] = pe[r * d + j as usize];
+                }
+            }
+            o += 1;
+            j += 1;
+        }
+    }
+    x.put_bits("Dest", &out)
 }

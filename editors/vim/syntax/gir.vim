@@ -19,6 +19,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
       \ lengthssum sparselengthssum sparselengthsweightedsum embedding embeddingbag lengthstoranges lengthsrangefill gatherranges
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
+      \ rowwisequantizedsparselengthsweightedsum batchedunaryembeddingsbags permutepooledembeddings
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

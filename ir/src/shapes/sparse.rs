@@ -301,3 +301,127 @@ pub fn sparse_label_split(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_dims(ctx, ei, &[labels, n / labels], "produces", &mut errs);
     errs
 }
+
+/// `rowwisequantizedsparselengthsweightedsum @out Dest, @in Data, @in
+/// Scales, @in Offsets, @in Weights, @in Indices, @in Lengths`: `ui8` `Data`
+/// `[R, ...]` (its type's own scale and offset unused) with one float scale
+/// and offset per row, float `Weights` and index `Indices` `[N]`, `Lengths`
+/// `[S]`, float `Dest` `[S, ...]`. `UseFP16Accumulation` needs a `float16`
+/// `Dest` (Glow's rule), so it must be false here.
+pub fn rowwise_quantized_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, data, scales, offsets, weights, idx, lengths) = (0, 1, 2, 3, 4, 5, 6);
+    let mut errs = Vec::new();
+    if !matches!(ctx.ty(data).elem, ElemKind::UInt8Q { .. }) {
+        errs.push(ShapeError::at_operand(
+            data,
+            format!(
+                "`Data` has element type {} but `{}` takes `ui8` rows",
+                ctx.ty(data).elem,
+                ctx.opcode()
+            ),
+        ));
+    }
+    check_kind(ctx, dest, Kinds::Float, &mut errs);
+    for k in [scales, offsets, weights] {
+        same_elem(ctx, k, dest, &mut errs);
+    }
+    let r = ctx.ty(data).dims[0];
+    check_dims(ctx, scales, &[r], "expects", &mut errs);
+    check_dims(ctx, offsets, &[r], "expects", &mut errs);
+    if let Some(n) = index_vector(ctx, idx, &mut errs) {
+        check_dims(ctx, weights, &[n], "expects", &mut errs);
+    }
+    if let Some(s) = index_vector(ctx, lengths, &mut errs) {
+        rows_of_data(ctx, dest, data, s, &mut errs);
+    }
+    if ctx.get(m::USE_FP16_ACCUMULATION) == Some(true) {
+        errs.push(ShapeError::at_member(
+            "UseFP16Accumulation",
+            "`UseFP16Accumulation: true` needs a `float16` `Dest`, which this backend does not compute",
+        ));
+    }
+    errs
+}
+
+/// `batchedunaryembeddingsbags @out Dest, @in Weights, @in TableOffsets,
+/// @in Offsets, @in Indices`: float `Weights` `[tasks, ...]`, `TableOffsets`
+/// `[T + 1]`, `Offsets` `[T * B + 1]`, `Indices` `[N]` (one index kind),
+/// `Dest` `[tasks, B, T]`.
+pub fn batched_unary_embeddings_bags(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, weights, table_offsets, offsets, idx) = (0, 1, 2, 3, 4);
+    let mut errs = Vec::new();
+    check_kind(ctx, weights, Kinds::Float, &mut errs);
+    same_elem(ctx, dest, weights, &mut errs);
+    let t = index_vector(ctx, table_offsets, &mut errs);
+    let o = index_vector(ctx, offsets, &mut errs);
+    if index_vector(ctx, idx, &mut errs).is_some() {
+        same_elem(ctx, offsets, idx, &mut errs);
+        same_elem(ctx, table_offsets, idx, &mut errs);
+    }
+    let (Some(t), Some(o)) = (t, o) else {
+        return errs;
+    };
+    let tables = t - 1;
+    if tables == 0 || (o - 1) % tables != 0 || o == 1 {
+        errs.push(ShapeError::at_operand(
+            offsets,
+            format!(
+                "`Offsets` has {o} elements but `{}` needs `T * B + 1` of them with {tables} tables (`TableOffsets` has T + 1) and B at least 1",
+                ctx.opcode()
+            ),
+        ));
+        return errs;
+    }
+    let batches = (o - 1) / tables;
+    let tasks = ctx.ty(weights).dims[0];
+    check_dims(ctx, dest, &[tasks, batches, tables], "produces", &mut errs);
+    errs
+}
+
+/// `permutepooledembeddings @out Dest, @in PooledEmbeddings, @in
+/// OffsetDimList, @in PermuteList, @in InvOffsetDimList, @in InvPermuteList`:
+/// `PooledEmbeddings` `[B, D]` and `Dest` of its type; `index64` lists,
+/// `OffsetDimList` one longer than `PermuteList` (the inverse lists are
+/// read by a gradient, not here).
+pub fn permute_pooled_embeddings(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, pooled, offs, perm, inv_offs, inv_perm) = (0, 1, 2, 3, 4, 5);
+    let mut errs = Vec::new();
+    if ctx.ty(dest) != ctx.ty(pooled) {
+        errs.push(ShapeError::at_operand(
+            dest,
+            format!(
+                "`Dest` has type {} but `PooledEmbeddings` has {}: `{}` needs identical types",
+                ctx.ty(dest),
+                ctx.ty(pooled),
+                ctx.opcode()
+            ),
+        ));
+    }
+    check_rank(ctx, pooled, 2, &mut errs);
+    let mut lens = Vec::new();
+    for k in [offs, perm, inv_offs, inv_perm] {
+        if ctx.ty(k).elem != ElemKind::Index64 {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has element type {} but `{}` takes `index64` lists",
+                    ctx.name(k),
+                    ctx.ty(k).elem,
+                    ctx.opcode()
+                ),
+            ));
+        }
+        lens.push(check_rank(ctx, k, 1, &mut errs).then(|| ctx.ty(k).dims[0]));
+    }
+    if let (Some(o), Some(p)) = (lens[0], lens[1]) {
+        if o != p + 1 {
+            errs.push(ShapeError::at_operand(
+                offs,
+                format!(
+                    "`OffsetDimList` has {o} elements but `PermuteList` has {p}: it needs one more"
+                ),
+            ));
+        }
+    }
+    errs
+}

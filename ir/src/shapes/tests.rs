@@ -936,6 +936,73 @@ fn recommendation_shapes() {
 }
 
 #[test]
+fn table_batched_and_rowwise_shapes() {
+    let w = &[
+        "%q = WeightVar ui8[S:1.0 O:0]<10 x 4> mutable",
+        "%qi = WeightVar i8[S:1.0 O:0]<10 x 4> mutable",
+        "%s = WeightVar float<10> mutable",
+        "%s9 = WeightVar float<9> mutable",
+        "%w = WeightVar float<6> mutable",
+        "%idx = WeightVar index64<6> mutable",
+        "%len = WeightVar index32<3> mutable",
+        "%d = WeightVar float<3 x 4> mutable",
+        "%bw = WeightVar float<2 x 12> mutable",
+        "%to = WeightVar index64<4> mutable",
+        "%off = WeightVar index64<7> mutable",
+        "%off6 = WeightVar index64<6> mutable",
+        "%bd = WeightVar float<2 x 2 x 3> mutable",
+        "%pe = WeightVar float<4 x 6> mutable",
+        "%l4 = WeightVar index64<4> mutable",
+        "%l3 = WeightVar index64<3> mutable",
+        "%l3i = WeightVar index32<3> mutable",
+        "%pd = WeightVar float<4 x 6> mutable",
+    ];
+    let op = "rowwisequantizedsparselengthsweightedsum";
+    accepts(
+        w,
+        &format!("%x = {op} @out %d, @in %q, @in %s, @in %s, @in %w, @in %idx, @in %len"),
+    );
+    rejects(
+        w,
+        &format!("%x = {op} @out %d, @in %qi, @in %s, @in %s, @in %w, @in %idx, @in %len"),
+        "takes `ui8` rows",
+    );
+    rejects(
+        w,
+        &format!("%x = {op} @out %d, @in %q, @in %s9, @in %s, @in %w, @in %idx, @in %len"),
+        "expects float<10>",
+    );
+    rejects(
+        w,
+        &format!("%x = {op} @out %d, @in %q, @in %s, @in %s, @in %w, @in %idx, @in %len {{ UseFP16Accumulation: true }}"),
+        "needs a `float16` `Dest`",
+    );
+    accepts(
+        w,
+        "%x = batchedunaryembeddingsbags @out %bd, @in %bw, @in %to, @in %off, @in %idx",
+    );
+    rejects(
+        w,
+        "%x = batchedunaryembeddingsbags @out %bd, @in %bw, @in %to, @in %off6, @in %idx",
+        "needs `T * B + 1` of them with 3 tables",
+    );
+    accepts(
+        w,
+        "%x = permutepooledembeddings @out %pd, @in %pe, @in %l4, @in %l3, @in %l4, @in %l3",
+    );
+    rejects(
+        w,
+        "%x = permutepooledembeddings @out %pd, @in %pe, @in %l4, @in %l4, @in %l4, @in %l3",
+        "`OffsetDimList` has 4 elements but `PermuteList` has 4",
+    );
+    rejects(
+        w,
+        "%x = permutepooledembeddings @out %pd, @in %pe, @in %l4, @in %l3i, @in %l4, @in %l3",
+        "takes `index64` lists",
+    );
+}
+
+#[test]
 fn hostile_values_never_panic() {
     let huge = "%h = WeightVar float<1073741824 x 1073741824 x 1> mutable";
     let w = &[huge, "%d = WeightVar float<2> mutable"];
