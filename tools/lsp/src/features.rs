@@ -97,6 +97,9 @@ pub fn hover(doc: &Document, an: &Analysis, pos: Position) -> Option<Hover> {
                 if !a.chunk.verified && a.chunk.module.is_some() {
                     text.push_str("\n(the function does not verify: no arena plan)\n");
                 }
+                if a.chunk.verified {
+                    text.push_str(&sharing_hover(f, a.offset));
+                }
                 return Some(markdown(text, range));
             }
         }
@@ -121,6 +124,41 @@ pub fn hover(doc: &Document, an: &Analysis, pos: Position) -> Option<Hover> {
         member_hover(opcode?, mname)?,
         Some(doc.range(*mspan)),
     ))
+}
+
+/// For an operand at `offset` that the opcode pairs in place with another,
+/// `--explain-sharing` of the two: why they share memory or do not.
+fn sharing_hover(f: &glow_ir::Function, offset: usize) -> String {
+    let mut out = String::new();
+    for i in f.inst_ids() {
+        let Some(spans) = f.spans.inst(i.index()) else {
+            continue;
+        };
+        if !contains(spans.line, offset) {
+            continue;
+        }
+        let Some(k) = spans.operands.iter().position(|s| contains(*s, offset)) else {
+            continue;
+        };
+        let inst = f.inst(i);
+        for &(d, s) in inst.opcode.info().inplace {
+            let other = match k {
+                _ if k == d => s,
+                _ if k == s => d,
+                _ => continue,
+            };
+            let (Some(x), Some(y)) = (inst.operands.get(k), inst.operands.get(other)) else {
+                continue;
+            };
+            out.push_str(&format!(
+                "\nsharing with {} (`{}` pairs them in place):\n\n```\n{}```\n",
+                spelled(f.value_name(y.value)),
+                inst.opcode.name(),
+                glow_passes::explain::explain_sharing(f, x.value, y.value)
+            ));
+        }
+    }
+    out
 }
 
 fn contains(s: Span, offset: usize) -> bool {

@@ -220,7 +220,9 @@ pub fn opcode_hover(o: Opcode) -> String {
     }
     let rows = doc_rows(info.name);
     if !rows.is_empty() {
-        out.push_str("\ndocs/gir.md:\n\n| opcode | operands | members | P |\n|---|---|---|---|\n");
+        out.push_str(
+            "\nits row in docs/gir.md:\n\n| opcode | operands | members | P |\n|---|---|---|---|\n",
+        );
         for r in rows {
             out.push_str(r);
             out.push('\n');
