@@ -12,6 +12,7 @@ pub mod features;
 pub mod report;
 pub mod runner;
 pub mod script;
+pub mod sensitivity;
 pub mod shell;
 pub mod stale;
 pub mod update_checks;
