@@ -101,7 +101,7 @@ tool("llvm-filecheck", filecheck)
 not_tool = os.path.join(os.path.dirname(filecheck), "not")
 if os.path.isfile(not_tool):
     tool("not --crash", not_tool + " --crash")
-for name in ["glow-opt", "glow-run", "glow-import", "glow-memplan", "glow-lit", "glow-update-checks", "glow-reduce", "glow-train"]:
+for name in ["glow-opt", "glow-lsp", "glow-run", "glow-import", "glow-memplan", "glow-lit", "glow-update-checks", "glow-reduce", "glow-train"]:
     tool(name, os.path.join(bin_dir, name))
 
 # The out-of-tree pass example's tool, when built (cargo test --workspace builds it).

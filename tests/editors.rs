@@ -138,3 +138,25 @@ fn vim_highlights_strings_and_both_comment_kinds() {
         ["girString", "girString", "girComment", "girComment"]
     );
 }
+
+/// The VS Code extension starts glow-lsp: package.json is JSON naming the
+/// entry point, the activation on `.gir` files, the language client and a
+/// server path setting whose default is the binary's name; extension.js
+/// reads that setting.
+#[test]
+fn the_vscode_extension_starts_glow_lsp() {
+    let pkg: serde_json::Value = serde_json::from_str(&read("editors/vscode-gir/package.json"))
+        .expect("package.json is JSON");
+    assert_eq!(pkg["main"], "./extension.js");
+    assert_eq!(pkg["activationEvents"][0], "onLanguage:gir");
+    assert!(pkg["dependencies"]["vscode-languageclient"].is_string());
+    let setting = &pkg["contributes"]["configuration"]["properties"]["gir.server.path"];
+    assert_eq!(setting["default"], "glow-lsp");
+    let js = read("editors/vscode-gir/extension.js");
+    assert!(
+        js.contains("config.get(\"server.path\", \"glow-lsp\")"),
+        "{js}"
+    );
+    assert!(js.contains("vscode-languageclient/node"), "{js}");
+    assert!(js.contains("language: \"gir\""), "{js}");
+}

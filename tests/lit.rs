@@ -61,6 +61,7 @@ fn run_config() -> RunConfig {
         env!("CARGO_BIN_EXE_glow-reduce").into(),
     );
     tools.insert("glow-train".into(), env!("CARGO_BIN_EXE_glow-train").into());
+    tools.insert("glow-lsp".into(), env!("CARGO_BIN_EXE_glow-lsp").into());
     tools.insert(
         "glow-update-checks".into(),
         env!("CARGO_BIN_EXE_glow-update-checks").into(),

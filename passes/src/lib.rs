@@ -13,6 +13,7 @@ pub mod cli;
 mod conv_fusion;
 pub mod counter;
 pub mod edit;
+pub mod explain;
 pub mod manager;
 pub mod pass;
 pub mod pipeline;

@@ -54,6 +54,10 @@ struct Args {
     /// Use this executable for a tool name, e.g. `--tool glow-filecheck=/path/FileCheck`.
     #[arg(long, value_name = "NAME=PATH")]
     tool: Vec<String>,
+    /// Instead of running the tests, rerun each test whose RUN lines name glow-opt passes once
+    /// per pass with that pass left out, and report the tests that still pass (docs/testing.md).
+    #[arg(long)]
+    check_sensitivity: bool,
 }
 
 fn main() {
@@ -119,6 +123,9 @@ fn run(args: Args) -> Result<i32> {
         out_line("0 passed, 0 failed");
         return Ok(1);
     }
+    if args.check_sensitivity {
+        return Ok(check_sensitivity(&tests, &cfg));
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| {
@@ -165,6 +172,33 @@ fn run(args: Args) -> Result<i32> {
     let counts = Counts::of(&results);
     out_line(&format!("\n{}", counts.final_line()));
     Ok(if counts.failed() { 1 } else { 0 })
+}
+
+/// `--check-sensitivity`: the findings of each test in order, then the
+/// summary; 1 when a test is insensitive and not exempt.
+fn check_sensitivity(tests: &[glow_lit::TestFile], cfg: &RunConfig) -> i32 {
+    use glow_lit::sensitivity::{check_test, report_line, Finding};
+    let (mut with_passes, mut mutants, mut insensitive, mut exempt) = (0, 0, 0, 0);
+    for t in tests {
+        match check_test(t, cfg) {
+            Err(e) => err_line(&format!("glow-lit: error: {}: {e}", t.rel)),
+            Ok((findings, n)) => {
+                with_passes += (n > 0) as usize;
+                mutants += n;
+                for f in &findings {
+                    match f {
+                        Finding::Insensitive { .. } => insensitive += 1,
+                        Finding::Exempt { .. } => exempt += 1,
+                    }
+                    out_line(&report_line(&t.rel, f));
+                }
+            }
+        }
+    }
+    out_line(&format!(
+        "sensitivity: {with_passes} tests with named passes, {mutants} mutants, {insensitive} insensitive, {exempt} exempt"
+    ));
+    (insensitive > 0) as i32
 }
 
 /// Writes to stdout, ignoring errors: a closed pipe (`glow-lit | head`) must not panic.

@@ -12,6 +12,7 @@ pub mod features;
 pub mod report;
 pub mod runner;
 pub mod script;
+pub mod sensitivity;
 pub mod shell;
 pub mod stale;
 pub mod update_checks;
@@ -22,8 +23,9 @@ pub use runner::{run_all, run_test, ResultCode, RunConfig, TestResult};
 pub use shell::Tools;
 
 /// The tools a RUN line may name, besides `FileCheck` (an alias of `glow-filecheck`).
-pub const TOOL_NAMES: [&str; 9] = [
+pub const TOOL_NAMES: [&str; 10] = [
     "glow-opt",
+    "glow-lsp",
     "glow-train",
     "glow-reduce",
     "glow-filecheck",

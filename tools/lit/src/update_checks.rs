@@ -325,8 +325,9 @@ fn file_name(p: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The check lines for `output`.
-fn checks_for(output: &str, prefix: &str, comment: &str) -> Vec<String> {
+/// The check lines for `output` (what a RUN line printed), each starting with
+/// `comment`; the language server inserts them for one function.
+pub fn checks_for(output: &str, prefix: &str, comment: &str) -> Vec<String> {
     let mut lines: Vec<&str> = output.lines().collect();
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();

@@ -79,6 +79,11 @@ struct Cli {
     /// Check `// expected-error {{...}}` annotations against the diagnostics.
     #[arg(long)]
     verify_diagnostics: bool,
+    /// After the pipeline, say on stderr why the two buffers share memory or
+    /// do not (the planner's lifetimes and offsets, share-buffers' and
+    /// inplace's own reasons), in each function that has both.
+    #[arg(long, value_name = "%A,%B")]
+    explain_sharing: Option<String>,
 }
 
 /// Runs an opt tool called `name` over the passes of `registry` with the
@@ -178,6 +183,11 @@ impl Tool<'_> {
         instrumentation.tool = self.name;
         // Replaying a reproducer must not leave another one behind.
         instrumentation.auto_reproducer = cli.run_reproducer.is_none();
+        let explain = match cli.explain_sharing.as_deref().map(parse_pair).transpose() {
+            Ok(e) => e,
+            Err(msg) => return self.usage_error(&msg),
+        };
+        let mut explained = false;
         let chunks = if cli.split_input_file {
             expect::split_input(&source)
         } else {
@@ -209,6 +219,14 @@ impl Tool<'_> {
                 failed |= diags.iter().any(Diagnostic::is_error);
                 stderr.push_str(&render_all(&diags, &name, chunk));
             }
+            if let (Some(m), Some((a, b))) = (&module, &explain) {
+                for f in &m.functions {
+                    if let (Some(va), Some(vb)) = (f.lookup(a), f.lookup(b)) {
+                        stderr.push_str(&glow_passes::explain::explain_sharing(f, va, vb));
+                        explained = true;
+                    }
+                }
+            }
             if let Some(m) = module {
                 outputs.push(print_module(
                     &m,
@@ -222,6 +240,11 @@ impl Tool<'_> {
         eprint!("{stderr}");
         if failed {
             return 1;
+        }
+        if let (Some((a, b)), false) = (&explain, explained) {
+            return self.input_error(&format!(
+                "--explain-sharing: no function has both `%{a}` and `%{b}`"
+            ));
         }
         if cli.emit == "c" {
             let dir = cli
@@ -314,6 +337,20 @@ fn process(source: &[u8], cli: &Cli) -> (Option<glow_ir::Module>, Vec<Diagnostic
             (ok.then_some(m), diags)
         }
     }
+}
+
+/// The two names of `--explain-sharing=%a,%b` (the `%` optional, quoted
+/// names as in `.gir`).
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("--explain-sharing expects `%a,%b`, got `{s}`"))?;
+    let name = |n: &str| glow_ir::parser::unquote_name(n.trim());
+    let (a, b) = (name(a), name(b));
+    if a.is_empty() || b.is_empty() {
+        return Err(format!("--explain-sharing expects two names, got `{s}`"));
+    }
+    Ok((a, b))
 }
 
 fn read_input(path: Option<&str>) -> Result<(String, Vec<u8>), String> {
