@@ -100,7 +100,7 @@ Options are also read from FILECHECK_OPTS, before the command line.
 
 fn run(cli: Cli, command_line: String) -> Result<u8, String> {
     let Some(dump_input) = cli.dump_input() else {
-        eprint!("{DUMP_HELP}");
+        print!("{DUMP_HELP}");
         return Ok(0);
     };
     let Some(check_file) = cli.check_file.clone() else {
@@ -167,6 +167,7 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
         allow_empty: cli.allow_empty,
         dump_input,
         dump_input_context: cli.dump_input_context(),
+        dump_input_filter: cli.dump_input_filter.iter().max().copied(),
         diff: cli.diff,
         verbose: cli.verbose || cli.verbose_verbose,
         verbose_verbose: cli.verbose_verbose,

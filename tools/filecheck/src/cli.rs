@@ -6,6 +6,7 @@
 //! value given. `FILECHECK_OPTS` is split like a shell line and read before the real arguments,
 //! so the command line wins.
 
+pub use crate::DumpFilter;
 use crate::DumpInput;
 
 /// What the command line asks for.
@@ -49,15 +50,6 @@ pub enum DumpValue {
     Fail,
     Always,
     Help,
-}
-
-/// `-dump-input-filter` values, least to most input shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum DumpFilter {
-    Error,
-    Annotation,
-    AnnotationFull,
-    All,
 }
 
 impl Cli {

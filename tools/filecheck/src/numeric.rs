@@ -84,7 +84,8 @@ impl Format {
 pub enum Expr {
     /// A literal and its text.
     Lit(i128, String),
-    Var(String),
+    /// A variable and the offset of its name in the block text.
+    Var(String, usize),
     Line,
     /// An operator, its operands, and the text and offset LLVM names it by in messages.
     Bin(char, Box<Expr>, Box<Expr>, String, usize),
@@ -102,7 +103,7 @@ impl Expr {
         Ok(match self {
             Expr::Lit(v, _) => *v,
             Expr::Line => line as i128,
-            Expr::Var(n) => match vars.get(n) {
+            Expr::Var(n, _) => match vars.get(n) {
                 Some((v, _)) => *v,
                 None => return Err(format!("undefined variable: {n}")),
             },
@@ -143,7 +144,7 @@ impl Expr {
         match self {
             Expr::Lit(..) => Ok(None),
             Expr::Line => Ok(Some(Format::UNSIGNED)),
-            Expr::Var(n) => Ok(Some(var_format(n))),
+            Expr::Var(n, _) => Ok(Some(var_format(n))),
             Expr::Bin(_, a, b, _, at) => Self::join(a, b, *at, var_format),
             Expr::Call(_, args, _, at) => Self::join(&args[0], &args[1], *at, var_format),
         }
@@ -178,7 +179,7 @@ impl Expr {
     /// The source text LLVM shows for this expression.
     pub fn text(&self) -> &str {
         match self {
-            Expr::Lit(_, t) | Expr::Var(t) | Expr::Bin(.., t, _) | Expr::Call(_, _, t, _) => t,
+            Expr::Lit(_, t) | Expr::Var(t, _) | Expr::Bin(.., t, _) | Expr::Call(_, _, t, _) => t,
             Expr::Line => "@LINE",
         }
     }
@@ -186,12 +187,30 @@ impl Expr {
     /// Variables this expression reads.
     pub fn vars(&self, out: &mut Vec<String>) {
         match self {
-            Expr::Var(n) => out.push(n.clone()),
+            Expr::Var(n, _) => out.push(n.clone()),
             Expr::Bin(_, a, b, ..) => {
                 a.vars(out);
                 b.vars(out);
             }
             Expr::Call(_, args, ..) => args.iter().for_each(|a| a.vars(out)),
+            _ => {}
+        }
+    }
+
+    /// Every variable read that has no value, in source order, with its offset in the block
+    /// text: LLVM reports them all, not only the first.
+    pub fn undefined<'e>(
+        &'e self,
+        vars: &BTreeMap<String, (i128, Format)>,
+        out: &mut Vec<(usize, &'e str)>,
+    ) {
+        match self {
+            Expr::Var(n, at) if !vars.contains_key(n) => out.push((*at, n)),
+            Expr::Bin(_, a, b, ..) => {
+                a.undefined(vars, out);
+                b.undefined(vars, out);
+            }
+            Expr::Call(_, args, ..) => args.iter().for_each(|a| a.undefined(vars, out)),
             _ => {}
         }
     }
@@ -492,7 +511,7 @@ impl Parser<'_> {
                             format!("numeric variable '{name}' defined earlier in the same CHECK directive"),
                         ));
                     }
-                    return Ok(Expr::Var(name));
+                    return Ok(Expr::Var(name, at));
                 }
                 Err(e) if allowed == Allowed::LineVar => return Err(e),
                 Err(_) => {}

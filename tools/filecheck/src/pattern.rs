@@ -40,7 +40,9 @@ impl CheckKind {
             CheckKind::Dag => "-DAG",
             CheckKind::Label => "-LABEL",
             CheckKind::Empty => "-EMPTY",
-            CheckKind::Count(_) => "-COUNT",
+            // LLVM describes a count of one as a plain directive.
+            CheckKind::Count(n) if n > 1 => "-COUNT",
+            CheckKind::Count(_) => "",
             CheckKind::Eof => "-EOF",
         }
     }
@@ -79,6 +81,8 @@ pub enum Piece {
         name: String,
         format: Option<Format>,
         expr: Option<Expr>,
+        /// The block text after `#`, as LLVM names the substitution in notes.
+        text: String,
         at: usize,
     },
     NumUse {
@@ -124,6 +128,8 @@ pub struct Found {
     pub end: usize,
     pub str_defs: Vec<(String, String)>,
     pub num_defs: Vec<(String, i128, Format)>,
+    /// Each variable defined by the match and the range it captured, in input order.
+    pub captures: Vec<(String, usize, usize)>,
 }
 
 /// Why a match could not even be attempted.
@@ -266,35 +272,43 @@ impl Pattern {
         re
     }
 
-    /// Notes `with "VAR" equal to "value"` for each substitution, in order.
-    pub fn substitution_notes(&self, env: &Env) -> Vec<(usize, String)> {
+    /// LLVM's `printSubstitutions`: a note `with "FROM" equal to "value"` for each substitution
+    /// whose value is known, in order. A string value is shown as LLVM 19 does, regex-escaped
+    /// and then escaped for printing (`a.b` is `"a\\.b"`).
+    pub fn substitution_notes(&self, env: &Env) -> Vec<String> {
         let mut out = Vec::new();
         let mut local = Vec::new();
+        let note = |from: &str, value: &str| {
+            format!(
+                "with \"{}\" equal to \"{}\"",
+                write_escaped(from),
+                write_escaped(value)
+            )
+        };
         for p in &self.pieces {
             match p {
                 Piece::StrDef { name, .. } => local.push(name.clone()),
-                Piece::StrUse { name, at } if !local.contains(name) => {
+                Piece::StrUse { name, .. } if !local.contains(name) => {
                     if let Some(v) = env.strings.get(name) {
-                        out.push((
-                            *at,
-                            format!("with \"{}\" equal to \"{}\"", name, escape_note(v)),
-                        ));
-                    } else {
-                        out.push((*at, format!("uses undefined variable(s): \"{}\"", name)));
+                        out.push(note(name, &regex_escape(v)));
                     }
                 }
                 Piece::NumUse {
+                    text, expr, format, ..
+                }
+                | Piece::NumDef {
                     text,
-                    expr,
+                    expr: Some(expr),
                     format,
-                    at,
+                    ..
                 } => {
-                    if let Ok(v) = expr.eval(&env.nums, self.line) {
-                        let f = format.unwrap_or(Format::UNSIGNED);
-                        let shown = f.render(v).unwrap_or_else(|_| v.to_string());
-                        if !matches!(expr, Expr::Lit(..)) {
-                            out.push((*at, format!("with \"{}\" equal to \"{}\"", text, shown)));
-                        }
+                    let f = format.unwrap_or(Format::UNSIGNED);
+                    if let Some(shown) = expr
+                        .eval(&env.nums, self.line)
+                        .ok()
+                        .and_then(|v| f.render(v).ok())
+                    {
+                        out.push(note(text, &shown));
                     }
                 }
                 _ => {}
@@ -304,33 +318,29 @@ impl Pattern {
     }
 
     /// Searches `hay` for the first match.
-    pub fn find(&self, hay: &str, env: &Env) -> Result<Option<Found>, SubstError> {
+    /// Searches `hay` for the first match. Every substitution that fails (each undefined
+    /// variable, each overflow) is one error, as LLVM reports them all.
+    pub fn find(&self, hay: &str, env: &Env) -> Result<Option<Found>, Vec<SubstError>> {
         if self.kind == CheckKind::Eof {
             return Ok(Some(Found {
                 start: hay.len(),
                 end: hay.len(),
                 str_defs: vec![],
                 num_defs: vec![],
+                captures: vec![],
             }));
         }
         let (re_text, groups, backrefs) = self.build(env)?;
         let compiled;
+        let one = |msg: String| vec![SubstError { at: 0, msg }];
         let re = if self.has_variables() {
-            compiled = Regex::new(&re_text).map_err(|e| SubstError {
-                at: 0,
-                msg: format!("invalid regex: {e}"),
-            })?;
+            compiled = Regex::new(&re_text).map_err(|e| one(format!("invalid regex: {e}")))?;
             &compiled
         } else {
             let cached = self.cache.get_or_init(|| Regex::new(&re_text).ok());
             match cached {
                 Some(r) => r,
-                None => {
-                    return Err(SubstError {
-                        at: 0,
-                        msg: "invalid regex".into(),
-                    })
-                }
+                None => return Err(one("invalid regex".into())),
             }
         };
         let mut pos = 0;
@@ -352,24 +362,28 @@ impl Pattern {
                 end: m.end(),
                 str_defs: vec![],
                 num_defs: vec![],
+                captures: vec![],
             };
             if self.kind == CheckKind::Empty {
                 // The required newline is consumed but not part of the match.
                 found.start += 1;
             }
             for g in &groups {
-                let text = caps.get(g.group).map_or("", |x| x.as_str());
+                let (text, cs, ce) = caps.get(g.group).map_or(("", m.start(), m.start()), |x| {
+                    (x.as_str(), x.start(), x.end())
+                });
                 match &g.num {
                     None => found.str_defs.push((g.name.clone(), text.to_string())),
                     Some(f) => {
-                        let v = f.parse(text).ok_or_else(|| SubstError {
-                            at: 0,
-                            msg: format!("unable to represent numeric value '{text}'"),
+                        let v = f.parse(text).ok_or_else(|| {
+                            one(format!("unable to represent numeric value '{text}'"))
                         })?;
                         found.num_defs.push((g.name.clone(), v, *f));
                     }
                 }
+                found.captures.push((g.name.clone(), cs, ce));
             }
+            found.captures.sort_by_key(|c| c.1);
             return Ok(Some(found));
         }
         Ok(None)
@@ -378,7 +392,11 @@ impl Pattern {
     /// Builds the regex text, the capture groups to record and the
     /// (use, def) group pairs that must capture equal text.
     #[allow(clippy::type_complexity)]
-    fn build(&self, env: &Env) -> Result<(String, Vec<Group>, Vec<(usize, usize)>), SubstError> {
+    fn build(
+        &self,
+        env: &Env,
+    ) -> Result<(String, Vec<Group>, Vec<(usize, usize)>), Vec<SubstError>> {
+        let mut errors = Vec::new();
         let mut re = String::from("(?m)");
         if self.ignore_case {
             re.push_str("(?i)");
@@ -429,7 +447,7 @@ impl Pattern {
                     } else if let Some(v) = env.strings.get(name) {
                         re.push_str(&escape(v));
                     } else {
-                        return Err(SubstError {
+                        errors.push(SubstError {
                             at: *at,
                             msg: format!("undefined variable: {name}"),
                         });
@@ -440,16 +458,15 @@ impl Pattern {
                     format,
                     expr,
                     at,
+                    ..
                 } => {
                     let f = format.unwrap_or(Format::UNSIGNED);
                     re.push('(');
                     match expr {
                         Some(e) => {
-                            let v = e
-                                .eval(&env.nums, self.line)
-                                .map_err(|msg| SubstError { at: *at, msg })?;
-                            let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
-                            re.push_str(&escape(&s));
+                            if let Some(s) = self.substitute(e, f, *at, env, &mut errors) {
+                                re.push_str(&escape(&s));
+                            }
                         }
                         None => re.push_str(&f.regex()),
                     }
@@ -464,12 +481,10 @@ impl Pattern {
                 Piece::NumUse {
                     expr, format, at, ..
                 } => {
-                    let v = expr
-                        .eval(&env.nums, self.line)
-                        .map_err(|msg| SubstError { at: *at, msg })?;
                     let f = format.unwrap_or(Format::UNSIGNED);
-                    let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
-                    re.push_str(&escape(&s));
+                    if let Some(s) = self.substitute(expr, f, *at, env, &mut errors) {
+                        re.push_str(&escape(&s));
+                    }
                 }
             }
         }
@@ -479,7 +494,43 @@ impl Pattern {
             }
             re.push('$');
         }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         Ok((re, groups, backrefs))
+    }
+
+    /// The text a numeric expression stands for, or its errors: each undefined variable at
+    /// its name, anything else (a negative value in an unsigned format, a division by zero, a
+    /// value past 128 bits) as LLVM's overflow error at the expression.
+    fn substitute(
+        &self,
+        expr: &Expr,
+        f: Format,
+        at: usize,
+        env: &Env,
+        errors: &mut Vec<SubstError>,
+    ) -> Option<String> {
+        let mut undefined = Vec::new();
+        expr.undefined(&env.nums, &mut undefined);
+        if !undefined.is_empty() {
+            errors.extend(undefined.into_iter().map(|(off, name)| SubstError {
+                at: at + off,
+                msg: format!("undefined variable: {name}"),
+            }));
+            return None;
+        }
+        let value = expr
+            .eval(&env.nums, self.line)
+            .ok()
+            .and_then(|v| f.render(v).ok());
+        if value.is_none() {
+            errors.push(SubstError {
+                at,
+                msg: "unable to substitute variable or numeric expression: overflow error".into(),
+            });
+        }
+        value
     }
 }
 
@@ -498,15 +549,30 @@ fn count_groups(r: &str) -> usize {
     regex::Regex::new(r).map_or(0, |re| re.captures_len() - 1)
 }
 
-fn escape_note(v: &str) -> String {
+/// LLVM's `Regex::escape`: a backslash before each regex metacharacter.
+fn regex_escape(v: &str) -> String {
     let mut out = String::new();
     for c in v.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            _ => out.push(c),
+        if "()^$|*+?.[]\\{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// LLVM's `raw_ostream::write_escaped`: `\\`, `\t`, `\n`, `\"`, and three octal digits for
+/// every other byte that is not printable ASCII.
+pub fn write_escaped(v: &str) -> String {
+    let mut out = String::new();
+    for &b in v.as_bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'"' => out.push_str("\\\""),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{:03o}", b)),
         }
     }
     out
@@ -655,6 +721,7 @@ fn parse_block(
                     name,
                     format: Some(block.format),
                     expr,
+                    text: nb.trim().to_string(),
                     at: off,
                 }
             }

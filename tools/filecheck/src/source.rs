@@ -74,6 +74,7 @@ pub struct Sources {
 #[derive(Clone, Copy)]
 pub enum Kind {
     Error,
+    Remark,
     Note,
 }
 
@@ -96,17 +97,24 @@ impl Sources {
         let (line, col) = buf.line_col(loc.offset);
         let kind = match kind {
             Kind::Error => "error",
+            Kind::Remark => "remark",
             Kind::Note => "note",
         };
         let _ = writeln!(out, "{}:{}:{}: {}: {}", buf.name, line, col, kind, msg);
         let (ls, le) = buf.line_range(line);
         let src = &buf.text[ls..le];
+        // SourceMgr prints no caret line under a line with non-ASCII text: its columns
+        // would not line up.
+        if !src.is_ascii() {
+            let _ = writeln!(out, "{}", src);
+            return;
+        }
         // The caret line is built per byte, then tabs are expanded in both.
         let width = src.len() + 1;
         let mut caret = vec![b' '; width];
         if let Some((rs, re)) = range {
             let rs = rs.max(ls);
-            let re = re.min(le + 1);
+            let re = re.min(le);
             for i in rs..re.max(rs) {
                 if i - ls < width {
                     caret[i - ls] = b'~';
