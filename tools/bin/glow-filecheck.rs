@@ -5,8 +5,8 @@
 //! (`-check-prefix=X`, `-DVAR=VAL`); exits 0 on success, 1 when a check
 //! fails and 2 on usage errors.
 
+use glow_filecheck::check;
 use glow_filecheck::cli::{self, Cli};
-use glow_filecheck::{check, Options};
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -106,20 +106,7 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
     let Some(check_file) = cli.check_file.clone() else {
         return Err("<check-file> not specified".into());
     };
-    let mut defines = Vec::new();
-    for d in &cli.defines {
-        let Some((k, v)) = d.split_once('=') else {
-            return Err(format!(
-                "Missing equal sign in command-line definition '-D{d}'"
-            ));
-        };
-        if k.is_empty() || k == "#" {
-            return Err(format!(
-                "Missing variable name in command-line definition '-D{d}'"
-            ));
-        }
-        defines.push((k.to_string(), v.to_string()));
-    }
+    let opts = cli.options(dump_input, command_line)?;
     let check_text = std::fs::read(&check_file).map_err(|e| {
         format!(
             "Could not open check file '{}': {}",
@@ -153,27 +140,6 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
             "input '{}' is larger than {limit} bytes (--max-input-bytes); stopped reading there",
             cli.input_file.as_deref().unwrap_or("<stdin>")
         ));
-    };
-    let opts = Options {
-        check_prefixes: cli.check_prefixes.clone(),
-        comment_prefixes: (!cli.comment_prefixes.is_empty()).then(|| cli.comment_prefixes.clone()),
-        strict_whitespace: cli.strict_whitespace,
-        match_full_lines: cli.match_full_lines,
-        ignore_case: cli.ignore_case,
-        implicit_check_not: cli.implicit_check_not.clone(),
-        defines,
-        enable_var_scope: cli.enable_var_scope,
-        allow_unused_prefixes: cli.allow_unused_prefixes,
-        allow_empty: cli.allow_empty,
-        dump_input,
-        dump_input_context: cli.dump_input_context(),
-        dump_input_filter: cli.dump_input_filter.iter().max().copied(),
-        diff: cli.diff,
-        verbose: cli.verbose || cli.verbose_verbose,
-        verbose_verbose: cli.verbose_verbose,
-        reject_misspelled: !cli.allow_misspelled,
-        command_line,
-        allow_deprecated_dag_overlap: cli.allow_deprecated_dag_overlap,
     };
     let out = check(
         &check_file,

@@ -7,7 +7,7 @@
 //! so the command line wins.
 
 pub use crate::DumpFilter;
-use crate::DumpInput;
+use crate::{DumpInput, Options};
 
 /// What the command line asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -76,6 +76,48 @@ impl Cli {
     /// The effective `-dump-input-context`: the largest given, default 5.
     pub fn dump_input_context(&self) -> usize {
         self.dump_input_context.iter().copied().max().unwrap_or(5)
+    }
+
+    /// The checker options this command line asks for, with `dump_input` (from
+    /// [`Cli::dump_input`]) and the command line echoed in the "is empty" error. A `-D`
+    /// without `=` or without a name is LLVM's error (exit 2).
+    pub fn options(&self, dump_input: DumpInput, command_line: String) -> Result<Options, String> {
+        let mut defines = Vec::new();
+        for d in &self.defines {
+            let Some((k, v)) = d.split_once('=') else {
+                return Err(format!(
+                    "Missing equal sign in command-line definition '-D{d}'"
+                ));
+            };
+            if k.is_empty() || k == "#" {
+                return Err(format!(
+                    "Missing variable name in command-line definition '-D{d}'"
+                ));
+            }
+            defines.push((k.to_string(), v.to_string()));
+        }
+        Ok(Options {
+            check_prefixes: self.check_prefixes.clone(),
+            comment_prefixes: (!self.comment_prefixes.is_empty())
+                .then(|| self.comment_prefixes.clone()),
+            strict_whitespace: self.strict_whitespace,
+            match_full_lines: self.match_full_lines,
+            ignore_case: self.ignore_case,
+            implicit_check_not: self.implicit_check_not.clone(),
+            defines,
+            enable_var_scope: self.enable_var_scope,
+            allow_unused_prefixes: self.allow_unused_prefixes,
+            allow_empty: self.allow_empty,
+            dump_input,
+            dump_input_context: self.dump_input_context(),
+            dump_input_filter: self.dump_input_filter.iter().max().copied(),
+            diff: self.diff,
+            verbose: self.verbose || self.verbose_verbose,
+            verbose_verbose: self.verbose_verbose,
+            reject_misspelled: !self.allow_misspelled,
+            command_line,
+            allow_deprecated_dag_overlap: self.allow_deprecated_dag_overlap,
+        })
     }
 }
 
