@@ -61,8 +61,11 @@ fn main() -> ExitCode {
     let env_opts = std::env::var("FILECHECK_OPTS").ok();
     let cli = match cli::parse(env_opts.as_deref(), raw.get(1..).unwrap_or(&[])) {
         Ok(c) => c,
-        Err(msg) => {
+        Err(mut msg) => {
             // cl::ParseCommandLineOptions reports and exits 1.
+            if msg.starts_with("Too many positional arguments") {
+                msg.push_str(&format!(": See: {} --help", raw[0]));
+            }
             eprintln!("{prog}: {msg}");
             return ExitCode::from(1);
         }

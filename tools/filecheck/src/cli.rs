@@ -83,18 +83,20 @@ impl Cli {
     /// without `=` or without a name is LLVM's error (exit 2).
     pub fn options(&self, dump_input: DumpInput, command_line: String) -> Result<Options, String> {
         let mut defines = Vec::new();
+        let mut errors = Vec::new();
         for d in &self.defines {
-            let Some((k, v)) = d.split_once('=') else {
-                return Err(format!(
+            match d.split_once('=') {
+                None => errors.push(format!(
                     "Missing equal sign in command-line definition '-D{d}'"
-                ));
-            };
-            if k.is_empty() || k == "#" {
-                return Err(format!(
+                )),
+                Some(("", _)) => errors.push(format!(
                     "Missing variable name in command-line definition '-D{d}'"
-                ));
+                )),
+                Some((k, v)) => defines.push((k.to_string(), v.to_string())),
             }
-            defines.push((k.to_string(), v.to_string()));
+        }
+        if !errors.is_empty() {
+            return Err(errors.join("\n"));
         }
         Ok(Options {
             check_prefixes: self.check_prefixes.clone(),
@@ -243,6 +245,8 @@ pub fn parse(env_opts: Option<&str>, args: &[String]) -> Result<Cli, String> {
             None => (body, None),
         };
         let (name, kind, inline) = match OPTIONS.iter().find(|(n, _)| *n == name) {
+            // `-D=1`: an always-prefix option's value is everything after its name.
+            Some(&(n, Kind::Prefix)) => (n, Kind::Prefix, Some(body[1..].to_string())),
             Some(&(n, k)) => (n, k, inline),
             // `-DVAR=VALUE`: the prefix option takes the rest of the argument.
             None if body.starts_with('D') => ("D", Kind::Prefix, Some(body[1..].to_string())),

@@ -111,10 +111,12 @@ pub fn run(
     ) {
         Ok(x) => x,
         Err(()) => {
+            // LLVM's FindRegexVarEnd calls exit(1) on this one error.
+            let unbalanced = err.contains("error: missing closing \"]\" for regex variable");
             return Outcome {
-                exit_code: 2,
+                exit_code: if unbalanced { 1 } else { 2 },
                 stderr: err,
-            }
+            };
         }
     };
     let unused: Vec<&String> = prefixes.iter().filter(|p| !used.contains(p)).collect();
@@ -208,14 +210,19 @@ fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String>
     None
 }
 
+/// LLVM's `defineCmdlineVariables`: every definition is tried and every error reported (each
+/// followed by a blank line, as LLVM logs them), in the buffer "Global defines", one line per -D.
 fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), String> {
-    // LLVM parses the definitions as a buffer "Global defines", one line per -D.
-    let err = |k: usize, line: String, col: usize, msg: &str| {
-        format!(
-            "Global defines:{k}:{}: error: {msg}\n{line}\n{}^\n",
-            col + 1,
-            " ".repeat(col)
-        )
+    let mut errs = String::new();
+    let err = |errs: &mut String, k: usize, line: &str, col: usize, msg: &str| {
+        let _ = std::fmt::Write::write_fmt(
+            errs,
+            format_args!(
+                "Global defines:{k}:{}: error: {msg}\n{line}\n{}^\n\n",
+                col + 1,
+                " ".repeat(col)
+            ),
+        );
     };
     for (k, (name, value)) in defines.iter().enumerate() {
         let k = k + 1;
@@ -225,38 +232,70 @@ fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), Stri
             let line = format!("{shown}{body}]])");
             let names = Names::from_env(env);
             let scope = DefineScope(&names);
-            let block = crate::numeric::parse_block(&body, false, &scope)
-                .map_err(|(o, m)| err(k, line.clone(), shown.len() + o, &m))?;
+            let block = match crate::numeric::parse_block(&body, false, &scope) {
+                Ok(b) => b,
+                Err((o, m)) => {
+                    err(&mut errs, k, &line, shown.len() + o, &m);
+                    continue;
+                }
+            };
             let (Some((def, _)), Some(expr)) = (block.def, block.expr) else {
-                return Err(format!(
+                errs.push_str(&format!(
                     "error: invalid numeric definition '-D#{n}={value}'\n"
                 ));
+                continue;
             };
-            let v = expr
-                .eval(&env.nums, 0)
-                .map_err(|m| format!("error: {m}\n"))?;
-            env.nums.insert(def, (v, block.format));
+            match expr.eval(&env.nums, 0) {
+                Ok(v) => {
+                    env.nums.insert(def, (v, block.format));
+                }
+                // LLVM logs this one without a location.
+                Err(m) => errs.push_str(&format!("{m}\n")),
+            }
         } else {
+            // LLVM's parseVariable on the name, then the string-definition checks.
             let line = format!("Global define #{k}: {name}={value}");
-            let at = "Global define #1: ".len();
-            let ok = {
-                let n = name.strip_prefix('$').unwrap_or(name);
-                n.bytes()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-                    && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-            };
-            if !ok {
-                return Err(err(k, line, at, "invalid variable name"));
+            let at = line.len() - name.len() - value.len() - 1;
+            let b = name.as_bytes();
+            let pseudo = b.first() == Some(&b'@');
+            let i = usize::from(pseudo || b.first() == Some(&b'$'));
+            if i == b.len() {
+                let what = if pseudo { "pseudo" } else { "global" };
+                err(
+                    &mut errs,
+                    k,
+                    &line,
+                    at + i,
+                    &format!("empty {what} variable name"),
+                );
+                continue;
+            }
+            if !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
+                err(&mut errs, k, &line, at, "invalid variable name");
+                continue;
+            }
+            let end = b[i..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                .map_or(b.len(), |e| i + e);
+            if pseudo || end != b.len() {
+                let msg = format!("invalid name in string variable definition '{name}'");
+                err(&mut errs, k, &line, at, &msg);
+                continue;
             }
             if env.nums.contains_key(name) {
                 let msg = format!("numeric variable with name '{name}' already exists");
-                return Err(err(k, line, at, &msg));
+                err(&mut errs, k, &line, at, &msg);
+                continue;
             }
             env.strings.insert(name.clone(), value.clone());
         }
     }
-    Ok(())
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs)
+    }
 }
 
 /// The variables of earlier -D definitions, for parsing a numeric one.

@@ -614,7 +614,7 @@ fn parse_pieces(
         // LLVM takes the first `[` of `[[[` literally: `[[[REG]]]` is `[` then `[[REG]]`.
         if let Some(after) = rest.strip_prefix("[[").filter(|a| !a.starts_with('[')) {
             let Some(end) = var_end(after) else {
-                return Err((i, "Invalid substitution block, no ]] found\n".into()));
+                return Err((i, "Invalid substitution block, no ]] found".into()));
             };
             let body = &after[..end.0];
             if let Some(e) = end.1 {
@@ -623,7 +623,15 @@ fn parse_pieces(
             let at = i + 2;
             flush(&mut lit, pieces);
             pieces.push(
-                parse_block(body, at, &mut num_defined, names).map_err(|(o, m)| (o, m + "\n"))?,
+                parse_block(body, at, &mut num_defined, names).map_err(|(o, m)| {
+                    // LLVM prints these few itself; the others are logged errors, which end
+                    // with a blank line.
+                    let printed = m == "unexpected whitespace"
+                        || m.starts_with("invalid name in string variable")
+                        || (m.starts_with("numeric variable with name ")
+                            && m.ends_with(" already exists"));
+                    (o, if printed { m } else { m + "\n" })
+                })?,
             );
             i += 2 + end.0 + 2;
             continue;

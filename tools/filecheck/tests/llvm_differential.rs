@@ -105,6 +105,28 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("CHECK{LITERAL}: {{a}}\n", "{{a}}\n", &[]),
     ("XCHECK: a\nCHECK: b\n", "b\n", &[]),
     ("COM: CHECK: a\nCHECK: b\n", "b\n", &[]),
+    ("CHECK: [[X:a]b]]\n", "a\n", &[]),
+    ("CHECK: [[ X]]\n", "a\n", &[]),
+    ("CHECK: [[X-:a]]\n", "a\n", &[]),
+    ("CHECK: [[X\n", "a\n", &[]),
+    ("CHECK: a\n", "a\n", &["-DX", "-D=2", "-DY"]),
+    (
+        "CHECK: a\n",
+        "a\n",
+        &[
+            "-D$=1", "-D@=1", "-DX-Y=1", "-D#N=1", "-DN=2", "-D#=1", "-D#M=x",
+        ],
+    ),
+    ("CHECK: [[A]] [[#B+C]] [[D]] [[#max(E,C)]]\n", "x\n", &[]),
+    ("CHECK: [[A]] [[#B+C]] [[D]]\n", "x\n", &["-DA=1", "-D#C=2"]),
+    ("CHECK: [[#N:]]\nCHECK: [[#N-100]]\n", "5\n", &[]),
+    ("CHECK: [[#div(1,0)]]\n", "5\n", &[]),
+    ("CHECK: [[#5]] [[@LINE]] [[#2+3]] [[#%x,7]]\n", "a\n", &[]),
+    (
+        "CHECK: [[X:.*]]\nCHECK: [[X]]z\n",
+        "a.b\"c\\d(\u{e9})\n",
+        &[],
+    ),
 ];
 
 /// Cases whose stderr glow does not reproduce exactly (documented differences).
@@ -228,9 +250,16 @@ fn run_glow(path: &str, check_text: &str, args: &[&str], input: &str) -> Run {
         .chain(args.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");
-    let opts = parsed
-        .options(dump, command_line)
-        .expect("table -D values are well formed");
+    let opts = match parsed.options(dump, command_line) {
+        Ok(o) => o,
+        // The binary prints this and exits 2, as LLVM does.
+        Err(msg) => {
+            return Run {
+                code: 2,
+                stderr: msg + "\n",
+            }
+        }
+    };
     let out = check(path, check_text, "<stdin>", input, &opts);
     Run {
         code: out.exit_code,
