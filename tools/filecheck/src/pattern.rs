@@ -644,6 +644,29 @@ fn parse_pieces(
         i += c.len_utf8();
     }
     flush(&mut lit, pieces);
+    backref_limit(pieces)
+}
+
+/// LLVM's regex engine has back-references `\1` to `\9` only: a use of a variable defined
+/// earlier in the same pattern is an error when the definition's group (counted as LLVM
+/// counts them: each definition one, plus the groups inside regexes) is past 9.
+fn backref_limit(pieces: &[Piece]) -> Result<(), ParseError> {
+    let mut group = 1;
+    let mut defs: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in pieces {
+        match p {
+            Piece::Regex(r) => group += count_groups(r),
+            Piece::StrDef { name, regex } => {
+                defs.insert(name, group);
+                group += 1 + count_groups(regex);
+            }
+            Piece::NumDef { .. } => group += 1,
+            Piece::StrUse { name, at } if defs.get(name.as_str()).is_some_and(|&g| g > 9) => {
+                return Err((*at, "Can't back-reference more than 9 variables".into()));
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 

@@ -106,6 +106,16 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("XCHECK: a\nCHECK: b\n", "b\n", &[]),
     ("COM: CHECK: a\nCHECK: b\n", "b\n", &[]),
     ("CHECK: [[X:a]b]]\n", "a\n", &[]),
+    (
+        "CHECK: {{(a)(b)(c)(d)}}[[#N:]]{{(e)(f)(g)(h)}}[[X:i]][[X]]\n",
+        "abcd5efghii\n",
+        &[],
+    ),
+    (
+        "CHECK: {{(a)(b)(c)(d)}}[[#N:]]{{(e)(f)(g)}}[[X:i]][[X]]\n",
+        "abcd5efgii\n",
+        &[],
+    ),
     ("CHECK: [[ X]]\n", "a\n", &[]),
     ("CHECK: [[X-:a]]\n", "a\n", &[]),
     ("CHECK: [[X\n", "a\n", &[]),
