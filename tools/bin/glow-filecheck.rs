@@ -7,7 +7,7 @@
 
 use glow_filecheck::check;
 use glow_filecheck::cli::{self, Cli};
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 const DUMP_HELP: &str = "The following description was requested by -dump-input=help to
@@ -50,6 +50,37 @@ Input dump annotation format:
            -dump-input-filter and -dump-input-context
   - colors success, error, fuzzy match, discarded match, unmatched input
 ";
+
+/// The help text, with LLVM's colours under `--color`: each annotation form in bold, and the
+/// colour names in their colours.
+fn dump_help(color: bool) -> String {
+    if !color {
+        return DUMP_HELP.to_string();
+    }
+    const FORMS: &[&str] = &["L:", "T:L", "T:L'N", "^~~", "!~~", "X~~", "?", "..."];
+    let mut out = String::new();
+    let mut in_format = false;
+    for line in DUMP_HELP.lines() {
+        in_format |= line == "Input dump annotation format:";
+        let form = line
+            .strip_prefix("  - ")
+            .and_then(|rest| rest.split(' ').next().map(|f| (f, &rest[f.len()..])))
+            .filter(|(f, _)| in_format && FORMS.contains(f));
+        if let Some((f, rest)) = form {
+            out.push_str(&format!("  - \x1b[1m{f}\x1b[0m{rest}\n"));
+        } else if line.starts_with("  - colors ") {
+            out.push_str(concat!(
+                "  - colors \x1b[0;1;32msuccess\x1b[0m, \x1b[0;1;31merror\x1b[0m, ",
+                "\x1b[0;1;35mfuzzy match\x1b[0m, \x1b[0;1;36mdiscarded match\x1b[0m, ",
+                "\x1b[0;1;46munmatched input\x1b[0m\n"
+            ));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().collect();
@@ -103,13 +134,19 @@ Options are also read from FILECHECK_OPTS, before the command line.
 
 fn run(cli: Cli, command_line: String) -> Result<u8, String> {
     let Some(dump_input) = cli.dump_input() else {
-        print!("{DUMP_HELP}");
+        let color = cli
+            .color
+            .unwrap_or_else(|| cli::auto_color(std::io::stdout().is_terminal()));
+        print!("{}", dump_help(color));
         return Ok(0);
     };
     let Some(check_file) = cli.check_file.clone() else {
         return Err("<check-file> not specified".into());
     };
-    let opts = cli.options(dump_input, command_line)?;
+    let mut opts = cli.options(dump_input, command_line)?;
+    opts.color = cli
+        .color
+        .unwrap_or_else(|| cli::auto_color(std::io::stderr().is_terminal()));
     let check_text = std::fs::read(&check_file).map_err(|e| {
         format!(
             "Could not open check file '{}': {}",

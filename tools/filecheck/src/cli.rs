@@ -34,7 +34,7 @@ pub struct Cli {
     pub dump_input_context: Vec<usize>,
     pub verbose: bool,
     pub verbose_verbose: bool,
-    /// `--color`: `None` is "detect" (we never colour then, as output goes to a pipe in tests).
+    /// `--color`: `None` is "detect" ([`auto_color`]).
     pub color: Option<bool>,
     pub diff: bool,
     pub allow_misspelled: bool,
@@ -119,6 +119,8 @@ impl Cli {
             reject_misspelled: !self.allow_misspelled,
             command_line,
             allow_deprecated_dag_overlap: self.allow_deprecated_dag_overlap,
+            // Detection is the caller's: it knows where the output goes.
+            color: self.color.unwrap_or(false),
         })
     }
 }
@@ -157,6 +159,12 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("version", Kind::Flag),
     ("D", Kind::Prefix),
 ];
+
+/// LLVM's colour detection for a stream without `--color`: a terminal whose `TERM` is set
+/// and not `dumb` (LLVM asks terminfo; this is its common answer).
+pub fn auto_color(is_terminal: bool) -> bool {
+    is_terminal && std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
+}
 
 /// Splits `FILECHECK_OPTS` as LLVM's `TokenizeGNUCommandLine` does: blanks separate words,
 /// quotes group, a backslash escapes the next character.

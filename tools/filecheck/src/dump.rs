@@ -8,7 +8,7 @@
 //! lines, unless that would take more room than the lines themselves.
 
 use crate::diag::{Diag, MatchTy};
-use crate::source::Sources;
+use crate::source::{ansi, Sources};
 use crate::{DumpFilter, DumpInput, Options};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,19 +25,29 @@ struct Annotation {
     note: String,
     /// Counts as an error for `-dump-input-filter=error`.
     is_error: bool,
+    /// The colour of the annotation line under `--color`.
+    color: &'static str,
+    /// A good match: under `-v --color` its columns are not highlighted as unmatched.
+    good: bool,
 }
 
-/// LLVM 19's `GetMarker`: the lead character, the note and whether it filters as an error.
-fn marker(ty: MatchTy) -> (char, &'static str, bool) {
+/// LLVM 19's `GetMarker`: the lead character, the colour, the note and whether it filters
+/// as an error.
+fn marker(ty: MatchTy) -> (char, &'static str, &'static str, bool) {
     match ty {
-        MatchTy::FoundAndExpected => ('^', "", false),
-        MatchTy::FoundButExcluded => ('!', "error: no match expected", true),
-        MatchTy::WrongLine => ('!', "error: match on wrong line", true),
-        MatchTy::Discarded => ('!', "discard: overlaps earlier match", false),
-        MatchTy::NoneAndExcluded => ('X', "", false),
-        MatchTy::NoneButExpected => ('X', "error: no match found", true),
-        MatchTy::InvalidPattern => ('X', "error: match failed for invalid pattern", true),
-        MatchTy::Fuzzy => ('?', "possible intended match", true),
+        MatchTy::FoundAndExpected => ('^', ansi::GREEN, "", false),
+        MatchTy::FoundButExcluded => ('!', ansi::RED, "error: no match expected", true),
+        MatchTy::WrongLine => ('!', ansi::RED, "error: match on wrong line", true),
+        MatchTy::Discarded => ('!', ansi::CYAN, "discard: overlaps earlier match", false),
+        MatchTy::NoneAndExcluded => ('X', ansi::GREEN, "", false),
+        MatchTy::NoneButExpected => ('X', ansi::RED, "error: no match found", true),
+        MatchTy::InvalidPattern => (
+            'X',
+            ansi::RED,
+            "error: match failed for invalid pattern",
+            true,
+        ),
+        MatchTy::Fuzzy => ('?', ansi::MAGENTA, "possible intended match", true),
     }
 }
 
@@ -57,6 +67,10 @@ pub fn render(
         "\nInput file: {}\nCheck file: {}\n\n-dump-input=help explains the following input dump.\n\nInput was:\n<<<<<<\n",
         input.name, check.name
     );
+    let paint = |code: &'static str| if opts.color { code } else { "" };
+    // LLVM asks a throwaway WithColor whether colours are on, which prints bold and reset.
+    out.push_str(paint(ansi::BOLD));
+    out.push_str(paint(ansi::RESET));
     let mut anns = annotations(sources, check_buf, input_buf, diags);
     anns.sort_by_key(|a| (a.line, a.diag));
     let text = input.text.as_bytes();
@@ -98,30 +112,55 @@ pub fn render(
         let elide = (prev_in_filter == 0 || prev_in_filter + ctx < line)
             && (next_in_filter == usize::MAX || line + ctx < next_in_filter);
         if !elide {
-            flush_elided(&mut out, &mut elided, width);
+            flush_elided(&mut out, &mut elided, width, opts.color);
         }
         let sink = if elide { &mut elided } else { &mut out };
+        let _ = write!(
+            sink,
+            "{}{:>width$}: {}",
+            paint(ansi::BLACK),
+            line,
+            paint(ansi::RESET)
+        );
+        // Under -v --color, what no good match covers is highlighted.
+        let highlight = opts.verbose && opts.color;
+        let good: Vec<(usize, usize)> = anns[ai..]
+            .iter()
+            .take_while(|a| a.line == line)
+            .filter(|a| highlight && a.good)
+            .map(|a| (a.start_col, a.end_col))
+            .collect();
         let line_start = pos;
         let mut shown = Vec::new();
+        shown.extend_from_slice(paint(ansi::BOLD).as_bytes());
+        if highlight {
+            shown.extend_from_slice(ansi::CYAN_BG.as_bytes());
+        }
+        let mut in_match = false;
+        let mut col = 1;
         while pos < text.len() {
+            let was = in_match;
+            in_match = good.iter().any(|&(s, e)| s <= col && col < e);
+            if !was && in_match {
+                shown.extend_from_slice(ansi::RESET.as_bytes());
+            } else if was && !in_match {
+                shown.extend_from_slice(ansi::CYAN_BG.as_bytes());
+            }
             let b = text[pos];
             pos += 1;
+            col += 1;
             if b == b'\n' {
                 shown.push(b' ');
                 break;
             }
             shown.push(b);
         }
-        let _ = writeln!(
-            sink,
-            "{:>width$}: {}",
-            line,
-            String::from_utf8_lossy(&shown)
-        );
+        shown.extend_from_slice(paint(ansi::RESET).as_bytes());
+        let _ = writeln!(sink, "{}", String::from_utf8_lossy(&shown));
         let line_width = pos - line_start;
         while ai < anns.len() && anns[ai].line == line {
             let a = &anns[ai];
-            let mut s = format!("{:<width$}  ", a.label);
+            let mut s = format!("{}{:<width$}  ", paint(a.color), a.label);
             let mut col = 1;
             while col < a.start_col {
                 s.push(' ');
@@ -142,11 +181,12 @@ pub fn render(
                 s.push_str(&a.note);
             }
             let _ = writeln!(sink, "{}", s);
+            sink.push_str(paint(ansi::RESET));
             ai += 1;
         }
         line += 1;
     }
-    flush_elided(&mut out, &mut elided, width);
+    flush_elided(&mut out, &mut elided, width, opts.color);
     out.push_str(">>>>>>\n");
     out
 }
@@ -167,13 +207,18 @@ fn next_line_in_filter(filter: DumpFilter, line: usize, anns: &[Annotation]) -> 
 }
 
 /// Prints the buffered elided lines, or three `.` lines when they are fewer.
-fn flush_elided(out: &mut String, elided: &mut String, width: usize) {
+fn flush_elided(out: &mut String, elided: &mut String, width: usize, color: bool) {
     if elided.is_empty() {
         return;
     }
     if elided.matches('\n').count() > 3 {
+        let (on, off) = if color {
+            (ansi::BLACK, ansi::RESET)
+        } else {
+            ("", "")
+        };
         for _ in 0..3 {
-            let _ = writeln!(out, "{:>width$}", ".");
+            let _ = writeln!(out, "{on}{:>width$}{off}", ".");
         }
     } else {
         out.push_str(elided);
@@ -213,7 +258,8 @@ fn annotations(
             let _ = write!(label, "'{}", n);
             *n += 1;
         }
-        let (mut lead, note, is_error) = marker(d.ty);
+        let (mut lead, color, note, is_error) = marker(d.ty);
+        let good = d.ty == MatchTy::FoundAndExpected;
         let (sl, sc) = input.line_col(d.start);
         let (el, ec) = input.line_col(d.end);
         let mut note = note.to_string();
@@ -238,6 +284,8 @@ fn annotations(
             lead,
             note,
             is_error,
+            color,
+            good,
         };
         anns.push(a);
         for l in sl + 1..=el {
@@ -255,6 +303,8 @@ fn annotations(
                 lead: '~',
                 note: String::new(),
                 is_error,
+                color,
+                good,
             });
         }
     }

@@ -98,6 +98,8 @@ pub struct Options {
     pub command_line: String,
     /// `--allow-deprecated-dag-overlap`: DAG matches of one group may overlap.
     pub allow_deprecated_dag_overlap: bool,
+    /// `--color`: messages and the input dump in LLVM's colours (ANSI escape sequences).
+    pub color: bool,
 }
 
 impl Default for Options {
@@ -122,6 +124,7 @@ impl Default for Options {
             reject_misspelled: true,
             command_line: String::from("glow-filecheck"),
             allow_deprecated_dag_overlap: false,
+            color: false,
         }
     }
 }

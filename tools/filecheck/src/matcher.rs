@@ -33,7 +33,10 @@ pub fn run(
     if let Some(msg) = validate_prefixes(&prefixes, &comments) {
         return usage(msg);
     }
-    let mut sources = Sources::default();
+    let mut sources = Sources {
+        color: opts.color,
+        ..Sources::default()
+    };
     let check_buf = sources.add(
         check_name,
         crate::source::canonicalize(check_text, opts.strict_whitespace),
@@ -74,7 +77,7 @@ pub fn run(
         implicit.push(buf);
     }
     let mut env = Env::default();
-    if let Err(msg) = apply_defines(&opts.defines, &mut env) {
+    if let Err(msg) = apply_defines(&opts.defines, &mut env, opts.color) {
         return usage(msg);
     }
     if opts.reject_misspelled {
@@ -212,30 +215,53 @@ fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String>
 
 /// LLVM's `defineCmdlineVariables`: every definition is tried and every error reported (each
 /// followed by a blank line, as LLVM logs them), in the buffer "Global defines", one line per -D.
-fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), String> {
-    let mut errs = String::new();
-    let err = |errs: &mut String, k: usize, line: &str, col: usize, msg: &str| {
-        let _ = std::fmt::Write::write_fmt(
-            errs,
-            format_args!(
-                "Global defines:{k}:{}: error: {msg}\n{line}\n{}^\n\n",
-                col + 1,
-                " ".repeat(col)
+fn apply_defines(defines: &[(String, String)], env: &mut Env, color: bool) -> Result<(), String> {
+    // The buffer LLVM parses them from: one line per definition, numeric ones shown with the
+    // substitution block they stand for.
+    let lines: Vec<String> = defines
+        .iter()
+        .enumerate()
+        .map(|(k, (name, value))| match name.strip_prefix('#') {
+            Some(n) => format!(
+                "Global define #{}: #{n}={value} (parsed as: [[#{n}:{value}]])",
+                k + 1
             ),
-        );
+            None => format!("Global define #{}: {name}={value}", k + 1),
+        })
+        .collect();
+    let mut sources = Sources {
+        color,
+        ..Sources::default()
+    };
+    let buf = sources.add("Global defines", lines.join("\n") + "\n");
+    let starts: Vec<usize> = lines
+        .iter()
+        .scan(0, |at, l| {
+            let s = *at;
+            *at += l.len() + 1;
+            Some(s)
+        })
+        .collect();
+    let mut errs = String::new();
+    let err = |errs: &mut String, k: usize, col: usize, msg: &str| {
+        let loc = Loc {
+            buf,
+            offset: starts[k - 1] + col,
+        };
+        sources.print(errs, loc, Kind::Error, msg, None);
+        errs.push('\n');
     };
     for (k, (name, value)) in defines.iter().enumerate() {
         let k = k + 1;
         if let Some(n) = name.strip_prefix('#') {
             let body = format!("{n}:{value}");
             let shown = format!("Global define #{k}: #{n}={value} (parsed as: [[#");
-            let line = format!("{shown}{body}]])");
             let names = Names::from_env(env);
             let scope = DefineScope(&names);
             let block = match crate::numeric::parse_block(&body, false, &scope) {
                 Ok(b) => b,
                 Err((o, m)) => {
-                    err(&mut errs, k, &line, shown.len() + o, &m);
+                    err(&mut errs, k, shown.len() + o, &m);
                     continue;
                 }
             };
@@ -254,24 +280,17 @@ fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), Stri
             }
         } else {
             // LLVM's parseVariable on the name, then the string-definition checks.
-            let line = format!("Global define #{k}: {name}={value}");
-            let at = line.len() - name.len() - value.len() - 1;
+            let at = format!("Global define #{k}: ").len();
             let b = name.as_bytes();
             let pseudo = b.first() == Some(&b'@');
             let i = usize::from(pseudo || b.first() == Some(&b'$'));
             if i == b.len() {
                 let what = if pseudo { "pseudo" } else { "global" };
-                err(
-                    &mut errs,
-                    k,
-                    &line,
-                    at + i,
-                    &format!("empty {what} variable name"),
-                );
+                err(&mut errs, k, at + i, &format!("empty {what} variable name"));
                 continue;
             }
             if !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
-                err(&mut errs, k, &line, at, "invalid variable name");
+                err(&mut errs, k, at, "invalid variable name");
                 continue;
             }
             let end = b[i..]
@@ -280,12 +299,12 @@ fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), Stri
                 .map_or(b.len(), |e| i + e);
             if pseudo || end != b.len() {
                 let msg = format!("invalid name in string variable definition '{name}'");
-                err(&mut errs, k, &line, at, &msg);
+                err(&mut errs, k, at, &msg);
                 continue;
             }
             if env.nums.contains_key(name) {
                 let msg = format!("numeric variable with name '{name}' already exists");
-                err(&mut errs, k, &line, at, &msg);
+                err(&mut errs, k, at, &msg);
                 continue;
             }
             env.strings.insert(name.clone(), value.clone());

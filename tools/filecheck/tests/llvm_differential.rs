@@ -193,7 +193,8 @@ const VERBOSE_CASES: &[(&str, &str)] = &[
 ];
 
 /// The command lines [`VERBOSE_CASES`] run under: remarks (`-dump-input=never`), the dump's
-/// annotations (`-v`, `-vv`), its filters and contexts, and options that change the matches.
+/// annotations (`-v`, `-vv`), its filters and contexts, options that change the matches, and
+/// `--color`.
 const MODES: &[&[&str]] = &[
     &[],
     &["-v"],
@@ -217,6 +218,11 @@ const MODES: &[&[&str]] = &[
     &["--strict-whitespace", "-vv", "-dump-input=always"],
     &["--match-full-lines", "-v"],
     &["--allow-deprecated-dag-overlap", "-vv"],
+    &["--color"],
+    &["--color", "-v"],
+    &["--color", "-vv", "-dump-input=always"],
+    &["--color", "-v", "-dump-input=never"],
+    &["--color", "-dump-input-context=1"],
 ];
 
 /// One run's exit code and stderr.
