@@ -549,11 +549,12 @@ fn count_groups(r: &str) -> usize {
     regex::Regex::new(r).map_or(0, |re| re.captures_len() - 1)
 }
 
-/// LLVM's `Regex::escape`: a backslash before each regex metacharacter.
+/// LLVM's `Regex::escape`: a backslash before each regex metacharacter, and before NUL
+/// (it looks characters up with `strchr`, which finds the terminator).
 fn regex_escape(v: &str) -> String {
     let mut out = String::new();
     for c in v.chars() {
-        if "()^$|*+?.[]\\{}".contains(c) {
+        if "()^$|*+?.[]\\{}\0".contains(c) {
             out.push('\\');
         }
         out.push(c);

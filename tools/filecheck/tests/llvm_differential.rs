@@ -137,6 +137,11 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "a.b\"c\\d(\u{e9})\n",
         &[],
     ),
+    (
+        "CHECK: [[X:.*]]\nCHECK: [[X]]z\n",
+        "a\u{0}b\tc\n",
+        &["--strict-whitespace"],
+    ),
 ];
 
 /// Cases whose stderr glow does not reproduce exactly (documented differences).
