@@ -195,6 +195,8 @@ const VERBOSE_CASES: &[(&str, &str)] = &[
     ("CHECK: [[X:[a-z]+]] [[#N:]]\nCHECK: [[X]] [[#N+1]]\nCHECK-NOT: [[X]]\n", "ab 5\nab 6\nab\n"),
     ("CHECK: [[X:[a-z]+]] [[#%x,N:]]\nCHECK: [[X]] [[#N+1]]\n", "ab ff\nab 101\n"),
     ("CHECK: x\nCHECK: y\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\nx\n"),
+    ("CHECK-LABEL: lab1\n CHECK-NEXT: hello\nCHECK-LABEL: lab2\n CHECK-NEXT: world\n", "foo8\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab1 hello\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab2 world\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo8\nfoo9\nfoo0\n"),
+    ("CHECK-LABEL: lab1\n      CHECK: hello\n      CHECK: goodbye\nCHECK-LABEL: lab2\n CHECK-NEXT: world\n", "foo8\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab1 hello\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab2 world\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo8\nfoo9\nfoo0\n"),
 ];
 
 /// The command lines [`VERBOSE_CASES`] run under: remarks (`-dump-input=never`), the dump's
