@@ -68,10 +68,19 @@ impl CheckKind {
 #[derive(Clone, Debug)]
 pub enum Piece {
     Lit(String),
-    Regex(String),
+    /// `{{...}}` (or the wildcard of `[[#]]`): the translated regex, the text LLVM keeps in
+    /// its regex string (shown by the fuzzy matcher), and whether LLVM wraps it in a group
+    /// (it does when the rest of the pattern has a `|`).
+    Regex {
+        re: String,
+        src: String,
+        wrapped: bool,
+    },
     StrDef {
         name: String,
         regex: String,
+        /// The regex as written.
+        src: String,
     },
     StrUse {
         name: String,
@@ -227,7 +236,7 @@ impl Pattern {
     pub fn has_variables(&self) -> bool {
         self.pieces
             .iter()
-            .any(|p| !matches!(p, Piece::Lit(_) | Piece::Regex(_)))
+            .any(|p| !matches!(p, Piece::Lit(_) | Piece::Regex { .. }))
     }
 
     /// The text the fuzzy matcher compares against (LLVM: FixedStr, else
@@ -250,20 +259,46 @@ impl Pattern {
         if self.full_lines {
             re.push_str(if self.strict_ws { "^" } else { "^ *" });
         }
+        // LLVM's regex string: substitutions are left out, a same-line use is `\N`.
+        let mut group = 1;
+        let mut defs: BTreeMap<&str, usize> = BTreeMap::new();
         for p in &self.pieces {
             match p {
-                Piece::Lit(s) => re.push_str(&escape(s)),
-                Piece::Regex(r) | Piece::StrDef { regex: r, .. } => {
+                Piece::Lit(s) => re.push_str(&regex_escape(s)),
+                Piece::Regex {
+                    re: r,
+                    src,
+                    wrapped,
+                } => {
+                    if *wrapped {
+                        re.push('(');
+                        group += 1;
+                    }
+                    re.push_str(src);
+                    group += count_groups(r);
+                    if *wrapped {
+                        re.push(')');
+                    }
+                }
+                Piece::StrDef { name, regex, src } => {
+                    defs.insert(name, group);
+                    group += 1 + count_groups(regex);
                     re.push('(');
-                    re.push_str(r);
+                    re.push_str(src);
                     re.push(')');
                 }
                 Piece::NumDef { format, .. } => {
+                    group += 1;
                     re.push('(');
                     re.push_str(&format.unwrap_or(Format::UNSIGNED).regex());
                     re.push(')');
                 }
-                Piece::StrUse { .. } | Piece::NumUse { .. } => {}
+                Piece::StrUse { name, .. } => {
+                    if let Some(g) = defs.get(name.as_str()) {
+                        re.push_str(&format!("\\{g}"));
+                    }
+                }
+                Piece::NumUse { .. } => {}
             }
         }
         if self.full_lines {
@@ -418,13 +453,13 @@ impl Pattern {
         for p in &self.pieces {
             match p {
                 Piece::Lit(s) => re.push_str(&escape(s)),
-                Piece::Regex(r) => {
+                Piece::Regex { re: r, .. } => {
                     re.push_str("(?:");
                     re.push_str(r);
                     re.push(')');
                     next_group += count_groups(r);
                 }
-                Piece::StrDef { name, regex } => {
+                Piece::StrDef { name, regex, .. } => {
                     let g = next_group;
                     re.push('(');
                     re.push_str(regex);
@@ -608,7 +643,11 @@ fn parse_pieces(
                 ));
             }
             flush(&mut lit, pieces);
-            pieces.push(Piece::Regex(tr));
+            pieces.push(Piece::Regex {
+                re: tr,
+                src: body.to_string(),
+                wrapped: rest.contains('|'),
+            });
             i += 2 + end + 2;
             continue;
         }
@@ -656,8 +695,8 @@ fn backref_limit(pieces: &[Piece]) -> Result<(), ParseError> {
     let mut defs: BTreeMap<&str, usize> = BTreeMap::new();
     for p in pieces {
         match p {
-            Piece::Regex(r) => group += count_groups(r),
-            Piece::StrDef { name, regex } => {
+            Piece::Regex { re, wrapped, .. } => group += usize::from(*wrapped) + count_groups(re),
+            Piece::StrDef { name, regex, .. } => {
                 defs.insert(name, group);
                 group += 1 + count_groups(regex);
             }
@@ -758,7 +797,11 @@ fn parse_block(
                 }
             }
             // `[[#]]` and `[[#%x,]]` match any number in the format.
-            (None, None) => Piece::Regex(block.format.regex()),
+            (None, None) => Piece::Regex {
+                re: block.format.regex(),
+                src: block.format.regex(),
+                wrapped: false,
+            },
             (None, Some(expr)) => Piece::NumUse {
                 text: nb.trim().to_string(),
                 expr,
@@ -816,6 +859,7 @@ fn parse_block(
         return Ok(Piece::StrDef {
             name: name.to_string(),
             regex: tr,
+            src: r.to_string(),
         });
     }
     if name.starts_with('@') {

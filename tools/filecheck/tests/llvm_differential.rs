@@ -131,6 +131,19 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("CHECK: [[A]] [[#B+C]] [[D]]\n", "x\n", &["-DA=1", "-D#C=2"]),
     ("CHECK: [[#N:]]\nCHECK: [[#N-100]]\n", "5\n", &[]),
     ("CHECK: [[#div(1,0)]]\n", "5\n", &[]),
+    ("CHECK: [[X:a]] [[X]]\n", "\nccc\n\na2a ca", &[]),
+    ("CHECK: [[#]]w!\n", "zzz\nxx[0-9]+w\n", &[]),
+    ("CHECK: a-b#c&d~{{x}}\n", "zzz\nqa\\-b\\#c\\&d\\~y\n", &[]),
+    (
+        "CHECK: {{(a)(b)(c)(d)(e)(f)(g)}}{{q|r}}[[X:i]][[X]]\n",
+        "abcdefgqii\n",
+        &[],
+    ),
+    (
+        "CHECK: {{(a)(b)(c)(d)(e)(f)(g)}}[[X:i]][[X]]{{q|r}}\n",
+        "abcdefgiiq\n",
+        &[],
+    ),
     ("CHECK: [[#5]] [[@LINE]] [[#2+3]] [[#%x,7]]\n", "a\n", &[]),
     (
         "CHECK: [[X:.*]]\nCHECK: [[X]]z\n",
