@@ -205,7 +205,8 @@ impl Pattern {
         if kind != CheckKind::Empty && kind != CheckKind::Eof {
             parse_pieces(text, literal, &mut pieces, names)?;
         }
-        let full_lines = full_lines && kind != CheckKind::Not;
+        // LLVM matches a {LITERAL} pattern as a fixed string, whole lines or not.
+        let full_lines = full_lines && kind != CheckKind::Not && !literal;
         let p = Pattern {
             pieces,
             kind,
@@ -287,10 +288,13 @@ impl Pattern {
                     re.push_str(src);
                     re.push(')');
                 }
-                Piece::NumDef { format, .. } => {
+                Piece::NumDef { format, expr, .. } => {
                     group += 1;
                     re.push('(');
-                    re.push_str(&format.unwrap_or(Format::UNSIGNED).regex());
+                    // With an expression, its value is substituted at match time.
+                    if expr.is_none() {
+                        re.push_str(&format.unwrap_or(Format::UNSIGNED).regex());
+                    }
                     re.push(')');
                 }
                 Piece::StrUse { name, .. } => {
@@ -776,9 +780,18 @@ fn parse_block(
         for v in used {
             names.nums.entry(v).or_insert(Format::UNSIGNED);
         }
+        // LLVM reuses a variable known before this definition (from an earlier line, or from
+        // this block's own expression, which is parsed first), whose value is the old one
+        // until this match: only a new one cannot be used later in the same directive.
+        let new_def = block
+            .def
+            .as_ref()
+            .is_some_and(|(name, _)| !names.nums.contains_key(name));
         return Ok(match (block.def, block.expr) {
             (Some((name, _)), expr) => {
-                nums.push(name.clone());
+                if new_def {
+                    nums.push(name.clone());
+                }
                 names.nums.entry(name.clone()).or_insert(block.format);
                 // The format's regex is part of the pattern: a failure is
                 // this directive's error, not a match-time one.
