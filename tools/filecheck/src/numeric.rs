@@ -31,15 +31,24 @@ impl Format {
 
     /// The regex matching a value in this format.
     pub fn regex(&self) -> String {
-        let digits = match self.kind {
-            'x' => "[0-9a-f]",
-            'X' => "[0-9A-F]",
-            _ => "[0-9]",
+        self.llvm_regex().replace('(', "(?:")
+    }
+
+    /// LLVM's `getWildcardRegex` text: with a precision, optional leading digits (not starting
+    /// with 0) then exactly that many, in a capture group of its own.
+    pub fn llvm_regex(&self) -> String {
+        let (first, digits) = match self.kind {
+            'x' => ("[1-9a-f]", "[0-9a-f]"),
+            'X' => ("[1-9A-F]", "[0-9A-F]"),
+            _ => ("[1-9]", "[0-9]"),
         };
         let sign = if self.kind == 'd' { "-?" } else { "" };
         let prefix = if self.alt { "0x" } else { "" };
         if self.precision > 0 {
-            format!("{sign}{prefix}{digits}{{{},}}", self.precision)
+            format!(
+                "{prefix}{sign}({first}{digits}*)?{digits}{{{}}}",
+                self.precision
+            )
         } else {
             format!("{sign}{prefix}{digits}+")
         }

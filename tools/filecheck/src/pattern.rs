@@ -289,11 +289,11 @@ impl Pattern {
                     re.push(')');
                 }
                 Piece::NumDef { format, expr, .. } => {
-                    group += 1;
+                    group += num_def_groups(*format, expr);
                     re.push('(');
                     // With an expression, its value is substituted at match time.
                     if expr.is_none() {
-                        re.push_str(&format.unwrap_or(Format::UNSIGNED).regex());
+                        re.push_str(&format.unwrap_or(Format::UNSIGNED).llvm_regex());
                     }
                     re.push(')');
                 }
@@ -691,6 +691,13 @@ fn parse_pieces(
     backref_limit(pieces)
 }
 
+/// The capture groups LLVM counts for a numeric definition: its own, and the one inside a
+/// wildcard with a precision.
+fn num_def_groups(format: Option<Format>, expr: &Option<Expr>) -> usize {
+    let precise = expr.is_none() && format.is_some_and(|f| f.precision > 0);
+    1 + usize::from(precise)
+}
+
 /// LLVM's regex engine has back-references `\1` to `\9` only: a use of a variable defined
 /// earlier in the same pattern is an error when the definition's group (counted as LLVM
 /// counts them: each definition one, plus the groups inside regexes) is past 9.
@@ -704,7 +711,7 @@ fn backref_limit(pieces: &[Piece]) -> Result<(), ParseError> {
                 defs.insert(name, group);
                 group += 1 + count_groups(regex);
             }
-            Piece::NumDef { .. } => group += 1,
+            Piece::NumDef { format, expr, .. } => group += num_def_groups(*format, expr),
             Piece::StrUse { name, at } if defs.get(name.as_str()).is_some_and(|&g| g > 9) => {
                 return Err((*at, "Can't back-reference more than 9 variables".into()));
             }
@@ -812,7 +819,7 @@ fn parse_block(
             // `[[#]]` and `[[#%x,]]` match any number in the format.
             (None, None) => Piece::Regex {
                 re: block.format.regex(),
-                src: block.format.regex(),
+                src: block.format.llvm_regex(),
                 wrapped: false,
             },
             (None, Some(expr)) => Piece::NumUse {

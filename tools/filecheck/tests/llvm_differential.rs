@@ -131,6 +131,22 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("CHECK: [[A]] [[#B+C]] [[D]]\n", "x\n", &["-DA=1", "-D#C=2"]),
     ("CHECK: [[#N:]]\nCHECK: [[#N-100]]\n", "5\n", &[]),
     ("CHECK: [[#div(1,0)]]\n", "5\n", &[]),
+    ("CHECK: [[#%.3,P:]]\n", "b   1\na2\n", &["-v"]),
+    (
+        "CHECK: [[#%.3,P:]]\nCHECK: [[#P]]\n",
+        "0012\n012\n",
+        &["-vv"],
+    ),
+    (
+        "CHECK: [[#%.2X,P:]] [[#%.2d,Q:]] [[#%#.3x,R:]]\n",
+        "0A -05 0x00f\n",
+        &["-vv", "-dump-input=always"],
+    ),
+    (
+        "CHECK: [[#%.2x,P:]]{{(a)(b)(c)(d)(e)(f)(g)}}[[X:i]][[X]]\n",
+        "0fabcdefgii\n",
+        &[],
+    ),
     ("CHECK: [[#N:]]\nCHECK: [[#N:]] [[#N+1]]\n", "1\n5 2\n", &[]),
     ("CHECK: [[#N:N]] [[#N]]\n", "1 1\n", &[]),
     ("CHECK: [[#N]]\nCHECK: [[#N:]] [[#N]]\n", "1 1\n", &[]),
