@@ -5,9 +5,9 @@
 //! (`-check-prefix=X`, `-DVAR=VAL`); exits 0 on success, 1 when a check
 //! fails and 2 on usage errors.
 
+use glow_filecheck::check;
 use glow_filecheck::cli::{self, Cli};
-use glow_filecheck::{check, Options};
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 const DUMP_HELP: &str = "The following description was requested by -dump-input=help to
@@ -51,6 +51,37 @@ Input dump annotation format:
   - colors success, error, fuzzy match, discarded match, unmatched input
 ";
 
+/// The help text, with LLVM's colours under `--color`: each annotation form in bold, and the
+/// colour names in their colours.
+fn dump_help(color: bool) -> String {
+    if !color {
+        return DUMP_HELP.to_string();
+    }
+    const FORMS: &[&str] = &["L:", "T:L", "T:L'N", "^~~", "!~~", "X~~", "?", "..."];
+    let mut out = String::new();
+    let mut in_format = false;
+    for line in DUMP_HELP.lines() {
+        in_format |= line == "Input dump annotation format:";
+        let form = line
+            .strip_prefix("  - ")
+            .and_then(|rest| rest.split(' ').next().map(|f| (f, &rest[f.len()..])))
+            .filter(|(f, _)| in_format && FORMS.contains(f));
+        if let Some((f, rest)) = form {
+            out.push_str(&format!("  - \x1b[1m{f}\x1b[0m{rest}\n"));
+        } else if line.starts_with("  - colors ") {
+            out.push_str(concat!(
+                "  - colors \x1b[0;1;32msuccess\x1b[0m, \x1b[0;1;31merror\x1b[0m, ",
+                "\x1b[0;1;35mfuzzy match\x1b[0m, \x1b[0;1;36mdiscarded match\x1b[0m, ",
+                "\x1b[0;1;46munmatched input\x1b[0m\n"
+            ));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().collect();
     let command_line = raw.join(" ");
@@ -61,8 +92,11 @@ fn main() -> ExitCode {
     let env_opts = std::env::var("FILECHECK_OPTS").ok();
     let cli = match cli::parse(env_opts.as_deref(), raw.get(1..).unwrap_or(&[])) {
         Ok(c) => c,
-        Err(msg) => {
+        Err(mut msg) => {
             // cl::ParseCommandLineOptions reports and exits 1.
+            if msg.starts_with("Too many positional arguments") {
+                msg.push_str(&format!(": See: {} --help", raw[0]));
+            }
             eprintln!("{prog}: {msg}");
             return ExitCode::from(1);
         }
@@ -100,26 +134,19 @@ Options are also read from FILECHECK_OPTS, before the command line.
 
 fn run(cli: Cli, command_line: String) -> Result<u8, String> {
     let Some(dump_input) = cli.dump_input() else {
-        eprint!("{DUMP_HELP}");
+        let color = cli
+            .color
+            .unwrap_or_else(|| cli::auto_color(std::io::stdout().is_terminal()));
+        print!("{}", dump_help(color));
         return Ok(0);
     };
     let Some(check_file) = cli.check_file.clone() else {
         return Err("<check-file> not specified".into());
     };
-    let mut defines = Vec::new();
-    for d in &cli.defines {
-        let Some((k, v)) = d.split_once('=') else {
-            return Err(format!(
-                "Missing equal sign in command-line definition '-D{d}'"
-            ));
-        };
-        if k.is_empty() || k == "#" {
-            return Err(format!(
-                "Missing variable name in command-line definition '-D{d}'"
-            ));
-        }
-        defines.push((k.to_string(), v.to_string()));
-    }
+    let mut opts = cli.options(dump_input, command_line)?;
+    opts.color = cli
+        .color
+        .unwrap_or_else(|| cli::auto_color(std::io::stderr().is_terminal()));
     let check_text = std::fs::read(&check_file).map_err(|e| {
         format!(
             "Could not open check file '{}': {}",
@@ -153,26 +180,6 @@ fn run(cli: Cli, command_line: String) -> Result<u8, String> {
             "input '{}' is larger than {limit} bytes (--max-input-bytes); stopped reading there",
             cli.input_file.as_deref().unwrap_or("<stdin>")
         ));
-    };
-    let opts = Options {
-        check_prefixes: cli.check_prefixes.clone(),
-        comment_prefixes: (!cli.comment_prefixes.is_empty()).then(|| cli.comment_prefixes.clone()),
-        strict_whitespace: cli.strict_whitespace,
-        match_full_lines: cli.match_full_lines,
-        ignore_case: cli.ignore_case,
-        implicit_check_not: cli.implicit_check_not.clone(),
-        defines,
-        enable_var_scope: cli.enable_var_scope,
-        allow_unused_prefixes: cli.allow_unused_prefixes,
-        allow_empty: cli.allow_empty,
-        dump_input,
-        dump_input_context: cli.dump_input_context(),
-        diff: cli.diff,
-        verbose: cli.verbose || cli.verbose_verbose,
-        verbose_verbose: cli.verbose_verbose,
-        reject_misspelled: !cli.allow_misspelled,
-        command_line,
-        allow_deprecated_dag_overlap: cli.allow_deprecated_dag_overlap,
     };
     let out = check(
         &check_file,

@@ -6,7 +6,8 @@
 //! value given. `FILECHECK_OPTS` is split like a shell line and read before the real arguments,
 //! so the command line wins.
 
-use crate::DumpInput;
+pub use crate::DumpFilter;
+use crate::{DumpInput, Options};
 
 /// What the command line asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pub struct Cli {
     pub dump_input_context: Vec<usize>,
     pub verbose: bool,
     pub verbose_verbose: bool,
-    /// `--color`: `None` is "detect" (we never colour then, as output goes to a pipe in tests).
+    /// `--color`: `None` is "detect" ([`auto_color`]).
     pub color: Option<bool>,
     pub diff: bool,
     pub allow_misspelled: bool,
@@ -49,15 +50,6 @@ pub enum DumpValue {
     Fail,
     Always,
     Help,
-}
-
-/// `-dump-input-filter` values, least to most input shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum DumpFilter {
-    Error,
-    Annotation,
-    AnnotationFull,
-    All,
 }
 
 impl Cli {
@@ -84,6 +76,52 @@ impl Cli {
     /// The effective `-dump-input-context`: the largest given, default 5.
     pub fn dump_input_context(&self) -> usize {
         self.dump_input_context.iter().copied().max().unwrap_or(5)
+    }
+
+    /// The checker options this command line asks for, with `dump_input` (from
+    /// [`Cli::dump_input`]) and the command line echoed in the "is empty" error. A `-D`
+    /// without `=` or without a name is LLVM's error (exit 2).
+    pub fn options(&self, dump_input: DumpInput, command_line: String) -> Result<Options, String> {
+        let mut defines = Vec::new();
+        let mut errors = Vec::new();
+        for d in &self.defines {
+            match d.split_once('=') {
+                None => errors.push(format!(
+                    "Missing equal sign in command-line definition '-D{d}'"
+                )),
+                Some(("", _)) => errors.push(format!(
+                    "Missing variable name in command-line definition '-D{d}'"
+                )),
+                Some((k, v)) => defines.push((k.to_string(), v.to_string())),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors.join("\n"));
+        }
+        Ok(Options {
+            check_prefixes: self.check_prefixes.clone(),
+            comment_prefixes: (!self.comment_prefixes.is_empty())
+                .then(|| self.comment_prefixes.clone()),
+            strict_whitespace: self.strict_whitespace,
+            match_full_lines: self.match_full_lines,
+            ignore_case: self.ignore_case,
+            implicit_check_not: self.implicit_check_not.clone(),
+            defines,
+            enable_var_scope: self.enable_var_scope,
+            allow_unused_prefixes: self.allow_unused_prefixes,
+            allow_empty: self.allow_empty,
+            dump_input,
+            dump_input_context: self.dump_input_context(),
+            dump_input_filter: self.dump_input_filter.iter().max().copied(),
+            diff: self.diff,
+            verbose: self.verbose || self.verbose_verbose,
+            verbose_verbose: self.verbose_verbose,
+            reject_misspelled: !self.allow_misspelled,
+            command_line,
+            allow_deprecated_dag_overlap: self.allow_deprecated_dag_overlap,
+            // Detection is the caller's: it knows where the output goes.
+            color: self.color.unwrap_or(false),
+        })
     }
 }
 
@@ -121,6 +159,12 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("version", Kind::Flag),
     ("D", Kind::Prefix),
 ];
+
+/// LLVM's colour detection for a stream without `--color`: a terminal whose `TERM` is set
+/// and not `dumb` (LLVM asks terminfo; this is its common answer).
+pub fn auto_color(is_terminal: bool) -> bool {
+    is_terminal && std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
+}
 
 /// Splits `FILECHECK_OPTS` as LLVM's `TokenizeGNUCommandLine` does: blanks separate words,
 /// quotes group, a backslash escapes the next character.
@@ -209,6 +253,8 @@ pub fn parse(env_opts: Option<&str>, args: &[String]) -> Result<Cli, String> {
             None => (body, None),
         };
         let (name, kind, inline) = match OPTIONS.iter().find(|(n, _)| *n == name) {
+            // `-D=1`: an always-prefix option's value is everything after its name.
+            Some(&(n, Kind::Prefix)) => (n, Kind::Prefix, Some(body[1..].to_string())),
             Some(&(n, k)) => (n, k, inline),
             // `-DVAR=VALUE`: the prefix option takes the rest of the argument.
             None if body.starts_with('D') => ("D", Kind::Prefix, Some(body[1..].to_string())),

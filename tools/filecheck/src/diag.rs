@@ -15,8 +15,6 @@ pub enum MatchTy {
     NoneButExpected,
     InvalidPattern,
     Fuzzy,
-    /// A note (`with "X" equal to ...`) attached to an excluded match.
-    Note,
 }
 
 /// One recorded result: which directive, what happened, where in the input.

@@ -15,6 +15,8 @@ pub struct DagNot {
     pub pat: Pattern,
     pub prefix: String,
     pub loc: Loc,
+    /// `{LITERAL}` was given (affects only the description).
+    pub literal: bool,
 }
 
 /// A positive directive with the NOT/DAG directives it owns.
@@ -331,6 +333,7 @@ pub fn read_check_file(
                 pat,
                 prefix: f.prefix,
                 loc: loc(pstart),
+                literal: f.literal,
             });
             continue;
         }
@@ -349,7 +352,8 @@ pub fn read_check_file(
         strings.push(CheckString {
             pat,
             prefix: prefixes[0].clone(),
-            loc: loc(text.len()),
+            // LLVM's buffer pointer after the last directive: the end of its line.
+            loc: loc(pos),
             dag_nots: pending,
             literal: false,
         });
@@ -386,6 +390,7 @@ fn implicit_nots(implicit: &[usize], opts: &Options) -> Vec<DagNot> {
                 .expect("EOF patterns always parse")
             }),
             prefix: "IMPLICIT-CHECK".into(),
+            literal: false,
             loc: Loc {
                 buf: *buf,
                 offset: 21,

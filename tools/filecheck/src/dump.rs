@@ -1,13 +1,16 @@
-//! The annotated input dump (`--dump-input`), in LLVM's layout.
+//! The annotated input dump (`--dump-input`), in LLVM 19's layout.
 //!
-//! Each input line is printed with its number; below it, one annotation
-//! line per recorded result (`check:12'0 X~~ error: no match found`). With
-//! `--dump-input=fail` only lines near errors are shown; others collapse to
-//! three `.` lines, as LLVM's default `--dump-input-filter=error` does.
+//! Each input line is printed with its number; below it, one annotation line per recorded
+//! result (`check:12'0 X~~ error: no match found`), in the order the results were recorded.
+//! `--dump-input-filter` chooses the lines that are always shown (all, those with
+//! annotations, those where an annotation starts, those where an error starts) and
+//! `--dump-input-context` how many lines around them; the others are elided as three `.`
+//! lines, unless that would take more room than the lines themselves.
 
 use crate::diag::{Diag, MatchTy};
-use crate::source::Sources;
-use crate::{DumpInput, Options};
+use crate::source::{ansi, Sources};
+use crate::{DumpFilter, DumpInput, Options};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 struct Annotation {
@@ -20,20 +23,31 @@ struct Annotation {
     end_col: usize,
     lead: char,
     note: String,
+    /// Counts as an error for `-dump-input-filter=error`.
     is_error: bool,
+    /// The colour of the annotation line under `--color`.
+    color: &'static str,
+    /// A good match: under `-v --color` its columns are not highlighted as unmatched.
+    good: bool,
 }
 
-fn marker(ty: MatchTy) -> (char, &'static str, bool) {
+/// LLVM 19's `GetMarker`: the lead character, the colour, the note and whether it filters
+/// as an error.
+fn marker(ty: MatchTy) -> (char, &'static str, &'static str, bool) {
     match ty {
-        MatchTy::FoundAndExpected => ('^', "", false),
-        MatchTy::FoundButExcluded => ('!', "error: no match expected", true),
-        MatchTy::WrongLine => ('!', "error: match on wrong line", true),
-        MatchTy::Discarded => ('!', "discard: overlaps earlier match", false),
-        MatchTy::NoneAndExcluded => ('X', "", false),
-        MatchTy::NoneButExpected => ('X', "error: no match found", true),
-        MatchTy::InvalidPattern => ('X', "error: match failed for invalid pattern", true),
-        MatchTy::Fuzzy => ('?', "possible intended match", true),
-        MatchTy::Note => ('!', "", true),
+        MatchTy::FoundAndExpected => ('^', ansi::GREEN, "", false),
+        MatchTy::FoundButExcluded => ('!', ansi::RED, "error: no match expected", true),
+        MatchTy::WrongLine => ('!', ansi::RED, "error: match on wrong line", true),
+        MatchTy::Discarded => ('!', ansi::CYAN, "discard: overlaps earlier match", false),
+        MatchTy::NoneAndExcluded => ('X', ansi::GREEN, "", false),
+        MatchTy::NoneButExpected => ('X', ansi::RED, "error: no match found", true),
+        MatchTy::InvalidPattern => (
+            'X',
+            ansi::RED,
+            "error: match failed for invalid pattern",
+            true,
+        ),
+        MatchTy::Fuzzy => ('?', ansi::MAGENTA, "possible intended match", true),
     }
 }
 
@@ -44,7 +58,6 @@ pub fn render(
     input_buf: usize,
     diags: &[Diag],
     opts: &Options,
-    failed: bool,
 ) -> String {
     let input = &sources.bufs[input_buf];
     let check = &sources.bufs[check_buf];
@@ -54,26 +67,18 @@ pub fn render(
         "\nInput file: {}\nCheck file: {}\n\n-dump-input=help explains the following input dump.\n\nInput was:\n<<<<<<\n",
         input.name, check.name
     );
-    let anns = annotations(sources, check_buf, input_buf, diags);
-    // Lines of the input as LLVM walks them: a trailing newline ends the last line.
-    let text = &input.text;
-    let mut lines: Vec<(&str, bool)> = Vec::new();
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        match rest.find('\n') {
-            Some(i) => {
-                lines.push((&rest[..i], true));
-                rest = &rest[i + 1..];
-            }
-            None => {
-                lines.push((rest, false));
-                rest = "";
-            }
-        }
+    let paint = |code: &'static str| if opts.color { code } else { "" };
+    // LLVM asks a throwaway WithColor whether colours are on, which prints bold and reset.
+    out.push_str(paint(ansi::BOLD));
+    out.push_str(paint(ansi::RESET));
+    let mut anns = annotations(sources, check_buf, input_buf, diags);
+    anns.sort_by_key(|a| (a.line, a.diag));
+    let text = input.text.as_bytes();
+    let mut line_count = text.iter().filter(|&&b| b == b'\n').count();
+    if text.last() != Some(&b'\n') {
+        line_count += 1;
     }
-    let last_ann_line = anns.iter().map(|a| a.line).max().unwrap_or(0);
-    let total = lines.len().max(last_ann_line);
-    let digits = total.max(1).to_string().len();
+    let digits = line_count.max(1).to_string().len();
     let width = anns
         .iter()
         .map(|a| a.label.len())
@@ -81,36 +86,81 @@ pub fn render(
         .unwrap_or(0)
         .max(digits)
         + 3;
-    let show_all = opts.dump_input == DumpInput::Always || !failed;
+    let filter = opts
+        .dump_input_filter
+        .unwrap_or(if opts.dump_input == DumpInput::Always {
+            DumpFilter::All
+        } else {
+            DumpFilter::Error
+        });
     let ctx = opts.dump_input_context;
-    let error_lines: Vec<usize> = anns
-        .iter()
-        .filter(|a| a.is_error && a.first_line)
-        .map(|a| a.line)
-        .collect();
-    let visible = |l: usize| show_all || error_lines.iter().any(|&e| l + ctx >= e && l <= e + ctx);
-    let mut eliding = false;
+    // LLVM's DumpAnnotatedInput: the previous and next lines the filter keeps decide
+    // whether a line is within the context; elided lines are buffered.
+    let mut prev_in_filter = 0;
+    let mut next_in_filter = 0;
+    let mut elided = String::new();
+    let mut pos = 0;
     let mut ai = 0;
-    for l in 1..=total {
-        if !visible(l) {
-            if !eliding {
-                for _ in 0..3 {
-                    let _ = writeln!(out, "{:>width$}", ".");
-                }
-                eliding = true;
-            }
-            while ai < anns.len() && anns[ai].line == l {
-                ai += 1;
-            }
-            continue;
+    let mut line = 1;
+    while pos < text.len() || ai < anns.len() {
+        if next_in_filter < line {
+            next_in_filter = next_line_in_filter(filter, line, &anns[ai..]);
         }
-        eliding = false;
-        let (src, nl) = lines.get(l - 1).copied().unwrap_or(("", false));
-        let _ = writeln!(out, "{:>width$}: {}{}", l, src, if nl { " " } else { "" });
-        let line_width = src.len() + usize::from(nl);
-        while ai < anns.len() && anns[ai].line == l {
+        if next_in_filter == line {
+            prev_in_filter = line;
+        }
+        let elide = (prev_in_filter == 0 || prev_in_filter + ctx < line)
+            && (next_in_filter == usize::MAX || line + ctx < next_in_filter);
+        if !elide {
+            flush_elided(&mut out, &mut elided, width, opts.color);
+        }
+        let sink = if elide { &mut elided } else { &mut out };
+        let _ = write!(
+            sink,
+            "{}{:>width$}: {}",
+            paint(ansi::BLACK),
+            line,
+            paint(ansi::RESET)
+        );
+        // Under -v --color, what no good match covers is highlighted.
+        let highlight = opts.verbose && opts.color;
+        let good: Vec<(usize, usize)> = anns[ai..]
+            .iter()
+            .take_while(|a| a.line == line)
+            .filter(|a| highlight && a.good)
+            .map(|a| (a.start_col, a.end_col))
+            .collect();
+        let line_start = pos;
+        let mut shown = Vec::new();
+        shown.extend_from_slice(paint(ansi::BOLD).as_bytes());
+        if highlight {
+            shown.extend_from_slice(ansi::CYAN_BG.as_bytes());
+        }
+        let mut in_match = false;
+        let mut col = 1;
+        while pos < text.len() {
+            let was = in_match;
+            in_match = good.iter().any(|&(s, e)| s <= col && col < e);
+            if !was && in_match {
+                shown.extend_from_slice(ansi::RESET.as_bytes());
+            } else if was && !in_match {
+                shown.extend_from_slice(ansi::CYAN_BG.as_bytes());
+            }
+            let b = text[pos];
+            pos += 1;
+            col += 1;
+            if b == b'\n' {
+                shown.push(b' ');
+                break;
+            }
+            shown.push(b);
+        }
+        shown.extend_from_slice(paint(ansi::RESET).as_bytes());
+        let _ = writeln!(sink, "{}", String::from_utf8_lossy(&shown));
+        let line_width = pos - line_start;
+        while ai < anns.len() && anns[ai].line == line {
             let a = &anns[ai];
-            let mut s = format!("{:<width$}  ", a.label);
+            let mut s = format!("{}{:<width$}  ", paint(a.color), a.label);
             let mut col = 1;
             while col < a.start_col {
                 s.push(' ');
@@ -130,14 +180,54 @@ pub fn render(
                 s.push(' ');
                 s.push_str(&a.note);
             }
-            let _ = writeln!(out, "{}", s);
+            let _ = writeln!(sink, "{}", s);
+            sink.push_str(paint(ansi::RESET));
             ai += 1;
         }
+        line += 1;
     }
+    flush_elided(&mut out, &mut elided, width, opts.color);
     out.push_str(">>>>>>\n");
     out
 }
 
+/// LLVM's `FindInputLineInFilter`: the first line at or after the annotations left that the
+/// filter keeps (`usize::MAX` for none), or `line` itself for `all`.
+fn next_line_in_filter(filter: DumpFilter, line: usize, anns: &[Annotation]) -> usize {
+    if filter == DumpFilter::All {
+        return line;
+    }
+    anns.iter()
+        .find(|a| match filter {
+            DumpFilter::All | DumpFilter::AnnotationFull => true,
+            DumpFilter::Annotation => a.first_line,
+            DumpFilter::Error => a.first_line && a.is_error,
+        })
+        .map_or(usize::MAX, |a| a.line)
+}
+
+/// Prints the buffered elided lines, or three `.` lines when they are fewer.
+fn flush_elided(out: &mut String, elided: &mut String, width: usize, color: bool) {
+    if elided.is_empty() {
+        return;
+    }
+    if elided.matches('\n').count() > 3 {
+        let (on, off) = if color {
+            (ansi::BLACK, ansi::RESET)
+        } else {
+            ("", "")
+        };
+        for _ in 0..3 {
+            let _ = writeln!(out, "{on}{:>width$}{off}", ".");
+        }
+    } else {
+        out.push_str(elided);
+    }
+    elided.clear();
+}
+
+/// LLVM's `BuildInputAnnotations`: one annotation per result and input line it covers,
+/// labelled `T:L` or, when the directive has several results, `T:L'N`.
 fn annotations(
     sources: &Sources,
     check_buf: usize,
@@ -145,12 +235,16 @@ fn annotations(
     diags: &[Diag],
 ) -> Vec<Annotation> {
     let input = &sources.bufs[input_buf];
+    let mut per_loc: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    for d in diags {
+        *per_loc
+            .entry((d.check_loc.buf, d.check_loc.offset))
+            .or_default() += 1;
+    }
+    let mut seen: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     let mut anns = Vec::new();
-    let mut idx_in_run = 0;
     for (i, d) in diags.iter().enumerate() {
-        let same_prev = i > 0 && diags[i - 1].check_loc == d.check_loc;
-        let same_next = diags.get(i + 1).is_some_and(|n| n.check_loc == d.check_loc);
-        idx_in_run = if same_prev { idx_in_run + 1 } else { 0 };
+        let key = (d.check_loc.buf, d.check_loc.offset);
         let mut label = format!("{}:", d.kind.abbrev());
         if d.check_loc.buf == check_buf {
             let (line, _) = sources.bufs[check_buf].line_col(d.check_loc.offset);
@@ -159,53 +253,60 @@ fn annotations(
             // Implicit patterns live in buffers after the input.
             let _ = write!(label, "imp{}", d.check_loc.buf - input_buf);
         }
-        if same_prev || same_next {
-            let _ = write!(label, "'{}", idx_in_run);
+        if per_loc[&key] > 1 {
+            let n = seen.entry(key).or_default();
+            let _ = write!(label, "'{}", n);
+            *n += 1;
         }
-        let (lead, note, is_error) = marker(d.ty);
+        let (mut lead, color, note, is_error) = marker(d.ty);
+        let good = d.ty == MatchTy::FoundAndExpected;
         let (sl, sc) = input.line_col(d.start);
         let (el, ec) = input.line_col(d.end);
-        let mut a = Annotation {
+        let mut note = note.to_string();
+        if let Some(n) = &d.note {
+            note = n.clone();
+            // A note without a range of its own gets no marker.
+            if sl == el && sc == ec {
+                lead = ' ';
+            }
+        }
+        let a = Annotation {
             diag: i,
             label: label.clone(),
             line: sl,
             first_line: true,
             start_col: sc,
-            end_col: 0,
+            end_col: if sl == el {
+                (sc + 1).max(ec)
+            } else {
+                usize::MAX
+            },
             lead,
-            note: note.to_string(),
+            note,
             is_error,
+            color,
+            good,
         };
-        if let Some(n) = &d.note {
-            a.note = n.clone();
-            if sl == el && sc == ec {
-                a.lead = ' ';
+        anns.push(a);
+        for l in sl + 1..=el {
+            // A range ending before the first column has nothing on its last line.
+            if ec == 1 && l == el {
+                break;
             }
-        }
-        if sl == el {
-            a.end_col = (sc + 1).max(ec);
-            anns.push(a);
-        } else {
-            a.end_col = usize::MAX;
-            anns.push(a);
-            for l in sl + 1..=el {
-                if ec == 1 && l == el {
-                    break;
-                }
-                anns.push(Annotation {
-                    diag: i,
-                    label: label.clone(),
-                    line: l,
-                    first_line: false,
-                    start_col: 1,
-                    end_col: if l == el { ec } else { usize::MAX },
-                    lead: '~',
-                    note: String::new(),
-                    is_error,
-                });
-            }
+            anns.push(Annotation {
+                diag: i,
+                label: label.clone(),
+                line: l,
+                first_line: false,
+                start_col: 1,
+                end_col: if l == el { ec } else { usize::MAX },
+                lead: '~',
+                note: String::new(),
+                is_error,
+                color,
+                good,
+            });
         }
     }
-    anns.sort_by_key(|a| (a.line, a.first_line, a.diag));
     anns
 }

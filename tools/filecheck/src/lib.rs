@@ -41,6 +41,20 @@ pub enum DumpInput {
     Always,
 }
 
+/// Which input lines the dump shows besides their context (`--dump-input-filter`), from
+/// fewest to most: LLVM takes the largest value given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DumpFilter {
+    /// Lines where an error annotation starts.
+    Error,
+    /// Lines where an annotation starts.
+    Annotation,
+    /// Lines with any part of an annotation.
+    AnnotationFull,
+    /// Every line.
+    All,
+}
+
 /// Checker options; the fields mirror FileCheck's command line.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -67,8 +81,11 @@ pub struct Options {
     pub allow_empty: bool,
     /// When to print the annotated input dump.
     pub dump_input: DumpInput,
-    /// Context lines around errors in the input dump (`--dump-input-context`).
+    /// Context lines around the lines the filter keeps (`--dump-input-context`).
     pub dump_input_context: usize,
+    /// `--dump-input-filter`; `None` is LLVM's default: `all` for `--dump-input=always`,
+    /// `error` otherwise.
+    pub dump_input_filter: Option<DumpFilter>,
     /// Glow extension: print a unified diff of expected vs actual on failure.
     pub diff: bool,
     /// `-v`: also report successful matches.
@@ -81,6 +98,8 @@ pub struct Options {
     pub command_line: String,
     /// `--allow-deprecated-dag-overlap`: DAG matches of one group may overlap.
     pub allow_deprecated_dag_overlap: bool,
+    /// `--color`: messages and the input dump in LLVM's colours (ANSI escape sequences).
+    pub color: bool,
 }
 
 impl Default for Options {
@@ -98,12 +117,14 @@ impl Default for Options {
             allow_empty: false,
             dump_input: DumpInput::Fail,
             dump_input_context: 5,
+            dump_input_filter: None,
             diff: false,
             verbose: false,
             verbose_verbose: false,
             reject_misspelled: true,
             command_line: String::from("glow-filecheck"),
             allow_deprecated_dag_overlap: false,
+            color: false,
         }
     }
 }

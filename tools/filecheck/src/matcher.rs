@@ -8,7 +8,7 @@
 
 use crate::diag::{self, Diag, MatchTy};
 use crate::directive::{self, CheckString, DagNot};
-use crate::pattern::{CheckKind, Env, Found, Names, Pattern};
+use crate::pattern::{CheckKind, Env, Found, Names, Pattern, SubstError};
 use crate::source::{Kind, Loc, Sources};
 use crate::{dump, DumpInput, Options, Outcome};
 
@@ -33,7 +33,10 @@ pub fn run(
     if let Some(msg) = validate_prefixes(&prefixes, &comments) {
         return usage(msg);
     }
-    let mut sources = Sources::default();
+    let mut sources = Sources {
+        color: opts.color,
+        ..Sources::default()
+    };
     let check_buf = sources.add(
         check_name,
         crate::source::canonicalize(check_text, opts.strict_whitespace),
@@ -74,7 +77,7 @@ pub fn run(
         implicit.push(buf);
     }
     let mut env = Env::default();
-    if let Err(msg) = apply_defines(&opts.defines, &mut env) {
+    if let Err(msg) = apply_defines(&opts.defines, &mut env, opts.color) {
         return usage(msg);
     }
     if opts.reject_misspelled {
@@ -111,10 +114,12 @@ pub fn run(
     ) {
         Ok(x) => x,
         Err(()) => {
+            // LLVM's FindRegexVarEnd calls exit(1) on this one error.
+            let unbalanced = err.contains("error: missing closing \"]\" for regex variable");
             return Outcome {
-                exit_code: 2,
+                exit_code: if unbalanced { 1 } else { 2 },
                 stderr: err,
-            }
+            };
         }
     };
     let unused: Vec<&String> = prefixes.iter().filter(|p| !used.contains(p)).collect();
@@ -144,6 +149,7 @@ pub fn run(
         out: String::new(),
         opts,
         failure: None,
+        collect: opts.dump_input != DumpInput::Never,
     };
     let ok = m.check_input(&file.strings);
     let mut stderr = m.out;
@@ -163,9 +169,7 @@ pub fn run(
         DumpInput::Never => false,
     };
     if dump {
-        stderr.push_str(&dump::render(
-            &sources, check_buf, input_buf, &diags, opts, !ok,
-        ));
+        stderr.push_str(&dump::render(&sources, check_buf, input_buf, &diags, opts));
     }
     Outcome {
         exit_code: if ok { 0 } else { 1 },
@@ -209,55 +213,108 @@ fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String>
     None
 }
 
-fn apply_defines(defines: &[(String, String)], env: &mut Env) -> Result<(), String> {
-    // LLVM parses the definitions as a buffer "Global defines", one line per -D.
-    let err = |k: usize, line: String, col: usize, msg: &str| {
-        format!(
-            "Global defines:{k}:{}: error: {msg}\n{line}\n{}^\n",
-            col + 1,
-            " ".repeat(col)
-        )
+/// LLVM's `defineCmdlineVariables`: every definition is tried and every error reported (each
+/// followed by a blank line, as LLVM logs them), in the buffer "Global defines", one line per -D.
+fn apply_defines(defines: &[(String, String)], env: &mut Env, color: bool) -> Result<(), String> {
+    // The buffer LLVM parses them from: one line per definition, numeric ones shown with the
+    // substitution block they stand for.
+    let lines: Vec<String> = defines
+        .iter()
+        .enumerate()
+        .map(|(k, (name, value))| match name.strip_prefix('#') {
+            Some(n) => format!(
+                "Global define #{}: #{n}={value} (parsed as: [[#{n}:{value}]])",
+                k + 1
+            ),
+            None => format!("Global define #{}: {name}={value}", k + 1),
+        })
+        .collect();
+    let mut sources = Sources {
+        color,
+        ..Sources::default()
+    };
+    let buf = sources.add("Global defines", lines.join("\n") + "\n");
+    let starts: Vec<usize> = lines
+        .iter()
+        .scan(0, |at, l| {
+            let s = *at;
+            *at += l.len() + 1;
+            Some(s)
+        })
+        .collect();
+    let mut errs = String::new();
+    let err = |errs: &mut String, k: usize, col: usize, msg: &str| {
+        let loc = Loc {
+            buf,
+            offset: starts[k - 1] + col,
+        };
+        sources.print(errs, loc, Kind::Error, msg, None);
+        errs.push('\n');
     };
     for (k, (name, value)) in defines.iter().enumerate() {
         let k = k + 1;
         if let Some(n) = name.strip_prefix('#') {
             let body = format!("{n}:{value}");
             let shown = format!("Global define #{k}: #{n}={value} (parsed as: [[#");
-            let line = format!("{shown}{body}]])");
             let names = Names::from_env(env);
             let scope = DefineScope(&names);
-            let block = crate::numeric::parse_block(&body, false, &scope)
-                .map_err(|(o, m)| err(k, line.clone(), shown.len() + o, &m))?;
+            let block = match crate::numeric::parse_block(&body, false, &scope) {
+                Ok(b) => b,
+                Err((o, m)) => {
+                    err(&mut errs, k, shown.len() + o, &m);
+                    continue;
+                }
+            };
             let (Some((def, _)), Some(expr)) = (block.def, block.expr) else {
-                return Err(format!(
+                errs.push_str(&format!(
                     "error: invalid numeric definition '-D#{n}={value}'\n"
                 ));
+                continue;
             };
-            let v = expr
-                .eval(&env.nums, 0)
-                .map_err(|m| format!("error: {m}\n"))?;
-            env.nums.insert(def, (v, block.format));
+            match expr.eval(&env.nums, 0) {
+                Ok(v) => {
+                    env.nums.insert(def, (v, block.format));
+                }
+                // LLVM logs this one without a location.
+                Err(m) => errs.push_str(&format!("{m}\n")),
+            }
         } else {
-            let line = format!("Global define #{k}: {name}={value}");
-            let at = "Global define #1: ".len();
-            let ok = {
-                let n = name.strip_prefix('$').unwrap_or(name);
-                n.bytes()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-                    && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-            };
-            if !ok {
-                return Err(err(k, line, at, "invalid variable name"));
+            // LLVM's parseVariable on the name, then the string-definition checks.
+            let at = format!("Global define #{k}: ").len();
+            let b = name.as_bytes();
+            let pseudo = b.first() == Some(&b'@');
+            let i = usize::from(pseudo || b.first() == Some(&b'$'));
+            if i == b.len() {
+                let what = if pseudo { "pseudo" } else { "global" };
+                err(&mut errs, k, at + i, &format!("empty {what} variable name"));
+                continue;
+            }
+            if !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
+                err(&mut errs, k, at, "invalid variable name");
+                continue;
+            }
+            let end = b[i..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                .map_or(b.len(), |e| i + e);
+            if pseudo || end != b.len() {
+                let msg = format!("invalid name in string variable definition '{name}'");
+                err(&mut errs, k, at, &msg);
+                continue;
             }
             if env.nums.contains_key(name) {
                 let msg = format!("numeric variable with name '{name}' already exists");
-                return Err(err(k, line, at, &msg));
+                err(&mut errs, k, at, &msg);
+                continue;
             }
             env.strings.insert(name.clone(), value.clone());
         }
     }
-    Ok(())
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs)
+    }
 }
 
 /// The variables of earlier -D definitions, for parsing a numeric one.
@@ -284,6 +341,9 @@ struct Matcher<'a> {
     opts: &'a Options,
     /// The failing block (check string indices) and its input region.
     failure: Option<((usize, usize), (usize, usize))>,
+    /// Results are recorded for an input dump (LLVM passes its `Diags` list): verbose
+    /// remarks are then left to the dump instead of being printed.
+    collect: bool,
 }
 
 impl Matcher<'_> {
@@ -358,11 +418,17 @@ impl Matcher<'_> {
             CheckKind::Count(n) => n,
             _ => 1,
         };
-        let desc = describe(&cs.prefix, cs.pat.kind, cs.literal);
+        let d = Dir::of(cs);
         let mut last_end = last_pos;
         let mut first = 0;
         for i in 1..=count {
-            let f = self.try_match(&cs.pat, cs.loc, last_end, end, &desc, Some((i, count)))?;
+            let r = self.find(d, last_end, end);
+            if self.report(true, d, (i, count), last_end, end, &r) {
+                return None;
+            }
+            let Ok(Some(f)) = r else {
+                unreachable!("a positive match without a reported error was found")
+            };
             if i == 1 {
                 first = last_end + f.start;
             }
@@ -381,105 +447,205 @@ impl Matcher<'_> {
         Some((first, len))
     }
 
-    /// Matches one expected pattern in `[start, end)`; reports failures.
-    /// `count` is (this match, of how many) for COUNT directives.
-    fn try_match(
+    /// Matches `d` on `[start, end)`; the match is relative to `start`. Variables the match
+    /// defines are set at once, as LLVM's `Pattern::match` does.
+    fn find(&mut self, d: Dir, start: usize, end: usize) -> MatchResult {
+        let r = d
+            .pat
+            .find(&self.sources.bufs[self.input].text[start..end], &self.env);
+        if let Ok(Some(f)) = &r {
+            for (n, v) in &f.str_defs {
+                self.env.strings.insert(n.clone(), v.clone());
+            }
+            for (n, v, fmt) in &f.num_defs {
+                self.env.nums.insert(n.clone(), (*v, *fmt));
+            }
+        }
+        r
+    }
+
+    /// LLVM's `reportMatchResult`: reports a match of `d` on `[start, end)` (expected for
+    /// a positive directive, excluded for a NOT); true when that is an error. `count` is
+    /// (this match, of how many) for COUNT directives.
+    fn report(
         &mut self,
-        pat: &Pattern,
-        loc: Loc,
+        expected: bool,
+        d: Dir,
+        count: (usize, usize),
         start: usize,
         end: usize,
-        desc: &str,
-        count: Option<(usize, usize)>,
-    ) -> Option<Found> {
-        let sources = self.sources;
-        let hay = &sources.bufs[self.input].text[start..end];
-        match pat.find(hay, &self.env) {
-            Err(e) => {
-                let at = Loc {
-                    buf: loc.buf,
-                    offset: loc.offset + e.at,
-                };
-                sources.print(&mut self.out, at, Kind::Error, &e.msg, None);
-                self.diags.push(Diag::new(
-                    loc,
-                    pat.kind,
-                    MatchTy::InvalidPattern,
-                    start,
-                    end,
-                ));
-                self.diags.push(
-                    Diag::new(loc, pat.kind, MatchTy::InvalidPattern, start, start)
-                        .with_note(e.msg),
-                );
-                None
+        r: &MatchResult,
+    ) -> bool {
+        match r {
+            Ok(Some(f)) => self.print_match(expected, d, count, start, f),
+            Ok(None) => self.print_no_match(expected, d, count, start, end, &[]),
+            Err(errors) => self.print_no_match(expected, d, count, start, end, errors),
+        }
+    }
+
+    /// LLVM's `printMatch`, for a match `f` relative to `start`. A good match is recorded
+    /// only under `-v` (an implicit EOF only under `-vv`), and printed as a remark only
+    /// when there is no input dump to carry it.
+    fn print_match(
+        &mut self,
+        expected: bool,
+        d: Dir,
+        count: (usize, usize),
+        start: usize,
+        f: &Found,
+    ) -> bool {
+        let has_error = !expected;
+        let mut print = true;
+        if !has_error {
+            if !self.opts.verbose || (!self.opts.verbose_verbose && d.pat.kind == CheckKind::Eof) {
+                return false;
             }
-            Ok(None) => {
-                let mut msg = format!("{desc}: expected string not found in input");
-                if let Some((i, n)) = count.filter(|c| c.1 > 1) {
-                    msg.push_str(&format!(" ({i} out of {n})"));
-                }
-                sources.print(&mut self.out, loc, Kind::Error, &msg, None);
-                sources.print(
+            print = !self.collect;
+        }
+        let (ms, me) = (start + f.start, start + f.end);
+        let ty = if expected {
+            MatchTy::FoundAndExpected
+        } else {
+            MatchTy::FoundButExcluded
+        };
+        let notes = d.pat.substitution_notes(&self.env);
+        let captures: Vec<(String, usize, usize)> = f
+            .captures
+            .iter()
+            .map(|(n, s, e)| (format!("captured var \"{n}\""), start + s, start + e))
+            .collect();
+        let kind = d.pat.kind;
+        self.diags.push(Diag::new(d.loc, kind, ty, ms, me));
+        for n in &notes {
+            self.diags
+                .push(Diag::new(d.loc, kind, ty, ms, ms).with_note(n.clone()));
+        }
+        for (n, s, e) in &captures {
+            self.diags
+                .push(Diag::new(d.loc, kind, ty, *s, *e).with_note(n.clone()));
+        }
+        if !print {
+            return has_error;
+        }
+        let what = if expected { "expected" } else { "excluded" };
+        let msg = format!(
+            "{}: {what} string found in input{}",
+            d.describe(),
+            of(count)
+        );
+        let sev = if expected { Kind::Remark } else { Kind::Error };
+        let s = self.sources;
+        s.print(&mut self.out, d.loc, sev, &msg, None);
+        let at = il(self.input, ms);
+        s.print(&mut self.out, at, Kind::Note, "found here", Some((ms, me)));
+        for n in &notes {
+            s.print(&mut self.out, at, Kind::Note, n, None);
+        }
+        for (n, cs, ce) in &captures {
+            s.print(
+                &mut self.out,
+                il(self.input, *cs),
+                Kind::Note,
+                n,
+                Some((*cs, *ce)),
+            );
+        }
+        has_error
+    }
+
+    /// LLVM's `printNoMatch`: no match on `[start, end)`, or none attempted because of the
+    /// substitution `errors` (each printed). A NOT not found is recorded only under `-vv`.
+    fn print_no_match(
+        &mut self,
+        expected: bool,
+        d: Dir,
+        count: (usize, usize),
+        start: usize,
+        end: usize,
+        errors: &[SubstError],
+    ) -> bool {
+        let s = self.sources;
+        let pattern_error = !errors.is_empty();
+        let has_error = expected || pattern_error;
+        let ty = if pattern_error {
+            MatchTy::InvalidPattern
+        } else if expected {
+            MatchTy::NoneButExpected
+        } else {
+            MatchTy::NoneAndExcluded
+        };
+        for e in errors {
+            let at = Loc {
+                buf: d.loc.buf,
+                offset: d.loc.offset + e.at,
+            };
+            s.print(&mut self.out, at, Kind::Error, &e.msg, None);
+        }
+        let mut print = true;
+        if !has_error {
+            if !self.opts.verbose_verbose {
+                return false;
+            }
+            print = !self.collect;
+        }
+        let kind = d.pat.kind;
+        self.diags.push(Diag::new(d.loc, kind, ty, start, end));
+        for e in errors {
+            self.diags
+                .push(Diag::new(d.loc, kind, ty, start, start).with_note(e.msg.clone()));
+        }
+        let notes = d.pat.substitution_notes(&self.env);
+        for n in &notes {
+            self.diags
+                .push(Diag::new(d.loc, kind, ty, start, start).with_note(n.clone()));
+        }
+        if !print {
+            return has_error;
+        }
+        let at = il(self.input, start);
+        if !pattern_error {
+            let what = if expected { "expected" } else { "excluded" };
+            let msg = format!(
+                "{}: {what} string not found in input{}",
+                d.describe(),
+                of(count)
+            );
+            let sev = if expected { Kind::Error } else { Kind::Remark };
+            s.print(&mut self.out, d.loc, sev, &msg, None);
+            s.print(&mut self.out, at, Kind::Note, "scanning from here", None);
+        }
+        for n in &notes {
+            s.print(&mut self.out, at, Kind::Note, n, None);
+        }
+        if expected {
+            let hay = &s.bufs[self.input].text[start..end];
+            if let Some(best) = diag::fuzzy_best(&d.pat.example(), hay) {
+                let at = start + best;
+                s.print(
                     &mut self.out,
-                    il(self.input, start),
+                    il(self.input, at),
                     Kind::Note,
-                    "scanning from here",
+                    "possible intended match here",
                     None,
                 );
-                self.diags.push(Diag::new(
-                    loc,
-                    pat.kind,
-                    MatchTy::NoneButExpected,
-                    start,
-                    end,
-                ));
-                self.substitution_notes(pat, loc, start);
-                if let Some(best) = diag::fuzzy_best(&pat.example(), hay) {
-                    let at = start + best;
-                    sources.print(
-                        &mut self.out,
-                        il(self.input, at),
-                        Kind::Note,
-                        "possible intended match here",
-                        None,
-                    );
-                    self.diags
-                        .push(Diag::new(loc, pat.kind, MatchTy::Fuzzy, at, at));
-                }
-                None
-            }
-            Ok(Some(f)) => {
-                if self.opts.verbose && pat.kind != CheckKind::Eof {
-                    self.diags.push(Diag::new(
-                        loc,
-                        pat.kind,
-                        MatchTy::FoundAndExpected,
-                        start + f.start,
-                        start + f.end,
-                    ));
-                }
-                self.define(&f);
-                Some(f)
+                self.diags
+                    .push(Diag::new(d.loc, kind, MatchTy::Fuzzy, at, at));
             }
         }
+        has_error
     }
 
-    fn define(&mut self, f: &Found) {
-        for (n, v) in &f.str_defs {
-            self.env.strings.insert(n.clone(), v.clone());
-        }
-        for (n, v, fmt) in &f.num_defs {
-            self.env.nums.insert(n.clone(), (*v, *fmt));
-        }
-    }
-
-    fn substitution_notes(&mut self, pat: &Pattern, loc: Loc, at: usize) {
-        for (_, note) in pat.substitution_notes(&self.env) {
-            self.sources
-                .print(&mut self.out, il(self.input, at), Kind::Note, &note, None);
-            self.diags
-                .push(Diag::new(loc, pat.kind, MatchTy::NoneButExpected, at, at).with_note(note));
+    /// LLVM's `ProcessMatchResult` with `AdjustPrevDiags`: the results just recorded for the
+    /// last directive (the match and its notes) become `ty`.
+    fn retype_last(&mut self, ty: MatchTy) {
+        let Some(loc) = self.diags.last().map(|d| d.check_loc) else {
+            return;
+        };
+        for d in self.diags.iter_mut().rev() {
+            if d.check_loc != loc {
+                break;
+            }
+            d.ty = ty;
         }
     }
 
@@ -525,76 +691,27 @@ impl Matcher<'_> {
                 None,
             );
         }
-        self.diags.push(Diag::new(
-            cs.loc,
-            cs.pat.kind,
-            MatchTy::WrongLine,
-            first,
-            first + len,
-        ));
+        // Under -v the good match is already recorded: it is retyped, not recorded twice.
+        if self.opts.verbose {
+            self.retype_last(MatchTy::WrongLine);
+        } else {
+            self.diags.push(Diag::new(
+                cs.loc,
+                cs.pat.kind,
+                MatchTy::WrongLine,
+                first,
+                first + len,
+            ));
+        }
     }
 
     /// LLVM's `CheckNot`: every NOT is tried on `[start, end)`; all failures are reported.
     fn check_not(&mut self, nots: &[&DagNot], start: usize, end: usize) -> bool {
         let mut failed = false;
         for n in nots {
-            let s = self.sources;
-            let hay = &s.bufs[self.input].text[start..end];
-            match n.pat.find(hay, &self.env) {
-                Err(e) => {
-                    let at = Loc {
-                        buf: n.loc.buf,
-                        offset: n.loc.offset + e.at,
-                    };
-                    s.print(&mut self.out, at, Kind::Error, &e.msg, None);
-                    self.diags.push(Diag::new(
-                        n.loc,
-                        CheckKind::Not,
-                        MatchTy::InvalidPattern,
-                        start,
-                        end,
-                    ));
-                    failed = true;
-                }
-                Ok(None) => {
-                    if self.opts.verbose_verbose {
-                        self.diags.push(Diag::new(
-                            n.loc,
-                            CheckKind::Not,
-                            MatchTy::NoneAndExcluded,
-                            start,
-                            end,
-                        ));
-                    }
-                }
-                Ok(Some(f)) => {
-                    let (ms, me) = (start + f.start, start + f.end);
-                    let desc = describe(&n.prefix, CheckKind::Not, false);
-                    let msg = format!("{desc}: excluded string found in input");
-                    s.print(&mut self.out, n.loc, Kind::Error, &msg, None);
-                    s.print(
-                        &mut self.out,
-                        il(self.input, ms),
-                        Kind::Note,
-                        "found here",
-                        Some((ms, me)),
-                    );
-                    self.diags.push(Diag::new(
-                        n.loc,
-                        CheckKind::Not,
-                        MatchTy::FoundButExcluded,
-                        ms,
-                        me,
-                    ));
-                    for (_, note) in n.pat.substitution_notes(&self.env) {
-                        s.print(&mut self.out, il(self.input, ms), Kind::Note, &note, None);
-                        self.diags.push(
-                            Diag::new(n.loc, CheckKind::Not, MatchTy::Note, ms, ms).with_note(note),
-                        );
-                    }
-                    failed = true;
-                }
-            }
+            let d = Dir::of_not(n);
+            let r = self.find(d, start, end);
+            failed |= self.report(false, d, (1, 1), start, end, &r);
         }
         failed
     }
@@ -610,6 +727,7 @@ impl Matcher<'_> {
         if cs.dag_nots.is_empty() {
             return Some(start);
         }
+        let vv = self.opts.verbose_verbose;
         let mut start_pos = start;
         // Sorted, non-overlapping match ranges of the current DAG group.
         let mut ranges: Vec<(usize, usize)> = Vec::new();
@@ -618,11 +736,20 @@ impl Matcher<'_> {
                 nots.push(dn);
                 continue;
             }
-            let desc = describe(&dn.prefix, CheckKind::Dag, false);
+            let d = Dir::of_not(dn);
             let mut match_pos = start_pos;
             let mut mi = 0;
-            loop {
-                let f = self.try_match(&dn.pat, dn.loc, match_pos, end, &desc, None)?;
+            let found = loop {
+                let r = self.find(d, match_pos, end);
+                // Under -vv every attempt is reported; otherwise only a failure here.
+                if (vv || !matches!(r, Ok(Some(_))))
+                    && self.report(true, d, (1, 1), match_pos, end, &r)
+                {
+                    return None;
+                }
+                let Ok(Some(f)) = r else {
+                    unreachable!("a DAG match without a reported error was found")
+                };
                 let m = (match_pos + f.start, match_pos + f.end);
                 if self.opts.allow_deprecated_dag_overlap {
                     // LLVM keeps one range spanning the whole group in this mode.
@@ -630,7 +757,7 @@ impl Matcher<'_> {
                         None => ranges.push(m),
                         Some(r) => *r = (r.0.min(m.0), r.1.max(m.1)),
                     }
-                    break;
+                    break (match_pos, f);
                 }
                 let mut overlap = false;
                 while mi < ranges.len() {
@@ -642,18 +769,26 @@ impl Matcher<'_> {
                 }
                 if !overlap {
                     ranges.insert(mi, m);
-                    break;
+                    break (match_pos, f);
                 }
-                if self.opts.verbose_verbose {
-                    self.diags.push(Diag::new(
-                        dn.loc,
-                        CheckKind::Dag,
-                        MatchTy::Discarded,
-                        m.0,
-                        m.1,
-                    ));
+                if vv {
+                    if self.collect {
+                        self.retype_last(MatchTy::Discarded);
+                    } else {
+                        let (os, oe) = ranges[mi];
+                        self.sources.print(
+                            &mut self.out,
+                            il(self.input, os),
+                            Kind::Note,
+                            "match discarded, overlaps earlier DAG match here",
+                            Some((os, oe)),
+                        );
+                    }
                 }
                 match_pos = ranges[mi].1;
+            };
+            if !vv {
+                self.print_match(true, d, (1, 1), found.0, &found.1);
             }
             let group_ends = cs
                 .dag_nots
@@ -672,6 +807,54 @@ impl Matcher<'_> {
             }
         }
         Some(start_pos)
+    }
+}
+
+type MatchResult = Result<Option<Found>, Vec<SubstError>>;
+
+/// A directive as reports name it: its pattern, where it is, and how messages describe it.
+#[derive(Clone, Copy)]
+struct Dir<'c> {
+    pat: &'c Pattern,
+    loc: Loc,
+    prefix: &'c str,
+    literal: bool,
+}
+
+impl<'c> Dir<'c> {
+    fn of(cs: &'c CheckString) -> Self {
+        Dir {
+            pat: &cs.pat,
+            loc: cs.loc,
+            prefix: &cs.prefix,
+            literal: cs.literal,
+        }
+    }
+
+    fn of_not(dn: &'c DagNot) -> Self {
+        Dir {
+            pat: &dn.pat,
+            loc: dn.loc,
+            prefix: &dn.prefix,
+            literal: dn.literal,
+        }
+    }
+
+    /// LLVM's `getDescription`: `CHECK-NEXT`, `CHECK{LITERAL}`, `implicit EOF`.
+    fn describe(&self) -> String {
+        if self.pat.kind == CheckKind::Eof {
+            return "implicit EOF".into();
+        }
+        describe(self.prefix, self.pat.kind, self.literal)
+    }
+}
+
+/// The ` (2 out of 3)` of a COUNT directive's messages.
+fn of((i, n): (usize, usize)) -> String {
+    if n > 1 {
+        format!(" ({i} out of {n})")
+    } else {
+        String::new()
     }
 }
 

@@ -31,15 +31,24 @@ impl Format {
 
     /// The regex matching a value in this format.
     pub fn regex(&self) -> String {
-        let digits = match self.kind {
-            'x' => "[0-9a-f]",
-            'X' => "[0-9A-F]",
-            _ => "[0-9]",
+        self.llvm_regex().replace('(', "(?:")
+    }
+
+    /// LLVM's `getWildcardRegex` text: with a precision, optional leading digits (not starting
+    /// with 0) then exactly that many, in a capture group of its own.
+    pub fn llvm_regex(&self) -> String {
+        let (first, digits) = match self.kind {
+            'x' => ("[1-9a-f]", "[0-9a-f]"),
+            'X' => ("[1-9A-F]", "[0-9A-F]"),
+            _ => ("[1-9]", "[0-9]"),
         };
         let sign = if self.kind == 'd' { "-?" } else { "" };
         let prefix = if self.alt { "0x" } else { "" };
         if self.precision > 0 {
-            format!("{sign}{prefix}{digits}{{{},}}", self.precision)
+            format!(
+                "{prefix}{sign}({first}{digits}*)?{digits}{{{}}}",
+                self.precision
+            )
         } else {
             format!("{sign}{prefix}{digits}+")
         }
@@ -84,7 +93,8 @@ impl Format {
 pub enum Expr {
     /// A literal and its text.
     Lit(i128, String),
-    Var(String),
+    /// A variable and the offset of its name in the block text.
+    Var(String, usize),
     Line,
     /// An operator, its operands, and the text and offset LLVM names it by in messages.
     Bin(char, Box<Expr>, Box<Expr>, String, usize),
@@ -102,7 +112,7 @@ impl Expr {
         Ok(match self {
             Expr::Lit(v, _) => *v,
             Expr::Line => line as i128,
-            Expr::Var(n) => match vars.get(n) {
+            Expr::Var(n, _) => match vars.get(n) {
                 Some((v, _)) => *v,
                 None => return Err(format!("undefined variable: {n}")),
             },
@@ -143,7 +153,7 @@ impl Expr {
         match self {
             Expr::Lit(..) => Ok(None),
             Expr::Line => Ok(Some(Format::UNSIGNED)),
-            Expr::Var(n) => Ok(Some(var_format(n))),
+            Expr::Var(n, _) => Ok(Some(var_format(n))),
             Expr::Bin(_, a, b, _, at) => Self::join(a, b, *at, var_format),
             Expr::Call(_, args, _, at) => Self::join(&args[0], &args[1], *at, var_format),
         }
@@ -178,7 +188,7 @@ impl Expr {
     /// The source text LLVM shows for this expression.
     pub fn text(&self) -> &str {
         match self {
-            Expr::Lit(_, t) | Expr::Var(t) | Expr::Bin(.., t, _) | Expr::Call(_, _, t, _) => t,
+            Expr::Lit(_, t) | Expr::Var(t, _) | Expr::Bin(.., t, _) | Expr::Call(_, _, t, _) => t,
             Expr::Line => "@LINE",
         }
     }
@@ -186,12 +196,30 @@ impl Expr {
     /// Variables this expression reads.
     pub fn vars(&self, out: &mut Vec<String>) {
         match self {
-            Expr::Var(n) => out.push(n.clone()),
+            Expr::Var(n, _) => out.push(n.clone()),
             Expr::Bin(_, a, b, ..) => {
                 a.vars(out);
                 b.vars(out);
             }
             Expr::Call(_, args, ..) => args.iter().for_each(|a| a.vars(out)),
+            _ => {}
+        }
+    }
+
+    /// Every variable read that has no value, in source order, with its offset in the block
+    /// text: LLVM reports them all, not only the first.
+    pub fn undefined<'e>(
+        &'e self,
+        vars: &BTreeMap<String, (i128, Format)>,
+        out: &mut Vec<(usize, &'e str)>,
+    ) {
+        match self {
+            Expr::Var(n, at) if !vars.contains_key(n) => out.push((*at, n)),
+            Expr::Bin(_, a, b, ..) => {
+                a.undefined(vars, out);
+                b.undefined(vars, out);
+            }
+            Expr::Call(_, args, ..) => args.iter().for_each(|a| a.undefined(vars, out)),
             _ => {}
         }
     }
@@ -492,7 +520,7 @@ impl Parser<'_> {
                             format!("numeric variable '{name}' defined earlier in the same CHECK directive"),
                         ));
                     }
-                    return Ok(Expr::Var(name));
+                    return Ok(Expr::Var(name, at));
                 }
                 Err(e) if allowed == Allowed::LineVar => return Err(e),
                 Err(_) => {}

@@ -40,7 +40,9 @@ impl CheckKind {
             CheckKind::Dag => "-DAG",
             CheckKind::Label => "-LABEL",
             CheckKind::Empty => "-EMPTY",
-            CheckKind::Count(_) => "-COUNT",
+            // LLVM describes a count of one as a plain directive.
+            CheckKind::Count(n) if n > 1 => "-COUNT",
+            CheckKind::Count(_) => "",
             CheckKind::Eof => "-EOF",
         }
     }
@@ -66,10 +68,19 @@ impl CheckKind {
 #[derive(Clone, Debug)]
 pub enum Piece {
     Lit(String),
-    Regex(String),
+    /// `{{...}}` (or the wildcard of `[[#]]`): the translated regex, the text LLVM keeps in
+    /// its regex string (shown by the fuzzy matcher), and whether LLVM wraps it in a group
+    /// (it does when the rest of the pattern has a `|`).
+    Regex {
+        re: String,
+        src: String,
+        wrapped: bool,
+    },
     StrDef {
         name: String,
         regex: String,
+        /// The regex as written.
+        src: String,
     },
     StrUse {
         name: String,
@@ -79,6 +90,8 @@ pub enum Piece {
         name: String,
         format: Option<Format>,
         expr: Option<Expr>,
+        /// The block text after `#`, as LLVM names the substitution in notes.
+        text: String,
         at: usize,
     },
     NumUse {
@@ -124,6 +137,8 @@ pub struct Found {
     pub end: usize,
     pub str_defs: Vec<(String, String)>,
     pub num_defs: Vec<(String, i128, Format)>,
+    /// Each variable defined by the match and the range it captured, in input order.
+    pub captures: Vec<(String, usize, usize)>,
 }
 
 /// Why a match could not even be attempted.
@@ -190,7 +205,8 @@ impl Pattern {
         if kind != CheckKind::Empty && kind != CheckKind::Eof {
             parse_pieces(text, literal, &mut pieces, names)?;
         }
-        let full_lines = full_lines && kind != CheckKind::Not;
+        // LLVM matches a {LITERAL} pattern as a fixed string, whole lines or not.
+        let full_lines = full_lines && kind != CheckKind::Not && !literal;
         let p = Pattern {
             pieces,
             kind,
@@ -221,7 +237,7 @@ impl Pattern {
     pub fn has_variables(&self) -> bool {
         self.pieces
             .iter()
-            .any(|p| !matches!(p, Piece::Lit(_) | Piece::Regex(_)))
+            .any(|p| !matches!(p, Piece::Lit(_) | Piece::Regex { .. }))
     }
 
     /// The text the fuzzy matcher compares against (LLVM: FixedStr, else
@@ -244,20 +260,49 @@ impl Pattern {
         if self.full_lines {
             re.push_str(if self.strict_ws { "^" } else { "^ *" });
         }
+        // LLVM's regex string: substitutions are left out, a same-line use is `\N`.
+        let mut group = 1;
+        let mut defs: BTreeMap<&str, usize> = BTreeMap::new();
         for p in &self.pieces {
             match p {
-                Piece::Lit(s) => re.push_str(&escape(s)),
-                Piece::Regex(r) | Piece::StrDef { regex: r, .. } => {
+                Piece::Lit(s) => re.push_str(&regex_escape(s)),
+                Piece::Regex {
+                    re: r,
+                    src,
+                    wrapped,
+                } => {
+                    if *wrapped {
+                        re.push('(');
+                        group += 1;
+                    }
+                    re.push_str(src);
+                    group += count_groups(r);
+                    if *wrapped {
+                        re.push(')');
+                    }
+                }
+                Piece::StrDef { name, regex, src } => {
+                    defs.insert(name, group);
+                    group += 1 + count_groups(regex);
                     re.push('(');
-                    re.push_str(r);
+                    re.push_str(src);
                     re.push(')');
                 }
-                Piece::NumDef { format, .. } => {
+                Piece::NumDef { format, expr, .. } => {
+                    group += num_def_groups(*format, expr);
                     re.push('(');
-                    re.push_str(&format.unwrap_or(Format::UNSIGNED).regex());
+                    // With an expression, its value is substituted at match time.
+                    if expr.is_none() {
+                        re.push_str(&format.unwrap_or(Format::UNSIGNED).llvm_regex());
+                    }
                     re.push(')');
                 }
-                Piece::StrUse { .. } | Piece::NumUse { .. } => {}
+                Piece::StrUse { name, .. } => {
+                    if let Some(g) = defs.get(name.as_str()) {
+                        re.push_str(&format!("\\{g}"));
+                    }
+                }
+                Piece::NumUse { .. } => {}
             }
         }
         if self.full_lines {
@@ -266,35 +311,43 @@ impl Pattern {
         re
     }
 
-    /// Notes `with "VAR" equal to "value"` for each substitution, in order.
-    pub fn substitution_notes(&self, env: &Env) -> Vec<(usize, String)> {
+    /// LLVM's `printSubstitutions`: a note `with "FROM" equal to "value"` for each substitution
+    /// whose value is known, in order. A string value is shown as LLVM 19 does, regex-escaped
+    /// and then escaped for printing (`a.b` is `"a\\.b"`).
+    pub fn substitution_notes(&self, env: &Env) -> Vec<String> {
         let mut out = Vec::new();
         let mut local = Vec::new();
+        let note = |from: &str, value: &str| {
+            format!(
+                "with \"{}\" equal to \"{}\"",
+                write_escaped(from),
+                write_escaped(value)
+            )
+        };
         for p in &self.pieces {
             match p {
                 Piece::StrDef { name, .. } => local.push(name.clone()),
-                Piece::StrUse { name, at } if !local.contains(name) => {
+                Piece::StrUse { name, .. } if !local.contains(name) => {
                     if let Some(v) = env.strings.get(name) {
-                        out.push((
-                            *at,
-                            format!("with \"{}\" equal to \"{}\"", name, escape_note(v)),
-                        ));
-                    } else {
-                        out.push((*at, format!("uses undefined variable(s): \"{}\"", name)));
+                        out.push(note(name, &regex_escape(v)));
                     }
                 }
                 Piece::NumUse {
+                    text, expr, format, ..
+                }
+                | Piece::NumDef {
                     text,
-                    expr,
+                    expr: Some(expr),
                     format,
-                    at,
+                    ..
                 } => {
-                    if let Ok(v) = expr.eval(&env.nums, self.line) {
-                        let f = format.unwrap_or(Format::UNSIGNED);
-                        let shown = f.render(v).unwrap_or_else(|_| v.to_string());
-                        if !matches!(expr, Expr::Lit(..)) {
-                            out.push((*at, format!("with \"{}\" equal to \"{}\"", text, shown)));
-                        }
+                    let f = format.unwrap_or(Format::UNSIGNED);
+                    if let Some(shown) = expr
+                        .eval(&env.nums, self.line)
+                        .ok()
+                        .and_then(|v| f.render(v).ok())
+                    {
+                        out.push(note(text, &shown));
                     }
                 }
                 _ => {}
@@ -304,33 +357,29 @@ impl Pattern {
     }
 
     /// Searches `hay` for the first match.
-    pub fn find(&self, hay: &str, env: &Env) -> Result<Option<Found>, SubstError> {
+    /// Searches `hay` for the first match. Every substitution that fails (each undefined
+    /// variable, each overflow) is one error, as LLVM reports them all.
+    pub fn find(&self, hay: &str, env: &Env) -> Result<Option<Found>, Vec<SubstError>> {
         if self.kind == CheckKind::Eof {
             return Ok(Some(Found {
                 start: hay.len(),
                 end: hay.len(),
                 str_defs: vec![],
                 num_defs: vec![],
+                captures: vec![],
             }));
         }
         let (re_text, groups, backrefs) = self.build(env)?;
         let compiled;
+        let one = |msg: String| vec![SubstError { at: 0, msg }];
         let re = if self.has_variables() {
-            compiled = Regex::new(&re_text).map_err(|e| SubstError {
-                at: 0,
-                msg: format!("invalid regex: {e}"),
-            })?;
+            compiled = Regex::new(&re_text).map_err(|e| one(format!("invalid regex: {e}")))?;
             &compiled
         } else {
             let cached = self.cache.get_or_init(|| Regex::new(&re_text).ok());
             match cached {
                 Some(r) => r,
-                None => {
-                    return Err(SubstError {
-                        at: 0,
-                        msg: "invalid regex".into(),
-                    })
-                }
+                None => return Err(one("invalid regex".into())),
             }
         };
         let mut pos = 0;
@@ -352,24 +401,28 @@ impl Pattern {
                 end: m.end(),
                 str_defs: vec![],
                 num_defs: vec![],
+                captures: vec![],
             };
             if self.kind == CheckKind::Empty {
                 // The required newline is consumed but not part of the match.
                 found.start += 1;
             }
             for g in &groups {
-                let text = caps.get(g.group).map_or("", |x| x.as_str());
+                let (text, cs, ce) = caps.get(g.group).map_or(("", m.start(), m.start()), |x| {
+                    (x.as_str(), x.start(), x.end())
+                });
                 match &g.num {
                     None => found.str_defs.push((g.name.clone(), text.to_string())),
                     Some(f) => {
-                        let v = f.parse(text).ok_or_else(|| SubstError {
-                            at: 0,
-                            msg: format!("unable to represent numeric value '{text}'"),
+                        let v = f.parse(text).ok_or_else(|| {
+                            one(format!("unable to represent numeric value '{text}'"))
                         })?;
                         found.num_defs.push((g.name.clone(), v, *f));
                     }
                 }
+                found.captures.push((g.name.clone(), cs, ce));
             }
+            found.captures.sort_by_key(|c| c.1);
             return Ok(Some(found));
         }
         Ok(None)
@@ -378,7 +431,11 @@ impl Pattern {
     /// Builds the regex text, the capture groups to record and the
     /// (use, def) group pairs that must capture equal text.
     #[allow(clippy::type_complexity)]
-    fn build(&self, env: &Env) -> Result<(String, Vec<Group>, Vec<(usize, usize)>), SubstError> {
+    fn build(
+        &self,
+        env: &Env,
+    ) -> Result<(String, Vec<Group>, Vec<(usize, usize)>), Vec<SubstError>> {
+        let mut errors = Vec::new();
         let mut re = String::from("(?m)");
         if self.ignore_case {
             re.push_str("(?i)");
@@ -400,13 +457,13 @@ impl Pattern {
         for p in &self.pieces {
             match p {
                 Piece::Lit(s) => re.push_str(&escape(s)),
-                Piece::Regex(r) => {
+                Piece::Regex { re: r, .. } => {
                     re.push_str("(?:");
                     re.push_str(r);
                     re.push(')');
                     next_group += count_groups(r);
                 }
-                Piece::StrDef { name, regex } => {
+                Piece::StrDef { name, regex, .. } => {
                     let g = next_group;
                     re.push('(');
                     re.push_str(regex);
@@ -429,7 +486,7 @@ impl Pattern {
                     } else if let Some(v) = env.strings.get(name) {
                         re.push_str(&escape(v));
                     } else {
-                        return Err(SubstError {
+                        errors.push(SubstError {
                             at: *at,
                             msg: format!("undefined variable: {name}"),
                         });
@@ -440,16 +497,15 @@ impl Pattern {
                     format,
                     expr,
                     at,
+                    ..
                 } => {
                     let f = format.unwrap_or(Format::UNSIGNED);
                     re.push('(');
                     match expr {
                         Some(e) => {
-                            let v = e
-                                .eval(&env.nums, self.line)
-                                .map_err(|msg| SubstError { at: *at, msg })?;
-                            let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
-                            re.push_str(&escape(&s));
+                            if let Some(s) = self.substitute(e, f, *at, env, &mut errors) {
+                                re.push_str(&escape(&s));
+                            }
                         }
                         None => re.push_str(&f.regex()),
                     }
@@ -464,12 +520,10 @@ impl Pattern {
                 Piece::NumUse {
                     expr, format, at, ..
                 } => {
-                    let v = expr
-                        .eval(&env.nums, self.line)
-                        .map_err(|msg| SubstError { at: *at, msg })?;
                     let f = format.unwrap_or(Format::UNSIGNED);
-                    let s = f.render(v).map_err(|msg| SubstError { at: *at, msg })?;
-                    re.push_str(&escape(&s));
+                    if let Some(s) = self.substitute(expr, f, *at, env, &mut errors) {
+                        re.push_str(&escape(&s));
+                    }
                 }
             }
         }
@@ -479,7 +533,43 @@ impl Pattern {
             }
             re.push('$');
         }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         Ok((re, groups, backrefs))
+    }
+
+    /// The text a numeric expression stands for, or its errors: each undefined variable at
+    /// its name, anything else (a negative value in an unsigned format, a division by zero, a
+    /// value past 128 bits) as LLVM's overflow error at the expression.
+    fn substitute(
+        &self,
+        expr: &Expr,
+        f: Format,
+        at: usize,
+        env: &Env,
+        errors: &mut Vec<SubstError>,
+    ) -> Option<String> {
+        let mut undefined = Vec::new();
+        expr.undefined(&env.nums, &mut undefined);
+        if !undefined.is_empty() {
+            errors.extend(undefined.into_iter().map(|(off, name)| SubstError {
+                at: at + off,
+                msg: format!("undefined variable: {name}"),
+            }));
+            return None;
+        }
+        let value = expr
+            .eval(&env.nums, self.line)
+            .ok()
+            .and_then(|v| f.render(v).ok());
+        if value.is_none() {
+            errors.push(SubstError {
+                at,
+                msg: "unable to substitute variable or numeric expression: overflow error".into(),
+            });
+        }
+        value
     }
 }
 
@@ -498,15 +588,31 @@ fn count_groups(r: &str) -> usize {
     regex::Regex::new(r).map_or(0, |re| re.captures_len() - 1)
 }
 
-fn escape_note(v: &str) -> String {
+/// LLVM's `Regex::escape`: a backslash before each regex metacharacter, and before NUL
+/// (it looks characters up with `strchr`, which finds the terminator).
+fn regex_escape(v: &str) -> String {
     let mut out = String::new();
     for c in v.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            _ => out.push(c),
+        if "()^$|*+?.[]\\{}\0".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// LLVM's `raw_ostream::write_escaped`: `\\`, `\t`, `\n`, `\"`, and three octal digits for
+/// every other byte that is not printable ASCII.
+pub fn write_escaped(v: &str) -> String {
+    let mut out = String::new();
+    for &b in v.as_bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'"' => out.push_str("\\\""),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{:03o}", b)),
         }
     }
     out
@@ -541,14 +647,18 @@ fn parse_pieces(
                 ));
             }
             flush(&mut lit, pieces);
-            pieces.push(Piece::Regex(tr));
+            pieces.push(Piece::Regex {
+                re: tr,
+                src: body.to_string(),
+                wrapped: rest.contains('|'),
+            });
             i += 2 + end + 2;
             continue;
         }
         // LLVM takes the first `[` of `[[[` literally: `[[[REG]]]` is `[` then `[[REG]]`.
         if let Some(after) = rest.strip_prefix("[[").filter(|a| !a.starts_with('[')) {
             let Some(end) = var_end(after) else {
-                return Err((i, "Invalid substitution block, no ]] found\n".into()));
+                return Err((i, "Invalid substitution block, no ]] found".into()));
             };
             let body = &after[..end.0];
             if let Some(e) = end.1 {
@@ -557,7 +667,15 @@ fn parse_pieces(
             let at = i + 2;
             flush(&mut lit, pieces);
             pieces.push(
-                parse_block(body, at, &mut num_defined, names).map_err(|(o, m)| (o, m + "\n"))?,
+                parse_block(body, at, &mut num_defined, names).map_err(|(o, m)| {
+                    // LLVM prints these few itself; the others are logged errors, which end
+                    // with a blank line.
+                    let printed = m == "unexpected whitespace"
+                        || m.starts_with("invalid name in string variable")
+                        || (m.starts_with("numeric variable with name ")
+                            && m.ends_with(" already exists"));
+                    (o, if printed { m } else { m + "\n" })
+                })?,
             );
             i += 2 + end.0 + 2;
             continue;
@@ -570,6 +688,36 @@ fn parse_pieces(
         i += c.len_utf8();
     }
     flush(&mut lit, pieces);
+    backref_limit(pieces)
+}
+
+/// The capture groups LLVM counts for a numeric definition: its own, and the one inside a
+/// wildcard with a precision.
+fn num_def_groups(format: Option<Format>, expr: &Option<Expr>) -> usize {
+    let precise = expr.is_none() && format.is_some_and(|f| f.precision > 0);
+    1 + usize::from(precise)
+}
+
+/// LLVM's regex engine has back-references `\1` to `\9` only: a use of a variable defined
+/// earlier in the same pattern is an error when the definition's group (counted as LLVM
+/// counts them: each definition one, plus the groups inside regexes) is past 9.
+fn backref_limit(pieces: &[Piece]) -> Result<(), ParseError> {
+    let mut group = 1;
+    let mut defs: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in pieces {
+        match p {
+            Piece::Regex { re, wrapped, .. } => group += usize::from(*wrapped) + count_groups(re),
+            Piece::StrDef { name, regex, .. } => {
+                defs.insert(name, group);
+                group += 1 + count_groups(regex);
+            }
+            Piece::NumDef { format, expr, .. } => group += num_def_groups(*format, expr),
+            Piece::StrUse { name, at } if defs.get(name.as_str()).is_some_and(|&g| g > 9) => {
+                return Err((*at, "Can't back-reference more than 9 variables".into()));
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
@@ -639,9 +787,18 @@ fn parse_block(
         for v in used {
             names.nums.entry(v).or_insert(Format::UNSIGNED);
         }
+        // LLVM reuses a variable known before this definition (from an earlier line, or from
+        // this block's own expression, which is parsed first), whose value is the old one
+        // until this match: only a new one cannot be used later in the same directive.
+        let new_def = block
+            .def
+            .as_ref()
+            .is_some_and(|(name, _)| !names.nums.contains_key(name));
         return Ok(match (block.def, block.expr) {
             (Some((name, _)), expr) => {
-                nums.push(name.clone());
+                if new_def {
+                    nums.push(name.clone());
+                }
                 names.nums.entry(name.clone()).or_insert(block.format);
                 // The format's regex is part of the pattern: a failure is
                 // this directive's error, not a match-time one.
@@ -655,11 +812,16 @@ fn parse_block(
                     name,
                     format: Some(block.format),
                     expr,
+                    text: nb.trim().to_string(),
                     at: off,
                 }
             }
             // `[[#]]` and `[[#%x,]]` match any number in the format.
-            (None, None) => Piece::Regex(block.format.regex()),
+            (None, None) => Piece::Regex {
+                re: block.format.regex(),
+                src: block.format.llvm_regex(),
+                wrapped: false,
+            },
             (None, Some(expr)) => Piece::NumUse {
                 text: nb.trim().to_string(),
                 expr,
@@ -717,6 +879,7 @@ fn parse_block(
         return Ok(Piece::StrDef {
             name: name.to_string(),
             regex: tr,
+            src: r.to_string(),
         });
     }
     if name.starts_with('@') {

@@ -68,12 +68,31 @@ impl Buffer {
 #[derive(Default)]
 pub struct Sources {
     pub bufs: Vec<Buffer>,
+    /// Messages in LLVM's colours (`--color`): bold location and message, a coloured kind, a
+    /// green caret line.
+    pub color: bool,
+}
+
+/// The escape sequences of LLVM's `raw_ostream` colours.
+pub mod ansi {
+    pub const RESET: &str = "\x1b[0m";
+    /// `SAVEDCOLOR` with bold: bold text in the current colour.
+    pub const BOLD: &str = "\x1b[1m";
+    pub const BLACK: &str = "\x1b[0;1;30m";
+    pub const RED: &str = "\x1b[0;1;31m";
+    pub const GREEN: &str = "\x1b[0;1;32m";
+    pub const BLUE: &str = "\x1b[0;1;34m";
+    pub const MAGENTA: &str = "\x1b[0;1;35m";
+    pub const CYAN: &str = "\x1b[0;1;36m";
+    /// Bold on a cyan background: input no good match covers, under `-v`.
+    pub const CYAN_BG: &str = "\x1b[0;1;46m";
 }
 
 /// Message severity.
 #[derive(Clone, Copy)]
 pub enum Kind {
     Error,
+    Remark,
     Note,
 }
 
@@ -94,19 +113,41 @@ impl Sources {
     ) {
         let buf = &self.bufs[loc.buf];
         let (line, col) = buf.line_col(loc.offset);
-        let kind = match kind {
-            Kind::Error => "error",
-            Kind::Note => "note",
+        let (kind, kind_color) = match kind {
+            Kind::Error => ("error", ansi::RED),
+            Kind::Remark => ("remark", ansi::BLUE),
+            Kind::Note => ("note", ansi::BLACK),
         };
-        let _ = writeln!(out, "{}:{}:{}: {}: {}", buf.name, line, col, kind, msg);
+        let paint = |code: &'static str| if self.color { code } else { "" };
+        let _ = writeln!(
+            out,
+            "{}{}:{}:{}: {}{}{}: {}{}{}",
+            paint(ansi::BOLD),
+            buf.name,
+            line,
+            col,
+            paint(ansi::RESET),
+            paint(kind_color),
+            kind,
+            paint(ansi::RESET),
+            paint(ansi::BOLD),
+            msg
+        );
+        out.push_str(paint(ansi::RESET));
         let (ls, le) = buf.line_range(line);
         let src = &buf.text[ls..le];
+        // SourceMgr prints no caret line under a line with non-ASCII text: its columns
+        // would not line up.
+        if !src.is_ascii() {
+            let _ = writeln!(out, "{}", src);
+            return;
+        }
         // The caret line is built per byte, then tabs are expanded in both.
         let width = src.len() + 1;
         let mut caret = vec![b' '; width];
         if let Some((rs, re)) = range {
             let rs = rs.max(ls);
-            let re = re.min(le + 1);
+            let re = re.min(le);
             for i in rs..re.max(rs) {
                 if i - ls < width {
                     caret[i - ls] = b'~';
@@ -141,7 +182,8 @@ impl Sources {
         }
         caret_out.push(caret[src.len()] as char);
         let _ = writeln!(out, "{}", src_out);
-        let _ = writeln!(out, "{}", caret_out.trim_end());
+        let _ = writeln!(out, "{}{}", paint(ansi::GREEN), caret_out.trim_end());
+        out.push_str(paint(ansi::RESET));
     }
 }
 

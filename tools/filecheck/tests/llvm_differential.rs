@@ -3,9 +3,12 @@
 //! Each case runs through `glow_filecheck::check` and through
 //! `/usr/lib/llvm-19/bin/FileCheck`; exit codes must agree, and so must the
 //! full stderr text for cases whose output glow reproduces byte for byte.
+//! The arguments go through glow-filecheck's own command-line parser. A
+//! second table runs every case under each of [`MODES`]: `-v`/`-vv` remarks
+//! and the input dump in every `-dump-input*` mode, byte for byte.
 //! Ignored, with the reason, when LLVM's FileCheck is not installed.
 
-use glow_filecheck::{check, Options};
+use glow_filecheck::{check, cli};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -102,11 +105,233 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("CHECK{LITERAL}: {{a}}\n", "{{a}}\n", &[]),
     ("XCHECK: a\nCHECK: b\n", "b\n", &[]),
     ("COM: CHECK: a\nCHECK: b\n", "b\n", &[]),
+    ("CHECK: [[X:a]b]]\n", "a\n", &[]),
+    (
+        "CHECK: {{(a)(b)(c)(d)}}[[#N:]]{{(e)(f)(g)(h)}}[[X:i]][[X]]\n",
+        "abcd5efghii\n",
+        &[],
+    ),
+    (
+        "CHECK: {{(a)(b)(c)(d)}}[[#N:]]{{(e)(f)(g)}}[[X:i]][[X]]\n",
+        "abcd5efgii\n",
+        &[],
+    ),
+    ("CHECK: [[ X]]\n", "a\n", &[]),
+    ("CHECK: [[X-:a]]\n", "a\n", &[]),
+    ("CHECK: [[X\n", "a\n", &[]),
+    ("CHECK: a\n", "a\n", &["-DX", "-D=2", "-DY"]),
+    (
+        "CHECK: a\n",
+        "a\n",
+        &[
+            "-D$=1", "-D@=1", "-DX-Y=1", "-D#N=1", "-DN=2", "-D#=1", "-D#M=x",
+        ],
+    ),
+    ("CHECK: [[A]] [[#B+C]] [[D]] [[#max(E,C)]]\n", "x\n", &[]),
+    ("CHECK: [[A]] [[#B+C]] [[D]]\n", "x\n", &["-DA=1", "-D#C=2"]),
+    ("CHECK: [[#N:]]\nCHECK: [[#N-100]]\n", "5\n", &[]),
+    ("CHECK: [[#div(1,0)]]\n", "5\n", &[]),
+    ("CHECK: [[#%.3,P:]]\n", "b   1\na2\n", &["-v"]),
+    (
+        "CHECK: [[#%.3,P:]]\nCHECK: [[#P]]\n",
+        "0012\n012\n",
+        &["-vv"],
+    ),
+    (
+        "CHECK: [[#%.2X,P:]] [[#%.2d,Q:]] [[#%#.3x,R:]]\n",
+        "0A -05 0x00f\n",
+        &["-vv", "-dump-input=always"],
+    ),
+    (
+        "CHECK: [[#%.2x,P:]]{{(a)(b)(c)(d)(e)(f)(g)}}[[X:i]][[X]]\n",
+        "0fabcdefgii\n",
+        &[],
+    ),
+    ("CHECK: [[#N:]]\nCHECK: [[#N:]] [[#N+1]]\n", "1\n5 2\n", &[]),
+    ("CHECK: [[#N:N]] [[#N]]\n", "1 1\n", &[]),
+    ("CHECK: [[#N]]\nCHECK: [[#N:]] [[#N]]\n", "1 1\n", &[]),
+    ("CHECK{LITERAL}: ab\n", "xab\n", &["--match-full-lines"]),
+    (
+        "CHECK{LITERAL}: {{a}}|b\n",
+        "b2bc \n2bc1cab\n",
+        &["--match-full-lines"],
+    ),
+    (
+        "CHECK: [[#%d,K:-1]]\n",
+        "2\n211b11 \n",
+        &["--match-full-lines"],
+    ),
+    ("CHECK: [[X:a]] [[X]]\n", "\nccc\n\na2a ca", &[]),
+    ("CHECK: [[#]]w!\n", "zzz\nxx[0-9]+w\n", &[]),
+    ("CHECK: a-b#c&d~{{x}}\n", "zzz\nqa\\-b\\#c\\&d\\~y\n", &[]),
+    (
+        "CHECK: {{(a)(b)(c)(d)(e)(f)(g)}}{{q|r}}[[X:i]][[X]]\n",
+        "abcdefgqii\n",
+        &[],
+    ),
+    (
+        "CHECK: {{(a)(b)(c)(d)(e)(f)(g)}}[[X:i]][[X]]{{q|r}}\n",
+        "abcdefgiiq\n",
+        &[],
+    ),
+    ("CHECK: [[#5]] [[@LINE]] [[#2+3]] [[#%x,7]]\n", "a\n", &[]),
+    (
+        "CHECK: [[X:.*]]\nCHECK: [[X]]z\n",
+        "a.b\"c\\d(\u{e9})\n",
+        &[],
+    ),
+    (
+        "CHECK: [[X:.*]]\nCHECK: [[X]]z\n",
+        "a\u{0}b\tc\n",
+        &["--strict-whitespace"],
+    ),
 ];
 
 /// Cases whose stderr glow does not reproduce exactly (documented differences).
 /// Case 41: glow adds a "did you mean" note to LLVM's misspelled-directive error.
 const STDERR_DIFFERS: &[usize] = &[41];
+
+/// (check file, input), each run under every one of [`MODES`].
+const VERBOSE_CASES: &[(&str, &str)] = &[
+    ("CHECK: [[@LINE]] [[#@LINE+1]]\nCHECK: [[@LINE-5]]\n", "1 2\nq\n"),
+    ("CHECK: [[X:a+]] [[X]]\nCHECK: [[X]]x\n", "aa a aa aa\naa\n"),
+    ("CHECK-COUNT-3: a\nCHECK: b\n", "a\na\na\nb\n"),
+    ("CHECK-COUNT-1: a\nCHECK-COUNT-2: b\n", "a\nb\nc\n"),
+    ("CHECK-COUNT-3: a\n", "a\na\nb\n"),
+    ("CHECK: a\nCHECK-NEXT: b\n", "a\nc\nb\n"),
+    ("CHECK-DAG: a\nCHECK-DAG: a\nCHECK-DAG: b\nCHECK: c\n", "a b a\nc\n"),
+    ("CHECK-DAG: a\nCHECK-DAG: a\n", "a\n"),
+    ("CHECK-DAG: a\nCHECK-NOT: x\nCHECK-DAG: b\nCHECK: c\n", "a\ny\nb\nc\n"),
+    ("CHECK-DAG: a\nCHECK-NOT: x\nCHECK-DAG: b\n", "b\nx\na\n"),
+    ("CHECK-DAG: [[A:a]]\nCHECK-DAG: a\nCHECK-DAG: a\nCHECK-NOT: q\nCHECK: e\n", "a a\nq\ne\n"),
+    ("CHECK: [[V]] [[#N]]\nCHECK: [[V]]z\n", "hi 5\nhiz\n"),
+    ("CHECK: a\nCHECK-EMPTY:\n", "a\nb\n\n"),
+    ("CHECK-NOT: a\n", ""),
+    ("CHECK: a\nCHECK-NOT: zz", "a\nb"),
+    ("CHECK-NOT: zz\n", "a\nb\n"),
+    ("CHECK: [[X:.*]]\nCHECK-NOT: [[X]]\n", "a\"b\\c\na\"b\\c\n"),
+    ("CHECK: a b\nCHECK: c\n", " a b \nc d\n"),
+    ("CHECK: hello world\n", "hello\nhelo world\n"),
+    ("CHECK: a\nCHECK: c\n", "a\nb\nc\nb\n"),
+    ("CHECK-LABEL: f1\nCHECK: x\nCHECK-LABEL: f2\nCHECK: y\n", "f1\nx\nf2\ny\n"),
+    ("CHECK-LABEL: f1\nCHECK: x\nCHECK-LABEL: f2\nCHECK: y\n", "f1\ny\nf2\nx\n"),
+    ("CHECK-LABEL: f1\nCHECK-LABEL: f3\n", "f1\nf2\n"),
+    ("CHECK-LABEL: f\nCHECK-NOT: x\nCHECK-LABEL: g\n", "f\nx\ng\n"),
+    ("CHECK{LITERAL}: [[x]]\nCHECK-NEXT{LITERAL}: {{y}}\n", "[[x]]\n{{z}}\n"),
+    ("CHECK: start\nCHECK: end\n", "start\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n21\n"),
+    ("CHECK: start\nCHECK: x\nCHECK: end\n", "start\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\nx\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n21\n"),
+    ("CHECK: a\nCHECK-NEXT: c\n", "1\n2\n3\n4\n5\n6\n7\n8\na\nb\nc\n1\n2\n3\n4\n5\n6\n7\n8\n9\n"),
+    ("CHECK: L1\nCHECK: L20\nCHECK: nope\n", "L1\nL2\nL3\nL4\nL5\nL6\nL7\nL8\nL9\nL10\nL11\nL12\nL13\nL14\nL15\nL16\nL17\nL18\nL19\nL20\nL21\nL22\nL23\nL24\nL25\nL26\nL27\nL28\nL29\nL30\n"),
+    ("CHECK: L3\nCHECK: L10\nCHECK-NOT: L\nCHECK: L17\n", "L1\nL2\nL3\nL4\nL5\nL6\nL7\nL8\nL9\nL10\nL11\nL12\nL13\nL14\nL15\nL16\nL17\nL18\nL19\nL20\nL21\nL22\nL23\nL24\nL25\nL26\nL27\nL28\nL29\nL30\n"),
+    ("CHECK: [[A:x]] [[B:y]] [[#C:]] [[D:z]]\nCHECK: [[D]] [[B]] [[A]] [[#C*1]]\n", "x y 3 z\nz y x 3\n"),
+    ("CHECK: a{{(.|[[:space:]])*}}b\nCHECK: zz\n", "x\na\n1\n2\n3\n4\n5\n6\n7\n8\n9\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"),
+    ("CHECK: foo\nCHECK-NEXT: bar\n", "foo\nx\nbar\n"),
+    ("CHECK: foo\nCHECK-NEXT: bar\n", "foo bar\n"),
+    ("CHECK: a\nCHECK: b\n", "a\nc"),
+    ("CHECK: a\nCHECK-NOT: b\nCHECK: c\n", "a\nb\nc\n"),
+    ("CHECK: s\nCHECK-NOT: a{{(.|[[:space:]])*}}b\nCHECK: e\n", "s\n1\na\n2\n3\n4\n5\n6\n7\n8\nb\n9\n10\n11\n12\n13\n14\n15\n16\ne\n"),
+    ("CHECK: a\nCHECK-SAME: b\n", "a\nb\n"),
+    ("CHECK-LABEL: f\nCHECK: [[V:.]]\nCHECK-LABEL: g\nCHECK: [[V]]\n", "f\nq\ng\nq\n"),
+    ("CHECK: a b\nCHECK: zz\n", "a\t\tb\tc\n\tx\n"),
+    ("CHECK: a\nCHECK-NOT: [[U]] [[#V+W]]\nCHECK: b\n", "a\nb\n"),
+    ("CHECK-DAG: [[U]]\nCHECK: b\n", "a\nb\n"),
+    ("CHECK: [[X:[a-z]+]] [[#N:]]\nCHECK: [[X]] [[#N+1]]\nCHECK-NOT: [[X]]\n", "ab 5\nab 6\nab\n"),
+    ("CHECK: [[X:[a-z]+]] [[#%x,N:]]\nCHECK: [[X]] [[#N+1]]\n", "ab ff\nab 101\n"),
+    ("CHECK: x\nCHECK: y\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\nx\n"),
+    ("CHECK-LABEL: lab1\n CHECK-NEXT: hello\nCHECK-LABEL: lab2\n CHECK-NEXT: world\n", "foo8\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab1 hello\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab2 world\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo8\nfoo9\nfoo0\n"),
+    ("CHECK-LABEL: lab1\n      CHECK: hello\n      CHECK: goodbye\nCHECK-LABEL: lab2\n CHECK-NEXT: world\n", "foo8\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab1 hello\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo7\nfoo6\nfoo5\nfoo4\nfoo3\nfoo2\nfoo1\nlab2 world\nfoo1\nfoo2\nfoo3\nfoo4\nfoo5\nfoo6\nfoo7\nfoo8\nfoo9\nfoo0\n"),
+];
+
+/// The command lines [`VERBOSE_CASES`] run under: remarks (`-dump-input=never`), the dump's
+/// annotations (`-v`, `-vv`), its filters and contexts, options that change the matches, and
+/// `--color`.
+const MODES: &[&[&str]] = &[
+    &[],
+    &["-v"],
+    &["-vv"],
+    &["-v", "-dump-input=never"],
+    &["-vv", "-dump-input=never"],
+    &["-vv", "-dump-input=always"],
+    &["-dump-input=always"],
+    &["-dump-input-filter=all"],
+    &["-dump-input-filter=annotation-full", "-v"],
+    &["-dump-input-filter=annotation", "-vv"],
+    &["-dump-input-context=1", "-vv"],
+    &["-dump-input-context=0"],
+    &["--implicit-check-not=b", "-vv"],
+    &["-dump-input=always", "-dump-input-filter=error", "-v"],
+    &[
+        "-dump-input=always",
+        "-dump-input-filter=annotation",
+        "-dump-input-context=2",
+    ],
+    &["--strict-whitespace", "-vv", "-dump-input=always"],
+    &["--match-full-lines", "-v"],
+    &["--allow-deprecated-dag-overlap", "-vv"],
+    &["--color"],
+    &["--color", "-v"],
+    &["--color", "-vv", "-dump-input=always"],
+    &["--color", "-v", "-dump-input=never"],
+    &["--color", "-dump-input-context=1"],
+];
+
+/// One run's exit code and stderr.
+struct Run {
+    code: i32,
+    stderr: String,
+}
+
+fn run_llvm(path: &str, args: &[&str], input: &str) -> Run {
+    let mut child = Command::new(LLVM_FILECHECK)
+        .arg(path)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("LLVM FileCheck runs");
+    // FileCheck exits before reading its input on usage errors; a broken
+    // pipe then is expected, not a failure.
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes());
+    let out = child.wait_with_output().expect("LLVM FileCheck finishes");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).replace(LLVM_FILECHECK, "glow-filecheck"),
+    }
+}
+
+/// glow-filecheck as its binary would run, through its own command-line parser.
+fn run_glow(path: &str, check_text: &str, args: &[&str], input: &str) -> Run {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let parsed = cli::parse(None, &args).expect("table arguments parse");
+    let dump = parsed
+        .dump_input()
+        .expect("no table case asks for -dump-input=help");
+    let command_line = std::iter::once("glow-filecheck")
+        .chain(std::iter::once(path))
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let opts = match parsed.options(dump, command_line) {
+        Ok(o) => o,
+        // The binary prints this and exits 2, as LLVM does.
+        Err(msg) => {
+            return Run {
+                code: 2,
+                stderr: msg + "\n",
+            }
+        }
+    };
+    let out = check(path, check_text, "<stdin>", input, &opts);
+    Run {
+        code: out.exit_code,
+        stderr: out.stderr,
+    }
+}
 
 #[test]
 #[cfg_attr(
@@ -122,42 +347,18 @@ fn agrees_with_llvm_filecheck() {
         let path = dir.join(format!("case{i}.txt"));
         std::fs::write(&path, check_text).expect("temp file is writable");
         let name = path.to_string_lossy().to_string();
-        let mut child = Command::new(LLVM_FILECHECK)
-            .arg(&name)
-            .args(*args)
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("LLVM FileCheck runs");
-        // FileCheck exits before reading its input on usage errors; a broken
-        // pipe then is expected, not a failure.
-        let _ = child
-            .stdin
-            .take()
-            .expect("stdin is piped")
-            .write_all(input.as_bytes());
-        let llvm = child.wait_with_output().expect("LLVM FileCheck finishes");
-        let llvm_code = llvm.status.code().unwrap_or(-1);
-        let mut opts = options(args);
-        opts.command_line = std::iter::once("glow-filecheck")
-            .chain(std::iter::once(name.as_str()))
-            .chain(args.iter().copied())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let glow = check(&name, check_text, "<stdin>", input, &opts);
-        if glow.exit_code != llvm_code {
+        let llvm = run_llvm(&name, args, input);
+        let glow = run_glow(&name, check_text, args, input);
+        if glow.code != llvm.code {
             code_mismatches.push(format!(
-                "case {i} {check_text:?} on {input:?} {args:?}: llvm {llvm_code}, glow {}",
-                glow.exit_code
+                "case {i} {check_text:?} on {input:?} {args:?}: llvm {}, glow {}",
+                llvm.code, glow.code
             ));
         }
-        let llvm_err =
-            String::from_utf8_lossy(&llvm.stderr).replace(LLVM_FILECHECK, "glow-filecheck");
-        if llvm_err != glow.stderr && !STDERR_DIFFERS.contains(&i) {
+        if llvm.stderr != glow.stderr && !STDERR_DIFFERS.contains(&i) {
             text_mismatches.push(format!(
-                "case {i}:\n--- llvm\n{llvm_err}--- glow\n{}",
-                glow.stderr
+                "case {i}:\n--- llvm\n{}--- glow\n{}",
+                llvm.stderr, glow.stderr
             ));
         }
     }
@@ -174,28 +375,36 @@ fn agrees_with_llvm_filecheck() {
     );
 }
 
-/// Maps the few command-line flags the table uses onto [`Options`].
-fn options(args: &[&str]) -> Options {
-    let mut o = Options::default();
-    for a in args {
-        match *a {
-            "--allow-empty" => o.allow_empty = true,
-            "--strict-whitespace" => o.strict_whitespace = true,
-            "--match-full-lines" => o.match_full_lines = true,
-            "--ignore-case" => o.ignore_case = true,
-            "--allow-unused-prefixes" => o.allow_unused_prefixes = true,
-            "--enable-var-scope" => o.enable_var_scope = true,
-            _ => {
-                if let Some(p) = a.strip_prefix("--implicit-check-not=") {
-                    o.implicit_check_not.push(p.to_string());
-                } else if let Some(p) = a.strip_prefix("--check-prefixes=") {
-                    o.check_prefixes.extend(p.split(',').map(str::to_string));
-                } else if let Some(d) = a.strip_prefix("-D") {
-                    let (k, v) = d.split_once('=').expect("table defines have '='");
-                    o.defines.push((k.to_string(), v.to_string()));
-                }
+#[test]
+#[cfg_attr(
+    not(has_llvm_filecheck),
+    ignore = "no /usr/lib/llvm-19/bin/FileCheck (apt-get install llvm-19-tools)"
+)]
+fn verbose_and_dump_modes_agree_with_llvm_filecheck() {
+    let dir = std::env::temp_dir().join(format!("glow-fc-modes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let mut mismatches = Vec::new();
+    for (i, (check_text, input)) in VERBOSE_CASES.iter().enumerate() {
+        let path = dir.join(format!("case{i}.txt"));
+        std::fs::write(&path, check_text).expect("temp file is writable");
+        let name = path.to_string_lossy().to_string();
+        for args in MODES {
+            let llvm = run_llvm(&name, args, input);
+            let glow = run_glow(&name, check_text, args, input);
+            if llvm.code != glow.code || llvm.stderr != glow.stderr {
+                mismatches.push(format!(
+                    "case {i} {check_text:?} on {input:?} {args:?}: exit llvm {} glow {}\n--- llvm\n{}--- glow\n{}",
+                    llvm.code, glow.code, llvm.stderr, glow.stderr
+                ));
             }
         }
     }
-    o
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} runs differ:\n{}",
+        mismatches.len(),
+        VERBOSE_CASES.len() * MODES.len(),
+        mismatches.join("\n")
+    );
 }
