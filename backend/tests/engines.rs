@@ -1606,7 +1606,8 @@ fn c_matches_interpreter_with_warnings_as_errors() {
 }
 
 /// The vector paths as the benchmarks build them (AVX2 where the machine
-/// has it), still without FMA contraction: the bundle turns it off.
+/// has it, so the fused multiply-adds are FMA instructions), still without
+/// the compiler's own contraction: the bundle turns it off.
 #[test]
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn c_matches_interpreter_native_o3() {
@@ -1628,7 +1629,7 @@ fn c_threads_match_interpreter() {
     );
 }
 
-/// The fast mode (FMA contraction allowed) stays within tolerance.
+/// The fast mode (contraction allowed) stays within tolerance.
 #[test]
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn c_fast_math_within_tolerance() {

@@ -1,8 +1,9 @@
 /*@common*/
-/* Shared kernels: each output element sums its products in the index order
- * of the reference interpreter, from 0.0f, and adds the bias after the sum;
- * tiling only changes which elements are computed together, so results are
- * bit-identical to the interpreter unless the bundle was emitted fast. */
+/* Shared kernels: each output element accumulates its products in the index
+ * order of the reference interpreter, from 0.0f, each with one fused
+ * multiply-add (acc = fmaf(x, w, acc): one rounding), and adds the bias after
+ * the sum; tiling only changes which elements are computed together, so
+ * results are bit-identical to the interpreter. */
 #if defined(__GNUC__) || defined(__clang__)
 typedef float glow_v8 __attribute__((vector_size(32)));
 #define GLOW_VEC 1
@@ -11,6 +12,27 @@ typedef float glow_v8 __attribute__((vector_size(32)));
 typedef float glow_v16 __attribute__((vector_size(64)));
 #define GLOW_VEC16 1
 #endif
+#endif
+#if defined(GLOW_VEC) && (defined(__FMA__) || defined(__AVX512F__))
+#include <immintrin.h>
+#endif
+
+/* acc = fmaf(x, w, acc) lane by lane (x, w, acc variables): the FMA
+ * instruction where the target has one, else libm's fmaf (exact too, only
+ * slower; through pointers, since vectors wider than the target's registers
+ * are not passed by value). */
+#ifdef GLOW_VEC
+#if defined(__FMA__)
+#define GLOW_FMA8(acc, x, w) ((acc) = _mm256_fmadd_ps((x), (w), (acc)))
+#else
+static inline void glow_fma8_lanes(glow_v8 *acc, const glow_v8 *x, const glow_v8 *w) {
+  for (int l = 0; l < 8; l++) (*acc)[l] = fmaf((*x)[l], (*w)[l], (*acc)[l]);
+}
+#define GLOW_FMA8(acc, x, w) glow_fma8_lanes(&(acc), &(x), &(w))
+#endif
+#endif
+#ifdef GLOW_VEC16
+#define GLOW_FMA16(acc, x, w) ((acc) = _mm512_fmadd_ps((x), (w), (acc)))
 #endif
 
 #define GLOW_TP 6
@@ -233,6 +255,19 @@ static inline void glow_conv_store(float *dst, const float *res, const glow_conv
   dst[at] = glow_act(x, p->act, p->a0, p->a1);
 }
 
+/* Whether padded window positions may read zeros instead of being skipped
+ * (the reference skips them). With a finite filter, x * 0 is +-0, and an FMA
+ * adding it leaves the running sum unchanged unless the sum is -0 (an FMA can
+ * round a tiny negative to -0, and -0 + +0 is +0). Sums that differ only in
+ * the sign of a zero become equal when a bias other than -0 is added, so the
+ * filter must be finite (checked at emit time) and no bias element -0. */
+static inline int glow_zeros_ok(int finite, const float *bias, size_t n) {
+  if (!finite) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (bias[i] == 0.0f && signbit(bias[i])) return 0;
+  return 1;
+}
+
 /* A convolution kernel's arguments, for the work split. */
 typedef struct {
   float *dst;
@@ -247,10 +282,9 @@ typedef struct {
  * channels per group, [group][panel][kh][kw][c][16] (zero lanes past the
  * group's channels), over tiles of 6 output pixels x 16 channels.
  * A window position outside the input adds nothing in the reference. Here
- * it reads zeros from glow_zero instead when the filter is finite (`finite`,
- * checked at emit time): x * 0 is then +-0 and a running sum that starts at
- * +0 never is -0, so adding it leaves the sum's bits unchanged. Pixels past
- * the end of a tile read zeros too and are not stored. */
+ * it reads zeros from glow_zero instead where glow_zeros_ok allows it
+ * (`finite` in the arguments). Pixels past the end of a tile read zeros too
+ * and are not stored. */
 /* One tile: output pixels pix .. pix + np - 1 (the first at (oh0, ow0)) of
  * the np2 panels from `panel` (first output channel o0, `lanes` stored). */
 static void glow_conv_tile(float *dst, const float *sbase, const float *panel, const float *bias,
@@ -334,7 +368,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
             memcpy(&w0, wp + c * 16, 64);
             memcpy(&w1, wq + c * 16, 64);
 #define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
+  GLOW_FMA16(A, x, w0); GLOW_FMA16(B, x, w1);
             GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
             GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
 #undef GLOW_STEP
@@ -345,7 +379,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
             float s;
             memcpy(&w0, wp + c * 16, 64);
 #define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0;
+  GLOW_FMA16(A, x, w0);
             GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
             GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
 #undef GLOW_STEP
@@ -410,7 +444,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
             memcpy(&w0, wp + c * 16, 64);
             memcpy(&w1, wq + c * 16, 64);
 #define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
+  GLOW_FMA16(A, x, w0); GLOW_FMA16(B, x, w1);
             GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
             GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
 #undef GLOW_STEP
@@ -424,7 +458,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
             float s;
             memcpy(&w0, wp + c * 16, 64);
 #define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0;
+  GLOW_FMA16(A, x, w0);
             GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
             GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
 #undef GLOW_STEP
@@ -450,7 +484,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
           memcpy(&w0, wp + c * 16, 32);
           memcpy(&w1, wp + c * 16 + 8, 32);
 #define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
+  GLOW_FMA8(A, x, w0); GLOW_FMA8(B, x, w1);
           GLOW_STEP(s0, c00, c01) GLOW_STEP(s1, c10, c11) GLOW_STEP(s2, c20, c21)
           GLOW_STEP(s3, c30, c31) GLOW_STEP(s4, c40, c41) GLOW_STEP(s5, c50, c51)
 #undef GLOW_STEP
@@ -471,7 +505,7 @@ static void glow_conv_tile(float *dst, const float *sbase, const float *panel, c
           for (size_t c = 0; c < cg; c++) {
             const float s = sp[t][c * p->s_c];
             for (size_t l = 0; l < 16; l++)
-              acc[t][q * 16 + l] = acc[t][q * 16 + l] + s * wq[c * 16 + l];
+              acc[t][q * 16 + l] = fmaf(s, wq[c * 16 + l], acc[t][q * 16 + l]);
           }
         }
       }
@@ -557,7 +591,7 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
  * one is swept panel by panel, each panel over the part's pixels. */
 static void glow_conv_f32(float *dst, const float *src, const float *pk, const float *bias,
                           const float *res, const glow_conv_t *p, int finite) {
-  const glow_conv_args q = {dst, src, pk, bias, res, p, finite};
+  const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
   glow_parallel(glow_conv_part, &q);
 }
 /*@end*/
@@ -619,8 +653,8 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
             glow_v8 wa, wb, v;
             memcpy(&wa, pk + ab * C + c0, 32);
             memcpy(&wb, pk + ab * C + c0 + 8, 32);
-#define GLOW_STEP(T, A, B) memcpy(&v, sp[ab][T] + c0, 32); A = A + v * wa; \
-  memcpy(&v, sp[ab][T] + c0 + 8, 32); B = B + v * wb;
+#define GLOW_STEP(T, A, B) memcpy(&v, sp[ab][T] + c0, 32); GLOW_FMA8(A, v, wa); \
+  memcpy(&v, sp[ab][T] + c0 + 8, 32); GLOW_FMA8(B, v, wb);
             GLOW_STEP(0, x0a, x0b) GLOW_STEP(1, x1a, x1b) GLOW_STEP(2, x2a, x2b)
             GLOW_STEP(3, x3a, x3b) GLOW_STEP(4, x4a, x4b) GLOW_STEP(5, x5a, x5b)
 #undef GLOW_STEP
@@ -658,7 +692,7 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
               if (iw < 0 || iw >= (long long)p->w) continue;
               const float *sv = sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w + cb0 * p->s_c;
               const float *w = pk + (a * p->kw + b) * C + cb0;
-              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + sv[l * p->s_c] * w[l];
+              for (size_t l = 0; l < cb; l++) acc[l] = fmaf(sv[l * p->s_c], w[l], acc[l]);
             }
           }
           float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + cb0 * p->d_c;
@@ -677,7 +711,7 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
 
 static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
                                const float *res, const glow_conv_t *p, int finite) {
-  const glow_conv_args q = {dst, src, pk, bias, res, p, finite};
+  const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
   glow_parallel(glow_depthwise_part, &q);
 }
 /*@end*/
@@ -711,8 +745,9 @@ static void glow_conv_ref_part(const void *args, size_t part, size_t parts) {
             long long iw = (long long)(ow * p->sw + b * p->dw) - (long long)p->pl;
             if (iw < 0 || iw >= (long long)p->w) continue;
             for (size_t c = 0; c < cg; c++)
-              sum += src[n * p->s_n + (g * cg + c) * p->s_c + (size_t)ih * p->s_h + (size_t)iw * p->s_w] *
-                     filt[o * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]];
+              sum = fmaf(src[n * p->s_n + (g * cg + c) * p->s_c + (size_t)ih * p->s_h +
+                             (size_t)iw * p->s_w],
+                         filt[o * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]], sum);
           }
         }
         glow_conv_store(dst, res, p, n, o, pix, sum, bias);
@@ -774,7 +809,7 @@ static void glow_gemm_part(const void *args, size_t part, size_t parts) {
             memcpy(&w0, panel + kk * pstride, 32);
             memcpy(&w1, panel + kk * pstride + 8, 32);
 #define GLOW_STEP(T, X, Y) s = a0[T * p->lda + kk]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
-  X = X + x * w0; Y = Y + x * w1;
+  GLOW_FMA8(X, x, w0); GLOW_FMA8(Y, x, w1);
             GLOW_STEP(0, c00, c01) GLOW_STEP(1, c10, c11) GLOW_STEP(2, c20, c21)
             GLOW_STEP(3, c30, c31) GLOW_STEP(4, c40, c41) GLOW_STEP(5, c50, c51)
 #undef GLOW_STEP
@@ -795,8 +830,8 @@ static void glow_gemm_part(const void *args, size_t part, size_t parts) {
               memcpy(&w0, panel + kk * pstride, 32);
               memcpy(&w1, panel + kk * pstride + 8, 32);
               x = (glow_v8){s, s, s, s, s, s, s, s};
-              x0 = x0 + x * w0;
-              x1 = x1 + x * w1;
+              GLOW_FMA8(x0, x, w0);
+              GLOW_FMA8(x1, x, w1);
             }
             memcpy(acc[t], &x0, 32);
             memcpy(acc[t] + 8, &x1, 32);
@@ -808,7 +843,7 @@ static void glow_gemm_part(const void *args, size_t part, size_t parts) {
             const float *a0 = Ab + (i0 + t) * p->lda;
             for (size_t kk = 0; kk < p->k; kk++) {
               const float s = a0[kk];
-              for (size_t l = 0; l < lanes; l++) acc[t][l] = acc[t][l] + s * panel[kk * pstride + l];
+              for (size_t l = 0; l < lanes; l++) acc[t][l] = fmaf(s, panel[kk * pstride + l], acc[t][l]);
             }
           }
         }
