@@ -36,6 +36,9 @@ pub struct CodegenOptions {
     /// C compiler may contract the `a * b + c` outside the dot products
     /// (those are fused multiply-adds in both modes).
     pub fast_math: bool,
+    /// Output pixels (GEMM rows) per tile of the float kernels; 0 is
+    /// `emit::runtime::TILE_PIXELS`. Every value computes the same numbers.
+    pub tile_pixels: u32,
     /// Call `glow_trace_hook(pos, constantWeight, mutableWeight, activations)`
     /// after each instruction (its position in program order), which the
     /// program must define: `glow-run --bisect-engines` records every
@@ -127,6 +130,7 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
     }
     let (body, source, packings, packed_bytes) = {
         let mut rt = Runtime::new(&weights);
+        rt.set_tile_pixels(opts.codegen.tile_pixels);
         let body = emit_body(f, &layout, &mut rt, opts.codegen.trace)?;
         let packings: Vec<(usize, PackKind, u64)> =
             rt.packings().map(|(w, k, at)| (w, k.clone(), at)).collect();
