@@ -11,7 +11,8 @@ on the same input, alternating, ROUNDS times each. One thread: the median CPU ti
 thread. T threads (`--threads T`: the bundle emitted with --threads T, ORT with T intra-op threads):
 the median wall time (ORT's pool told not to spin, so it does not hold a core while the
 bundle runs). Prints the ratio glow/ORT and how much of the tolerance 1e-5 + 1e-3|ref| the
-worst output element uses (<= 1 passes). `--convs` adds GFLOP/s of single ResNet-50 convolutions.
+worst output element uses (<= 1 passes). `--convs` adds GFLOP/s of single ResNet-50 convolutions
+and their share of this core's FMA peak, measured by scripts/bench/fma-peak.c.
 
 `--int8`: the static int8 QDQ model onnxruntime's `quantize_static` makes of each model
 (per-channel QInt8 weights, QUInt8 activations, calibrated on 8 seeded standard-normal inputs),
@@ -301,6 +302,17 @@ code {{
     return rows
 
 
+def fma_peak(work):
+    """This core's single-thread FMA GFLOP/s (scripts/bench/fma-peak.c), or None."""
+    exe = os.path.join(work, "fma-peak")
+    cc = os.environ.get("CC", "cc")
+    r = subprocess.run([cc, "-O2", "-march=native", os.path.join(ROOT, "scripts", "bench", "fma-peak.c"),
+                        "-o", exe], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return float(run([exe]).stdout.split()[0])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
@@ -345,9 +357,12 @@ def main():
         f = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
         print(f"| {m} | {f(r['ort_ms'])} | {f(r['glow_ms'])} | {f(r['ratio'])} | {f(r['tolerance_use'], 3)} | {f(r['cc_s'])} |", flush=True)
     if a.convs:
-        print("\n| ResNet-50 convolution (NHWC) | ms | GFLOP/s |\n|---|---|---|")
+        peak = fma_peak(a.work)
+        head = f" of FMA peak ({peak:.1f} GFLOP/s)" if peak else " of FMA peak (not measured: no FMA)"
+        print(f"\n| ResNet-50 convolution (NHWC) | ms | GFLOP/s |{head} |\n|---|---|---|---|")
         for name, ms, gf in bench_convs(a, bins):
-            print(f"| {name} | {ms:.3f} | {gf:.1f} |")
+            share = f"{100 * gf / peak:.0f}%" if peak else "-"
+            print(f"| {name} | {ms:.3f} | {gf:.1f} | {share} |")
 
 
 if __name__ == "__main__":

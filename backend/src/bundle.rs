@@ -32,10 +32,13 @@ pub struct CodegenOptions {
     /// (pthreads), each element computed by one thread in the single-thread
     /// order, so results are bit-identical to one thread.
     pub threads: u32,
-    /// Allow the C compiler to contract `a * b + c` into FMA: faster on
-    /// machines whose FMA units outnumber their adders, no longer
-    /// bit-identical to the interpreter.
+    /// Allow results other than the interpreter's (docs/backend.md): the
+    /// C compiler may contract the `a * b + c` outside the dot products
+    /// (those are fused multiply-adds in both modes).
     pub fast_math: bool,
+    /// Output pixels (GEMM rows) per tile of the float kernels; 0 is
+    /// `emit::runtime::TILE_PIXELS`. Every value computes the same numbers.
+    pub tile_pixels: u32,
     /// Call `glow_trace_hook(pos, constantWeight, mutableWeight, activations)`
     /// after each instruction (its position in program order), which the
     /// program must define: `glow-run --bisect-engines` records every
@@ -127,6 +130,7 @@ pub fn emit_bundle(f: &Function, opts: &BundleOptions) -> Result<Bundle, Backend
     }
     let (body, source, packings, packed_bytes) = {
         let mut rt = Runtime::new(&weights);
+        rt.set_tile_pixels(opts.codegen.tile_pixels);
         let body = emit_body(f, &layout, &mut rt, opts.codegen.trace)?;
         let packings: Vec<(usize, PackKind, u64)> =
             rt.packings().map(|(w, k, at)| (w, k.clone(), at)).collect();
@@ -282,7 +286,8 @@ fn c_source(
             "#elif defined(__GNUC__)\n#pragma GCC optimize(\"fp-contract=fast\")\n#endif\n"
         ));
     } else {
-        // Exact: no contraction of a * b + c into FMA, whatever the flags.
+        // Exact: the dot products call fmaf or FMA intrinsics; no other
+        // a * b + c is contracted, whatever the flags.
         c.push_str(concat!(
             "\n#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n",
             "#elif defined(__GNUC__)\n#pragma GCC optimize(\"fp-contract=off\")\n#endif\n"

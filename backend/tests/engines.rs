@@ -1664,6 +1664,31 @@ fn run_both(cflags: &str) {
     run_both_with(cflags, Default::default());
 }
 
+/// The interpreter's and the C engine's outputs of `f` on the same weights
+/// (seeded by `seed`).
+fn both_engines(
+    f: &glow_ir::Function,
+    cflags: &str,
+    seed: u64,
+    codegen: glow_backend::CodegenOptions,
+) -> (Outputs, Outputs) {
+    let mut opts = RunOptions {
+        engine: Engine::Interp,
+        cc: CcOptions::new(Some("cc"), cflags),
+        seed,
+        strict_constants: false,
+        repeat: None,
+        build_dir: None,
+        codegen,
+    };
+    let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
+    let interp = run::run(f, &weights, &opts).expect("interpreter runs");
+    opts.engine = Engine::C;
+    let c = run::run(f, &weights, &opts)
+        .unwrap_or_else(|e| panic!("C engine ({cflags}, {codegen:?}): {e:?}"));
+    (interp, c)
+}
+
 fn run_both_with(cflags: &str, codegen: glow_backend::CodegenOptions) {
     let text = build();
     let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
@@ -1673,20 +1698,7 @@ fn run_both_with(cflags: &str, codegen: glow_backend::CodegenOptions) {
         "{}",
         glow_ir::diag::render_all(&diags, "cases", text.as_bytes())
     );
-    let f = &m.functions[0];
-    let mut opts = RunOptions {
-        engine: Engine::Interp,
-        cc: CcOptions::new(Some("cc"), cflags),
-        seed: 7,
-        strict_constants: false,
-        repeat: None,
-        build_dir: None,
-        codegen,
-    };
-    let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
-    let interp = run::run(f, &weights, &opts).expect("interpreter runs");
-    opts.engine = Engine::C;
-    let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}"));
+    let (interp, c) = both_engines(&m.functions[0], cflags, 7, codegen);
     if codegen.fast_math {
         assert_close(&interp, &c);
     } else {
@@ -1751,7 +1763,8 @@ fn c_matches_interpreter_with_warnings_as_errors() {
 }
 
 /// The vector paths as the benchmarks build them (AVX2 where the machine
-/// has it), still without FMA contraction: the bundle turns it off.
+/// has it, so the fused multiply-adds are FMA instructions), still without
+/// the compiler's own contraction: the bundle turns it off.
 #[test]
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn c_matches_interpreter_native_o3() {
@@ -1773,7 +1786,7 @@ fn c_threads_match_interpreter() {
     );
 }
 
-/// The fast mode (FMA contraction allowed) stays within tolerance.
+/// The fast mode (contraction allowed) stays within tolerance.
 #[test]
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn c_fast_math_within_tolerance() {
@@ -1813,20 +1826,120 @@ fn each_kernel_alone_builds_with_werror() {
         gemm,
     ] {
         let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
-        let f = &m.functions[0];
-        let mut opts = RunOptions {
-            engine: Engine::Interp,
-            cc: CcOptions::new(Some("cc"), "-O1 -Wall -Wextra -Werror"),
-            seed: 3,
-            strict_constants: false,
-            repeat: None,
-            build_dir: None,
-            codegen: Default::default(),
-        };
-        let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
-        let interp = run::run(f, &weights, &opts).expect("interpreter runs");
-        opts.engine = Engine::C;
-        let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}\n{text}"));
+        let (interp, c) = both_engines(
+            &m.functions[0],
+            "-O1 -Wall -Wextra -Werror",
+            3,
+            Default::default(),
+        );
         assert_same(&interp, &c);
     }
+}
+
+/// Convolutions (panel, 1x1, depthwise with a channel tail, runtime
+/// filter), a fully connected layer, a matmul and a batchmatmul whose
+/// pixels and rows are not multiples of the tile, in one function.
+fn tile_cases() -> String {
+    let mut p = Prog::default();
+    let conv = |p: &mut Prog, hw: u64, c: u64, oc: u64, k: u64, group: u64, consts: &[usize]| {
+        let pad = k / 2;
+        p.op_const(
+            "convolution",
+            &f(&[1, hw, hw, oc]),
+            &[&f(&[1, hw, hw, c]), &f(&[oc, k, k, c / group]), &f(&[oc])],
+            consts,
+            &format!(
+                "Kernels: [{k}, {k}], Pads: [{pad}, {pad}, {pad}, {pad}], Group: {group}, FusedActivation: RELU"
+            ),
+        );
+    };
+    conv(&mut p, 7, 5, 20, 3, 1, &[1, 2]);
+    conv(&mut p, 5, 24, 37, 1, 1, &[1, 2]);
+    conv(&mut p, 6, 19, 19, 3, 19, &[1, 2]);
+    conv(&mut p, 5, 3, 20, 3, 1, &[2]);
+    p.op_const(
+        "fullyconnected",
+        &f(&[7, 18]),
+        &[&f(&[7, 5]), &f(&[5, 18]), &f(&[18])],
+        &[1, 2],
+        "",
+    );
+    p.op("matmul", &f(&[9, 17]), &[&f(&[9, 4]), &f(&[4, 17])], "");
+    p.op(
+        "batchmatmul",
+        &f(&[2, 5, 16]),
+        &[&f(&[2, 5, 3]), &f(&[2, 3, 16])],
+        "",
+    );
+    p.text()
+}
+
+/// The tile height is a parameter (`GLOW_TP` from
+/// `emit::runtime::TILE_PIXELS`): other heights compute the same numbers,
+/// on the FMA-instruction path and on the portable one.
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn other_tile_heights_compute_the_same_numbers() {
+    let text = tile_cases();
+    let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    for (tp, cflags) in [
+        (1, "-O2 -march=native -Wall -Wextra -Werror"),
+        (4, "-O2 -march=native -Wall -Wextra -Werror"),
+        (5, "-O2 -Wall -Wextra -Werror"),
+        (7, "-O2 -march=native -Wall -Wextra -Werror"),
+    ] {
+        let codegen = glow_backend::CodegenOptions {
+            tile_pixels: tp,
+            ..Default::default()
+        };
+        let (interp, c) = both_engines(&m.functions[0], cflags, 5, codegen);
+        assert_same(&interp, &c);
+    }
+}
+
+/// The panel width (`GLOW_PW` from `emit::runtime::PANEL_WIDTH`) is tied to
+/// the vector registers: another value refuses to build, naming why.
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn another_panel_width_fails_to_build() {
+    let text = tile_cases();
+    let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    let bundle = glow_backend::emit_bundle(
+        &m.functions[0],
+        &glow_backend::BundleOptions {
+            weights: BTreeMap::new(),
+            zero_missing_weights: true,
+            codegen: Default::default(),
+        },
+    )
+    .expect("bundle");
+    let define = format!(
+        "#define GLOW_PW {}\n",
+        glow_backend::emit::runtime::PANEL_WIDTH
+    );
+    assert!(bundle.c_source.contains(&define), "{define} missing");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let build = |source: &str| {
+        let path = dir.path().join("pw.c");
+        std::fs::write(&path, source).expect("write");
+        std::process::Command::new("cc")
+            .args(["-std=c99", "-O1", "-c", "-o"])
+            .arg(dir.path().join("pw.o"))
+            .arg(&path)
+            .output()
+            .expect("cc runs")
+    };
+    let ok = build(&bundle.c_source);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let other = build(&bundle.c_source.replace(&define, "#define GLOW_PW 8\n"));
+    assert!(!other.status.success());
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        err.contains("the vector paths hold a panel of 16 channels"),
+        "{err}"
+    );
 }

@@ -1,7 +1,8 @@
 //! The fused activations of a convolution (Glow's `FusedActivation`),
 //! defined once: the name the text uses, how many `FusedActivationArgs` each
-//! takes, and the f32 function both engines compute. The C kernels'
-//! `glow_act` takes [`FusedActivation::code`] and must compute [`FusedActivation::apply`].
+//! takes, and the f32 function both engines compute. The backend generates
+//! the C kernels' `glow_act` from [`FusedActivation::ALL`]: one case per
+//! [`FusedActivation::code`], computing [`FusedActivation::apply`].
 
 use crate::opcode::Opcode;
 use std::fmt;

@@ -133,7 +133,7 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     ));
     c.w.line(&format!("if (iw < 0 || iw >= {w}ll) continue;"));
     c.w.line(&format!(
-        "sum += {} * Src[{}];",
+        "sum = fmaf({}, Src[{}], sum);",
         dest_at("o"),
         idx(["b", "ch", "(size_t)ih", "(size_t)iw"], g.ss)
     ));
@@ -175,7 +175,7 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.for_loop("og", ocg);
     c.w.line(&format!("const size_t o = g * {ocg}u + og;"));
     c.w.line(&format!(
-        "sum += {} * Filter[{}];",
+        "sum = fmaf({}, Filter[{}], sum);",
         dest_at("o"),
         idx(["o", "ky", "kx", "ic"], g.fs)
     ));

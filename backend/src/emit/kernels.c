@@ -1,34 +1,56 @@
 /*@common*/
-/* Shared kernels: each output element sums its products in the index order
- * of the reference interpreter, from 0.0f, and adds the bias after the sum;
- * tiling only changes which elements are computed together, so results are
- * bit-identical to the interpreter unless the bundle was emitted fast. */
+/* Shared kernels: each output element accumulates its products in the index
+ * order of the reference interpreter, from 0.0f, each with one fused
+ * multiply-add (acc = fmaf(x, w, acc): one rounding), and adds the bias after
+ * the sum; tiling only changes which elements are computed together, so
+ * results are bit-identical to the interpreter.
+ * GLOW_TP (output pixels or rows per tile) and GLOW_PW (output channels per
+ * packed panel) are defined before this text from the emitter's constants
+ * (emit::runtime::TILE_PIXELS, PANEL_WIDTH), and GLOW_EACH_TP(X) is X(0) ...
+ * X(GLOW_TP - 1): a tile's accumulators are named variables (registers; an
+ * indexed array of them would live on the stack), one per pixel, so another
+ * tile height computes the same numbers. */
+#if GLOW_PW != 16
+#error "the vector paths hold a panel of 16 channels in one glow_v16 or two glow_v8"
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 typedef float glow_v8 __attribute__((vector_size(32)));
 #define GLOW_VEC 1
+#define GLOW_SPLAT8(s) ((glow_v8){s, s, s, s, s, s, s, s})
 #if defined(__AVX512F__)
 /* 32 vector registers: two 16-channel panels per tile. */
 typedef float glow_v16 __attribute__((vector_size(64)));
 #define GLOW_VEC16 1
+#define GLOW_SPLAT16(s) _mm512_set1_ps(s)
 #endif
+#endif
+#if defined(GLOW_VEC) && (defined(__FMA__) || defined(__AVX512F__))
+#include <immintrin.h>
 #endif
 
-#define GLOW_TP 6
+/* acc = fmaf(x, w, acc) lane by lane (x, w, acc variables): the FMA
+ * instruction where the target has one, else libm's fmaf (exact too, only
+ * slower; through pointers, since vectors wider than the target's registers
+ * are not passed by value). */
+#ifdef GLOW_VEC
+#if defined(__FMA__)
+#define GLOW_FMA8(acc, x, w) ((acc) = _mm256_fmadd_ps((x), (w), (acc)))
+#else
+static inline void glow_fma8_lanes(glow_v8 *acc, const glow_v8 *x, const glow_v8 *w) {
+  for (int l = 0; l < 8; l++) (*acc)[l] = fmaf((*x)[l], (*w)[l], (*acc)[l]);
+}
+#define GLOW_FMA8(acc, x, w) glow_fma8_lanes(&(acc), &(x), &(w))
+#endif
+#endif
+#ifdef GLOW_VEC16
+#define GLOW_FMA16(acc, x, w) ((acc) = _mm512_fmadd_ps((x), (w), (acc)))
+#endif
+
 /* Window positions a tile keeps pointers for. */
 #define GLOW_KMAX 64
 static inline size_t glow_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* The fused activations of docs/backend.md, as the interpreter computes them. */
-static inline float glow_act(float x, int act, float a0, float a1) {
-  switch (act) {
-  case 1: return x > 0.0f ? x : 0.0f;
-  case 2: return a1 < (x < a0 ? a0 : x) ? a1 : (x < a0 ? a0 : x);
-  case 3: return tanhf(x);
-  case 4: return 1.0f / (1.0f + expf(-x));
-  case 5: return x >= 0.0f ? x : a0 * x;
-  default: return x;
-  }
-}
+/*@act*/
 
 /* Stores `lanes` results of one output pixel (or row): d[l * ds] =
  * act(acc[l] + bias[l] (+ r[l * ds])). The activation is chosen outside the
@@ -49,13 +71,13 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
     return;
   }
   switch (act) {
-  case 0:
+  case GLOW_ACT_NONE:
     for (size_t l = 0; l < lanes; l++) d[l] = x[l];
     break;
-  case 1:
+  case GLOW_ACT_RELU:
     for (size_t l = 0; l < lanes; l++) d[l] = x[l] > 0.0f ? x[l] : 0.0f;
     break;
-  case 2:
+  case GLOW_ACT_CLIP:
     for (size_t l = 0; l < lanes; l++) {
       const float m = x[l] < a0 ? a0 : x[l];
       d[l] = a1 < m ? a1 : m;
@@ -67,71 +89,66 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
 }
 
 #ifdef GLOW_VEC
+/* glow_store<W> (W = 8, 16): glow_store for W contiguous lanes with vector
+ * operations, the same f32 additions, and relu/clip as bit selections of the
+ * same values. */
+#define GLOW_DEFINE_STORE(W, V, I)                                                          \
+  static inline void glow_store##W(float *d, const float *acc, const float *bias,           \
+                                   const float *r, int act, float a0, float a1) {           \
+    V x, b, lo, hi;                                                                          \
+    memcpy(&x, acc, sizeof x);                                                               \
+    memcpy(&b, bias, sizeof b);                                                              \
+    x = x + b;                                                                               \
+    if (r) {                                                                                 \
+      V q;                                                                                   \
+      memcpy(&q, r, sizeof q);                                                               \
+      x = x + q;                                                                             \
+    }                                                                                        \
+    if (act == GLOW_ACT_RELU) {                                                              \
+      const V zero = {0};                                                                    \
+      x = (V)((I)x & (x > zero));                                                            \
+    } else if (act == GLOW_ACT_CLIP) {                                                       \
+      for (int l = 0; l < W; l++) {                                                          \
+        lo[l] = a0;                                                                          \
+        hi[l] = a1;                                                                          \
+      }                                                                                      \
+      I m = x < lo;                                                                          \
+      x = (V)(((I)lo & m) | ((I)x & ~m));                                                    \
+      m = hi < x;                                                                            \
+      x = (V)(((I)hi & m) | ((I)x & ~m));                                                    \
+    } else if (act != GLOW_ACT_NONE) {                                                       \
+      for (int l = 0; l < W; l++) x[l] = glow_act(x[l], act, a0, a1);                        \
+    }                                                                                        \
+    memcpy(d, &x, sizeof x);                                                                 \
+  }
 typedef int glow_i8 __attribute__((vector_size(32)));
-/* glow_store for 8 contiguous lanes with vector operations: the same f32
- * additions, and relu/clip as bit selections of the same values. */
-static inline void glow_store8(float *d, const float *acc, const float *bias, const float *r,
-                               int act, float a0, float a1) {
-  glow_v8 x, b;
-  memcpy(&x, acc, 32);
-  memcpy(&b, bias, 32);
-  x = x + b;
-  if (r) {
-    glow_v8 q;
-    memcpy(&q, r, 32);
-    x = x + q;
-  }
-  if (act == 1) {
-    const glow_v8 zero = {0};
-    x = (glow_v8)((glow_i8)x & (x > zero));
-  } else if (act == 2) {
-    const glow_v8 lo = {a0, a0, a0, a0, a0, a0, a0, a0}, hi = {a1, a1, a1, a1, a1, a1, a1, a1};
-    glow_i8 m = x < lo;
-    x = (glow_v8)(((glow_i8)lo & m) | ((glow_i8)x & ~m));
-    m = hi < x;
-    x = (glow_v8)(((glow_i8)hi & m) | ((glow_i8)x & ~m));
-  } else if (act != 0) {
-    float t[8];
-    memcpy(t, &x, 32);
-    for (int l = 0; l < 8; l++) t[l] = glow_act(t[l], act, a0, a1);
-    memcpy(&x, t, 32);
-  }
-  memcpy(d, &x, 32);
-}
-#endif
-
+GLOW_DEFINE_STORE(8, glow_v8, glow_i8)
 #ifdef GLOW_VEC16
 typedef int glow_i16 __attribute__((vector_size(64)));
-/* glow_store8 for 16 lanes held in a register. */
-static inline void glow_store16(float *d, glow_v16 x, const float *bias, const float *r, int act,
-                                float a0, float a1) {
-  glow_v16 b;
-  memcpy(&b, bias, 64);
-  x = x + b;
-  if (r) {
-    glow_v16 q;
-    memcpy(&q, r, 64);
-    x = x + q;
-  }
-  if (act == 1) {
-    const glow_v16 zero = {0};
-    x = (glow_v16)((glow_i16)x & (x > zero));
-  } else if (act == 2) {
-    const glow_v16 lo = {a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0, a0};
-    const glow_v16 hi = {a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1, a1};
-    glow_i16 m = x < lo;
-    x = (glow_v16)(((glow_i16)lo & m) | ((glow_i16)x & ~m));
-    m = hi < x;
-    x = (glow_v16)(((glow_i16)hi & m) | ((glow_i16)x & ~m));
-  } else if (act != 0) {
-    float t[16];
-    memcpy(t, &x, 64);
-    for (int l = 0; l < 16; l++) t[l] = glow_act(t[l], act, a0, a1);
-    memcpy(&x, t, 64);
-  }
-  memcpy(d, &x, 64);
-}
+GLOW_DEFINE_STORE(16, glow_v16, glow_i16)
 #endif
+#undef GLOW_DEFINE_STORE
+#endif
+
+/* One pixel's (or row's) `lanes` results at d, d + ds, ...: whole vectors
+ * where the row is contiguous, then the rest lane by lane. */
+static inline void glow_store_row(float *d, size_t ds, const float *acc, const float *bias,
+                                  const float *r, size_t lanes, int act, float a0, float a1) {
+  size_t l = 0;
+#ifdef GLOW_VEC
+  if (ds == 1 && bias) {
+#ifdef GLOW_VEC16
+    for (; l + 16 <= lanes; l += 16)
+      glow_store16(d + l, acc + l, bias + l, r ? r + l : 0, act, a0, a1);
+#endif
+    for (; l + 8 <= lanes; l += 8)
+      glow_store8(d + l, acc + l, bias + l, r ? r + l : 0, act, a0, a1);
+  }
+#endif
+  if (l < lanes)
+    glow_store(d + l * ds, ds, acc + l, bias ? bias + l : 0, r ? r + l * ds : 0, lanes - l, act,
+               a0, a1);
+}
 
 
 /* Work split: a kernel's outputs are cut into `parts` contiguous ranges of
@@ -212,6 +229,16 @@ static inline void glow_range(size_t units, size_t part, size_t parts, size_t *l
   *lo = units * part / parts;
   *hi = units * (part + 1) / parts;
 }
+
+/* The output coordinates of a tile's GLOW_TP pixels, from linear pixel `pix`
+ * in raster order over rows of `w` pixels (those past the image are not
+ * stored). */
+static inline void glow_tile_coords(size_t w, size_t pix, size_t *oh, size_t *ow) {
+  for (size_t t = 0; t < GLOW_TP; t++) {
+    oh[t] = (pix + t) / w;
+    ow[t] = (pix + t) % w;
+  }
+}
 /*@end*/
 
 /*@convbase*/
@@ -233,322 +260,280 @@ static inline void glow_conv_store(float *dst, const float *res, const glow_conv
   dst[at] = glow_act(x, p->act, p->a0, p->a1);
 }
 
+/* Whether padded window positions may read zeros instead of being skipped
+ * (the reference skips them). With a finite filter, x * 0 is +-0, and an FMA
+ * adding it leaves the running sum unchanged unless the sum is -0 (an FMA can
+ * round a tiny negative to -0, and -0 + +0 is +0). Sums that differ only in
+ * the sign of a zero become equal when a bias other than -0 is added, so the
+ * filter must be finite (checked at emit time) and no bias element -0. */
+static inline int glow_zeros_ok(int finite, const float *bias, size_t n) {
+  if (!finite) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (bias[i] == 0.0f && signbit(bias[i])) return 0;
+  return 1;
+}
+
 /* A convolution kernel's arguments, for the work split. */
 typedef struct {
   float *dst;
   const float *src, *pk, *bias, *res;
   const glow_conv_t *p;
-  int finite;
+  /* Padding may read zeros (glow_zeros_ok). */
+  int zeros;
 } glow_conv_args;
 /*@end*/
 
 /*@conv*/
-/* Convolution with the filter packed at emit time into panels of 16 output
- * channels per group, [group][panel][kh][kw][c][16] (zero lanes past the
- * group's channels), over tiles of 6 output pixels x 16 channels.
+/* Convolution with the filter packed at emit time into panels of GLOW_PW
+ * output channels per group, [group][panel][kh][kw][c][GLOW_PW] (zero lanes
+ * past the group's channels), over tiles of GLOW_TP output pixels x one
+ * panel (two with AVX-512).
  * A window position outside the input adds nothing in the reference. Here
- * it reads zeros from glow_zero instead when the filter is finite (`finite`,
- * checked at emit time): x * 0 is then +-0 and a running sum that starts at
- * +0 never is -0, so adding it leaves the sum's bits unchanged. Pixels past
- * the end of a tile read zeros too and are not stored. */
-/* One tile: output pixels pix .. pix + np - 1 (the first at (oh0, ow0)) of
+ * it reads zeros from glow_zero instead where glow_zeros_ok allows it
+ * (`zeros` in the arguments). Pixels past the end of a tile read zeros too
+ * and are not stored. */
+
+/* One tile: output pixels pix .. pix + np - 1 of image n (at oh[t], ow[t]),
  * the np2 panels from `panel` (first output channel o0, `lanes` stored). */
-static void glow_conv_tile(float *dst, const float *sbase, const float *panel, const float *bias,
-                           const float *res, const glow_conv_t *p, int finite, size_t n,
-                           size_t np2, size_t o0, size_t lanes, size_t np, size_t oh0,
-                           size_t ow0) {
-  const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
-  float acc[GLOW_TP][32];
+typedef struct {
+  const glow_conv_args *q;
+  const float *sbase, *panel;
+  size_t n, np2, o0, lanes, np;
   size_t oh[GLOW_TP], ow[GLOW_TP];
-  for (size_t t = 0; t < GLOW_TP; t++) {
-    for (size_t l = 0; l < 32; l++) acc[t][l] = 0.0f;
-    if (t == 0) {
-      oh[0] = oh0;
-      ow[0] = ow0;
-    } else if (ow[t - 1] + 1 == p->ow) {
-      oh[t] = oh[t - 1] + 1;
-      ow[t] = 0;
-    } else {
-      oh[t] = oh[t - 1];
-      ow[t] = ow[t - 1] + 1;
-    }
-  }
+} glow_tile_t;
+
+/* Where pixel t reads window position (a, b): its input, glow_zero (padding
+ * that may read zeros, or a pixel past the tile's end), or 0 (padding that
+ * must be skipped). */
+static inline const float *glow_tap(const glow_tile_t *t, size_t i, size_t a, size_t b) {
+  const glow_conv_t *p = t->q->p;
+  const long long ih = (long long)(t->oh[i] * p->sh + a * p->dh) - (long long)p->pt;
+  const long long iw = (long long)(t->ow[i] * p->sw + b * p->dw) - (long long)p->pl;
+  if (i >= t->np) return glow_zero;
+  if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w)
+    return t->q->zeros && p->s_c == 1 ? glow_zero : 0;
+  return t->sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+}
+
 #ifdef GLOW_VEC16
-  /* Whole tile in registers: every window position of every pixel is either
-   * inside the input or reads zeros (finite filter), so the accumulators
-   * stay in registers from the first product to the store. Where a window
-   * row's (kw, c) elements are contiguous in the input (dilation 1, one
-   * group, NHWC) and every pixel's row is inside the input or wholly in the
-   * padding, a whole row is one run of kw * c products, in the packed
-   * filter's [kh][kw][c] order: fewer, longer inner loops for few channels. */
-  if (p->s_c == 1 && p->kh * p->kw <= GLOW_KMAX) {
-    const float *spt[GLOW_KMAX][GLOW_TP];
-    int ok = 1, rows = p->dw == 1 && p->s_w == cg && p->kw > 1;
-    size_t entries = p->kh, run = p->kw * cg;
-    for (size_t a = 0; a < p->kh && rows; a++)
-      for (size_t t = 0; t < GLOW_TP; t++) {
-        long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
-        long long iw = (long long)(ow[t] * p->sw) - (long long)p->pl;
-        if (t >= np) {
-          spt[a][t] = glow_zero;
-        } else if (ih < 0 || ih >= (long long)p->h) {
-          spt[a][t] = glow_zero;
-          rows = rows && finite;
-        } else if (iw < 0 || iw + (long long)p->kw > (long long)p->w) {
-          rows = 0;
-        } else {
-          spt[a][t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
-        }
+/* The register path: the whole tile's accumulators stay in registers from the
+ * first product to the last, which needs every window position of every
+ * pixel to be inside the input or to read zeros. Where a window row's
+ * (kw, c) elements are contiguous in the input (dilation 1, one group, NHWC)
+ * and every pixel's row is inside the input or wholly in the padding, a whole
+ * row is one run of kw * c products, in the packed filter's [kh][kw][c]
+ * order: fewer, longer inner loops for few channels. Returns 0, having
+ * computed nothing, when some position must be skipped. */
+static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+  const glow_conv_t *p = t->q->p;
+  const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
+  const float *spt[GLOW_KMAX][GLOW_TP];
+  int rows = p->dw == 1 && p->s_w == cg && p->kw > 1;
+  size_t entries = p->kh, run = p->kw * cg;
+  if (p->s_c != 1 || p->kh * p->kw > GLOW_KMAX) return 0;
+  for (size_t a = 0; a < p->kh && rows; a++)
+    for (size_t i = 0; i < GLOW_TP; i++) {
+      const long long ih = (long long)(t->oh[i] * p->sh + a * p->dh) - (long long)p->pt;
+      const long long iw = (long long)(t->ow[i] * p->sw) - (long long)p->pl;
+      if (i >= t->np) {
+        spt[a][i] = glow_zero;
+      } else if (ih < 0 || ih >= (long long)p->h) {
+        spt[a][i] = glow_zero;
+        rows = rows && t->q->zeros;
+      } else if (iw < 0 || iw + (long long)p->kw > (long long)p->w) {
+        rows = 0;
+      } else {
+        spt[a][i] = t->sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
       }
-    if (!rows) {
-      entries = p->kh * p->kw;
-      run = cg;
-      for (size_t a = 0; a < p->kh && ok; a++)
-        for (size_t b = 0; b < p->kw && ok; b++)
-          for (size_t t = 0; t < GLOW_TP; t++) {
-            long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
-            long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
-            const float **slot = &spt[a * p->kw + b][t];
-            if (t >= np) {
-              *slot = glow_zero;
-            } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
-              *slot = glow_zero;
-              ok = ok && finite;
-            } else {
-              *slot = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
-            }
-          }
     }
-    if (ok) {
-      const glow_v16 z = {0};
-      glow_v16 c0a = z, c1a = z, c2a = z, c3a = z, c4a = z, c5a = z;
-      glow_v16 c0b = z, c1b = z, c2b = z, c3b = z, c4b = z, c5b = z;
-      for (size_t ab = 0; ab < entries; ab++) {
-        const float *s0 = spt[ab][0], *s1 = spt[ab][1], *s2 = spt[ab][2], *s3 = spt[ab][3],
-                    *s4 = spt[ab][4], *s5 = spt[ab][5];
-        const float *wp = panel + ab * run * 16, *wq = wp + kk * 16;
-        if (np2 == 2) {
-          for (size_t c = 0; c < run; c++) {
-            glow_v16 w0, w1, x;
-            float s;
-            memcpy(&w0, wp + c * 16, 64);
-            memcpy(&w1, wq + c * 16, 64);
-#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
-            GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
-            GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
+  if (!rows) {
+    entries = p->kh * p->kw;
+    run = cg;
+    for (size_t a = 0; a < p->kh; a++)
+      for (size_t b = 0; b < p->kw; b++)
+        for (size_t i = 0; i < GLOW_TP; i++)
+          if (!(spt[a * p->kw + b][i] = glow_tap(t, i, a, b))) return 0;
+  }
+  const glow_v16 z = {0};
+#define GLOW_ACC(T) glow_v16 c##T##a = z, c##T##b = z;
+  GLOW_EACH_TP(GLOW_ACC)
+#undef GLOW_ACC
+  for (size_t ab = 0; ab < entries; ab++) {
+    const float *wp = t->panel + ab * run * GLOW_PW, *wq = wp + kk * GLOW_PW;
+#define GLOW_SRC(T) const float *s##T = spt[ab][T];
+    GLOW_EACH_TP(GLOW_SRC)
+#undef GLOW_SRC
+    if (t->np2 == 2) {
+      for (size_t c = 0; c < run; c++) {
+        glow_v16 w0, w1;
+        memcpy(&w0, wp + c * GLOW_PW, 64);
+        memcpy(&w1, wq + c * GLOW_PW, 64);
+#define GLOW_STEP(T) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); GLOW_FMA16(c##T##b, x, w1); }
+        GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
-          }
-        } else {
-          for (size_t c = 0; c < run; c++) {
-            glow_v16 w0, x;
-            float s;
-            memcpy(&w0, wp + c * 16, 64);
-#define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0;
-            GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
-            GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
+      }
+    } else {
+      for (size_t c = 0; c < run; c++) {
+        glow_v16 w0;
+        memcpy(&w0, wp + c * GLOW_PW, 64);
+#define GLOW_STEP(T) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); }
+        GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
-          }
-        }
       }
-      if (p->d_c == 1 && lanes == 16 * np2) {
-        const glow_v16 va[GLOW_TP] = {c0a, c1a, c2a, c3a, c4a, c5a};
-        const glow_v16 vb[GLOW_TP] = {c0b, c1b, c2b, c3b, c4b, c5b};
-        for (size_t t = 0; t < np; t++) {
-          float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0;
-          const float *r = res ? res + (d - dst) : 0;
-          glow_store16(d, va[t], bias + o0, r, p->act, p->a0, p->a1);
-          if (np2 == 2) glow_store16(d + 16, vb[t], bias + o0 + 16, r ? r + 16 : 0, p->act, p->a0, p->a1);
-        }
-        return;
-      }
-      memcpy(acc[0], &c0a, 64); memcpy(acc[1], &c1a, 64); memcpy(acc[2], &c2a, 64);
-      memcpy(acc[3], &c3a, 64); memcpy(acc[4], &c4a, 64); memcpy(acc[5], &c5a, 64);
-      if (np2 == 2) {
-        memcpy(acc[0] + 16, &c0b, 64); memcpy(acc[1] + 16, &c1b, 64);
-        memcpy(acc[2] + 16, &c2b, 64); memcpy(acc[3] + 16, &c3b, 64);
-        memcpy(acc[4] + 16, &c4b, 64); memcpy(acc[5] + 16, &c5b, 64);
-      }
-      goto store;
     }
   }
+#define GLOW_OUT(T) memcpy(acc[T], &c##T##a, 64); memcpy(acc[T] + GLOW_PW, &c##T##b, 64);
+  GLOW_EACH_TP(GLOW_OUT)
+#undef GLOW_OUT
+  return 1;
+}
 #endif
+
+/* The window path: one window position at a time, with vector code where
+ * every pixel of the tile reads (its input or zeros), else lane by lane
+ * skipping what must be skipped; acc starts at zero. */
+static void glow_conv_tile_window(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+  const glow_conv_t *p = t->q->p;
+  const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
   for (size_t a = 0; a < p->kh; a++)
     for (size_t b = 0; b < p->kw; b++) {
       const float *sp[GLOW_TP];
-      /* Zeros stand in for padding only where the vector path reads them. */
-      const int zero = finite && p->s_c == 1;
       int all = p->s_c == 1;
-      const float *wp = panel + (a * p->kw + b) * cg * 16;
-      for (size_t t = 0; t < GLOW_TP; t++) {
-        long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
-        long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
-        if (t >= np) {
-          sp[t] = glow_zero;
-        } else if (ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w) {
-          sp[t] = zero ? glow_zero : 0;
-          all = all && zero;
-        } else {
-          sp[t] = sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
-        }
+      const float *wp = t->panel + (a * p->kw + b) * cg * GLOW_PW;
+      for (size_t i = 0; i < GLOW_TP; i++) {
+        sp[i] = glow_tap(t, i, a, b);
+        all = all && sp[i];
       }
-#ifdef GLOW_VEC16
+#if defined(GLOW_VEC16)
       if (all) {
-        const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
-        const float *wq = wp + kk * 16;
-        glow_v16 c0a, c1a, c2a, c3a, c4a, c5a, c0b, c1b, c2b, c3b, c4b, c5b;
-        memcpy(&c0a, acc[0], 64); memcpy(&c1a, acc[1], 64); memcpy(&c2a, acc[2], 64);
-        memcpy(&c3a, acc[3], 64); memcpy(&c4a, acc[4], 64); memcpy(&c5a, acc[5], 64);
-        if (np2 == 2) {
-          memcpy(&c0b, acc[0] + 16, 64); memcpy(&c1b, acc[1] + 16, 64);
-          memcpy(&c2b, acc[2] + 16, 64); memcpy(&c3b, acc[3] + 16, 64);
-          memcpy(&c4b, acc[4] + 16, 64); memcpy(&c5b, acc[5] + 16, 64);
-          for (size_t c = 0; c < cg; c++) {
-            glow_v16 w0, w1, x;
-            float s;
-            memcpy(&w0, wp + c * 16, 64);
-            memcpy(&w1, wq + c * 16, 64);
-#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
-            GLOW_STEP(s0, c0a, c0b) GLOW_STEP(s1, c1a, c1b) GLOW_STEP(s2, c2a, c2b)
-            GLOW_STEP(s3, c3a, c3b) GLOW_STEP(s4, c4a, c4b) GLOW_STEP(s5, c5a, c5b)
+        const float *wq = wp + kk * GLOW_PW;
+#define GLOW_LOAD(T) glow_v16 c##T##a, c##T##b; const float *s##T = sp[T]; \
+  memcpy(&c##T##a, acc[T], 64); memcpy(&c##T##b, acc[T] + GLOW_PW, 64);
+        GLOW_EACH_TP(GLOW_LOAD)
+#undef GLOW_LOAD
+        for (size_t c = 0; c < cg; c++) {
+          glow_v16 w0, w1;
+          memcpy(&w0, wp + c * GLOW_PW, 64);
+          if (t->np2 == 2) {
+            memcpy(&w1, wq + c * GLOW_PW, 64);
+#define GLOW_STEP(T) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); GLOW_FMA16(c##T##b, x, w1); }
+            GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
-          }
-          memcpy(acc[0] + 16, &c0b, 64); memcpy(acc[1] + 16, &c1b, 64);
-          memcpy(acc[2] + 16, &c2b, 64); memcpy(acc[3] + 16, &c3b, 64);
-          memcpy(acc[4] + 16, &c4b, 64); memcpy(acc[5] + 16, &c5b, 64);
-        } else {
-          for (size_t c = 0; c < cg; c++) {
-            glow_v16 w0, x;
-            float s;
-            memcpy(&w0, wp + c * 16, 64);
-#define GLOW_STEP(S, A) s = S[c]; x = (glow_v16){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; \
-  A = A + x * w0;
-            GLOW_STEP(s0, c0a) GLOW_STEP(s1, c1a) GLOW_STEP(s2, c2a)
-            GLOW_STEP(s3, c3a) GLOW_STEP(s4, c4a) GLOW_STEP(s5, c5a)
+          } else {
+#define GLOW_STEP(T) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); }
+            GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
           }
         }
-        memcpy(acc[0], &c0a, 64); memcpy(acc[1], &c1a, 64); memcpy(acc[2], &c2a, 64);
-        memcpy(acc[3], &c3a, 64); memcpy(acc[4], &c4a, 64); memcpy(acc[5], &c5a, 64);
+#define GLOW_STORE(T) memcpy(acc[T], &c##T##a, 64); memcpy(acc[T] + GLOW_PW, &c##T##b, 64);
+        GLOW_EACH_TP(GLOW_STORE)
+#undef GLOW_STORE
         continue;
       }
 #elif defined(GLOW_VEC)
       if (all) {
-        glow_v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-        const float *s0 = sp[0], *s1 = sp[1], *s2 = sp[2], *s3 = sp[3], *s4 = sp[4], *s5 = sp[5];
-        memcpy(&c00, acc[0], 32); memcpy(&c01, acc[0] + 8, 32);
-        memcpy(&c10, acc[1], 32); memcpy(&c11, acc[1] + 8, 32);
-        memcpy(&c20, acc[2], 32); memcpy(&c21, acc[2] + 8, 32);
-        memcpy(&c30, acc[3], 32); memcpy(&c31, acc[3] + 8, 32);
-        memcpy(&c40, acc[4], 32); memcpy(&c41, acc[4] + 8, 32);
-        memcpy(&c50, acc[5], 32); memcpy(&c51, acc[5] + 8, 32);
+#define GLOW_LOAD(T) glow_v8 c##T##0, c##T##1; const float *s##T = sp[T]; \
+  memcpy(&c##T##0, acc[T], 32); memcpy(&c##T##1, acc[T] + 8, 32);
+        GLOW_EACH_TP(GLOW_LOAD)
+#undef GLOW_LOAD
         for (size_t c = 0; c < cg; c++) {
           glow_v8 w0, w1, x;
-          float s;
-          memcpy(&w0, wp + c * 16, 32);
-          memcpy(&w1, wp + c * 16 + 8, 32);
-#define GLOW_STEP(S, A, B) s = S[c]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
-  A = A + x * w0; B = B + x * w1;
-          GLOW_STEP(s0, c00, c01) GLOW_STEP(s1, c10, c11) GLOW_STEP(s2, c20, c21)
-          GLOW_STEP(s3, c30, c31) GLOW_STEP(s4, c40, c41) GLOW_STEP(s5, c50, c51)
+          memcpy(&w0, wp + c * GLOW_PW, 32);
+          memcpy(&w1, wp + c * GLOW_PW + 8, 32);
+#define GLOW_STEP(T) x = GLOW_SPLAT8(s##T[c]); GLOW_FMA8(c##T##0, x, w0); GLOW_FMA8(c##T##1, x, w1);
+          GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
         }
-        memcpy(acc[0], &c00, 32); memcpy(acc[0] + 8, &c01, 32);
-        memcpy(acc[1], &c10, 32); memcpy(acc[1] + 8, &c11, 32);
-        memcpy(acc[2], &c20, 32); memcpy(acc[2] + 8, &c21, 32);
-        memcpy(acc[3], &c30, 32); memcpy(acc[3] + 8, &c31, 32);
-        memcpy(acc[4], &c40, 32); memcpy(acc[4] + 8, &c41, 32);
-        memcpy(acc[5], &c50, 32); memcpy(acc[5] + 8, &c51, 32);
+#define GLOW_STORE(T) memcpy(acc[T], &c##T##0, 32); memcpy(acc[T] + 8, &c##T##1, 32);
+        GLOW_EACH_TP(GLOW_STORE)
+#undef GLOW_STORE
         continue;
       }
 #endif
-      for (size_t t = 0; t < np; t++) {
-        if (!sp[t]) continue;
-        for (size_t q = 0; q < np2; q++) {
-          const float *wq = wp + q * kk * 16;
+      for (size_t i = 0; i < t->np; i++) {
+        if (!sp[i]) continue;
+        for (size_t q = 0; q < t->np2; q++) {
+          const float *wq = wp + q * kk * GLOW_PW;
+          float *ac = acc[i] + q * GLOW_PW;
           for (size_t c = 0; c < cg; c++) {
-            const float s = sp[t][c * p->s_c];
-            for (size_t l = 0; l < 16; l++)
-              acc[t][q * 16 + l] = acc[t][q * 16 + l] + s * wq[c * 16 + l];
+            const float s = sp[i][c * p->s_c];
+            for (size_t l = 0; l < GLOW_PW; l++) ac[l] = fmaf(s, wq[c * GLOW_PW + l], ac[l]);
           }
         }
       }
     }
-#ifdef GLOW_VEC16
-store:
-#endif
-  for (size_t t = 0; t < np; t++) {
-    float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + o0 * p->d_c;
-    const float *r = res ? res + (d - dst) : 0;
-    size_t l = 0;
-#ifdef GLOW_VEC
-    if (p->d_c == 1)
-      for (; l + 8 <= lanes; l += 8)
-        glow_store8(d + l, acc[t] + l, bias + o0 + l, r ? r + l : 0, p->act, p->a0, p->a1);
-#endif
-    if (l < lanes)
-      glow_store(d + l * p->d_c, p->d_c, acc[t] + l, bias + o0 + l, r ? r + l * p->d_c : 0,
-                 lanes - l, p->act, p->a0, p->a1);
+}
+
+/* Bias, residual and activation of the tile's stored pixels. */
+static void glow_conv_tile_store(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+  const glow_conv_args *q = t->q;
+  const glow_conv_t *p = q->p;
+  for (size_t i = 0; i < t->np; i++) {
+    float *d = q->dst + t->n * p->d_n + t->oh[i] * p->d_h + t->ow[i] * p->d_w + t->o0 * p->d_c;
+    glow_store_row(d, p->d_c, acc[i], q->bias + t->o0, q->res ? q->res + (d - q->dst) : 0,
+                   t->lanes, p->act, p->a0, p->a1);
   }
+}
+
+/* One tile: the register path where it applies, else the window path. */
+static void glow_conv_tile(glow_tile_t *t) {
+  float acc[GLOW_TP][2 * GLOW_PW];
+#ifdef GLOW_VEC16
+  if (!glow_conv_tile_regs(t, acc))
+#endif
+  {
+    memset(acc, 0, sizeof acc);
+    glow_conv_tile_window(t, acc);
+  }
+  glow_conv_tile_store(t, acc);
 }
 
 static void glow_conv_part(const void *args, size_t part, size_t parts) {
   const glow_conv_args *q = args;
   const glow_conv_t *p = q->p;
   const size_t cg = p->c / p->group, ocg = p->oc / p->group;
-  const size_t panels = (ocg + 15) / 16, kk = p->kh * p->kw * cg;
+  const size_t panels = (ocg + GLOW_PW - 1) / GLOW_PW, kk = p->kh * p->kw * cg;
   const size_t npix = p->oh * p->ow, tiles = (npix + GLOW_TP - 1) / GLOW_TP;
 #ifdef GLOW_VEC16
   const size_t step = 2;
 #else
   const size_t step = 1;
 #endif
-  const int pixels_outer = panels * kk * 16 * sizeof(float) <= ((size_t)256 << 10);
+  const int pixels_outer = panels * kk * GLOW_PW * sizeof(float) <= ((size_t)256 << 10);
   size_t t0, t1;
   glow_range(tiles, part, parts, &t0, &t1);
   for (size_t n = 0; n < p->n; n++)
     for (size_t g = 0; g < p->group; g++) {
-      const float *sbase = q->src + n * p->s_n + g * cg * p->s_c;
-      const float *gpk = q->pk + g * panels * kk * 16;
-      const size_t first = t0 * GLOW_TP;
+      glow_tile_t t;
+      const float *gpk = q->pk + g * panels * kk * GLOW_PW;
+      t.q = q;
+      t.sbase = q->src + n * p->s_n + g * cg * p->s_c;
+      t.n = n;
+      /* Tile (pix, panel pb) of the group. */
+#define GLOW_TILE(PIX, PB)                                                  \
+  t.panel = gpk + (PB) * kk * GLOW_PW;                                      \
+  t.np2 = glow_min(step, panels - (PB));                                    \
+  t.o0 = g * ocg + (PB) * GLOW_PW;                                          \
+  t.lanes = glow_min(GLOW_PW * t.np2, ocg - (PB) * GLOW_PW);                \
+  t.np = glow_min(GLOW_TP, npix - (PIX));                                   \
+  glow_tile_coords(p->ow, (PIX), t.oh, t.ow);                               \
+  glow_conv_tile(&t);
       if (pixels_outer) {
-        size_t oh0 = first / p->ow, ow0 = first % p->ow;
-        for (size_t pix = first; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
-          const size_t np = glow_min(GLOW_TP, npix - pix);
+        for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP)
           for (size_t pb = 0; pb < panels; pb += step) {
-            const size_t np2 = glow_min(step, panels - pb);
-            glow_conv_tile(q->dst, sbase, gpk + pb * kk * 16, q->bias, q->res, p, q->finite, n,
-                           np2, g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16), np, oh0,
-                           ow0);
+            GLOW_TILE(pix, pb)
           }
-          ow0 += GLOW_TP;
-          while (ow0 >= p->ow) {
-            ow0 -= p->ow;
-            oh0++;
-          }
-        }
       } else {
         /* A filter too large for the cache is split by panels instead, so
          * each thread streams its own share of it over every pixel. */
         size_t q0, q1;
         glow_range((panels + step - 1) / step, part, parts, &q0, &q1);
-        for (size_t pb = q0 * step; pb < q1 * step && pb < panels; pb += step) {
-          const size_t np2 = glow_min(step, panels - pb);
-          size_t oh0 = 0, ow0 = 0;
+        for (size_t pb = q0 * step; pb < q1 * step && pb < panels; pb += step)
           for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
-            glow_conv_tile(q->dst, sbase, gpk + pb * kk * 16, q->bias, q->res, p, q->finite, n,
-                           np2, g * ocg + pb * 16, glow_min(16 * np2, ocg - pb * 16),
-                           glow_min(GLOW_TP, npix - pix), oh0, ow0);
-            ow0 += GLOW_TP;
-            while (ow0 >= p->ow) {
-              ow0 -= p->ow;
-              oh0++;
-            }
+            GLOW_TILE(pix, pb)
           }
-        }
       }
+#undef GLOW_TILE
     }
 }
 
@@ -557,17 +542,17 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
  * one is swept panel by panel, each panel over the part's pixels. */
 static void glow_conv_f32(float *dst, const float *src, const float *pk, const float *bias,
                           const float *res, const glow_conv_t *p, int finite) {
-  const glow_conv_args q = {dst, src, pk, bias, res, p, finite};
+  const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
   glow_parallel(glow_conv_part, &q);
 }
 /*@end*/
 
 /*@depthwise*/
 /* Depthwise convolution (one input and one output channel per group) with
- * the filter packed as [kh][kw][c]: tiles of 6 output pixels x 16 channels
- * in registers, vectorised across channels. Padding reads glow_zero when the
- * filter is finite (see glow_conv_f32); otherwise, and for the channels past
- * the last whole block, the reference loop skips it. */
+ * the filter packed as [kh][kw][c]: tiles of GLOW_TP output pixels x 16
+ * channels in registers, vectorised across channels. Padding reads glow_zero
+ * where glow_zeros_ok allows it (see glow_conv_f32); otherwise, and for the
+ * channels past the last whole block, the reference loop skips it. */
 #define GLOW_DW_MAXK 64
 static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
   const glow_conv_args *q = args;
@@ -576,28 +561,16 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
   const float *pk = q->pk, *bias = q->bias, *res = q->res;
   const size_t npix = p->oh * p->ow, C = p->c, kk = p->kh * p->kw;
   const size_t tiles = (npix + GLOW_TP - 1) / GLOW_TP;
-  const int vec = q->finite && p->s_c == 1 && kk <= GLOW_DW_MAXK;
+  const int vec = q->zeros && p->s_c == 1 && kk <= GLOW_DW_MAXK;
   size_t t0, t1;
   glow_range(tiles, part, parts, &t0, &t1);
   for (size_t n = 0; n < p->n; n++) {
     const float *sn = q->src + n * p->s_n;
-    size_t oh0 = t0 * GLOW_TP / p->ow, ow0 = t0 * GLOW_TP % p->ow;
     for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
       const size_t np = glow_min(GLOW_TP, npix - pix);
       size_t oh[GLOW_TP], ow[GLOW_TP];
       size_t c0 = 0;
-      for (size_t t = 0; t < GLOW_TP; t++) {
-        if (t == 0) {
-          oh[0] = oh0;
-          ow[0] = ow0;
-        } else if (ow[t - 1] + 1 == p->ow) {
-          oh[t] = oh[t - 1] + 1;
-          ow[t] = 0;
-        } else {
-          oh[t] = oh[t - 1];
-          ow[t] = ow[t - 1] + 1;
-        }
-      }
+      glow_tile_coords(p->ow, pix, oh, ow);
 #ifdef GLOW_VEC
       if (vec) {
         const float *sp[GLOW_DW_MAXK][GLOW_TP];
@@ -612,34 +585,26 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
                 sp[a * p->kw + b][t] = sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
             }
         for (; c0 + 16 <= C; c0 += 16) {
-          glow_v8 x0a = {0}, x1a = {0}, x2a = {0}, x3a = {0}, x4a = {0}, x5a = {0};
-          glow_v8 x0b = {0}, x1b = {0}, x2b = {0}, x3b = {0}, x4b = {0}, x5b = {0};
           float acc[GLOW_TP][16];
+#define GLOW_ACC(T) glow_v8 x##T##a = {0}, x##T##b = {0};
+          GLOW_EACH_TP(GLOW_ACC)
+#undef GLOW_ACC
           for (size_t ab = 0; ab < kk; ab++) {
             glow_v8 wa, wb, v;
             memcpy(&wa, pk + ab * C + c0, 32);
             memcpy(&wb, pk + ab * C + c0 + 8, 32);
-#define GLOW_STEP(T, A, B) memcpy(&v, sp[ab][T] + c0, 32); A = A + v * wa; \
-  memcpy(&v, sp[ab][T] + c0 + 8, 32); B = B + v * wb;
-            GLOW_STEP(0, x0a, x0b) GLOW_STEP(1, x1a, x1b) GLOW_STEP(2, x2a, x2b)
-            GLOW_STEP(3, x3a, x3b) GLOW_STEP(4, x4a, x4b) GLOW_STEP(5, x5a, x5b)
+#define GLOW_STEP(T) memcpy(&v, sp[ab][T] + c0, 32); GLOW_FMA8(x##T##a, v, wa); \
+  memcpy(&v, sp[ab][T] + c0 + 8, 32); GLOW_FMA8(x##T##b, v, wb);
+            GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
           }
-          memcpy(acc[0], &x0a, 32); memcpy(acc[0] + 8, &x0b, 32);
-          memcpy(acc[1], &x1a, 32); memcpy(acc[1] + 8, &x1b, 32);
-          memcpy(acc[2], &x2a, 32); memcpy(acc[2] + 8, &x2b, 32);
-          memcpy(acc[3], &x3a, 32); memcpy(acc[3] + 8, &x3b, 32);
-          memcpy(acc[4], &x4a, 32); memcpy(acc[4] + 8, &x4b, 32);
-          memcpy(acc[5], &x5a, 32); memcpy(acc[5] + 8, &x5b, 32);
+#define GLOW_OUT(T) memcpy(acc[T], &x##T##a, 32); memcpy(acc[T] + 8, &x##T##b, 32);
+          GLOW_EACH_TP(GLOW_OUT)
+#undef GLOW_OUT
           for (size_t t = 0; t < np; t++) {
             float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + c0 * p->d_c;
-            const float *r = res ? res + (d - dst) : 0;
-            if (p->d_c == 1) {
-              glow_store8(d, acc[t], bias + c0, r, p->act, p->a0, p->a1);
-              glow_store8(d + 8, acc[t] + 8, bias + c0 + 8, r ? r + 8 : 0, p->act, p->a0, p->a1);
-            } else {
-              glow_store(d, p->d_c, acc[t], bias + c0, r, 16, p->act, p->a0, p->a1);
-            }
+            glow_store_row(d, p->d_c, acc[t], bias + c0, res ? res + (d - dst) : 0, 16, p->act,
+                           p->a0, p->a1);
           }
         }
       }
@@ -658,18 +623,13 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
               if (iw < 0 || iw >= (long long)p->w) continue;
               const float *sv = sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w + cb0 * p->s_c;
               const float *w = pk + (a * p->kw + b) * C + cb0;
-              for (size_t l = 0; l < cb; l++) acc[l] = acc[l] + sv[l * p->s_c] * w[l];
+              for (size_t l = 0; l < cb; l++) acc[l] = fmaf(sv[l * p->s_c], w[l], acc[l]);
             }
           }
           float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + cb0 * p->d_c;
-          glow_store(d, p->d_c, acc, bias + cb0, res ? res + (d - dst) : 0, cb, p->act, p->a0,
-                     p->a1);
+          glow_store_row(d, p->d_c, acc, bias + cb0, res ? res + (d - dst) : 0, cb, p->act,
+                         p->a0, p->a1);
         }
-      }
-      ow0 += GLOW_TP;
-      while (ow0 >= p->ow) {
-        ow0 -= p->ow;
-        oh0++;
       }
     }
   }
@@ -677,7 +637,7 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
 
 static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
                                const float *res, const glow_conv_t *p, int finite) {
-  const glow_conv_args q = {dst, src, pk, bias, res, p, finite};
+  const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
   glow_parallel(glow_depthwise_part, &q);
 }
 /*@end*/
@@ -711,8 +671,9 @@ static void glow_conv_ref_part(const void *args, size_t part, size_t parts) {
             long long iw = (long long)(ow * p->sw + b * p->dw) - (long long)p->pl;
             if (iw < 0 || iw >= (long long)p->w) continue;
             for (size_t c = 0; c < cg; c++)
-              sum += src[n * p->s_n + (g * cg + c) * p->s_c + (size_t)ih * p->s_h + (size_t)iw * p->s_w] *
-                     filt[o * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]];
+              sum = fmaf(src[n * p->s_n + (g * cg + c) * p->s_c + (size_t)ih * p->s_h +
+                             (size_t)iw * p->s_w],
+                         filt[o * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]], sum);
           }
         }
         glow_conv_store(dst, res, p, n, o, pix, sum, bias);
@@ -728,8 +689,9 @@ static void glow_conv_ref_f32(float *dst, const float *src, const float *filt, c
 
 /*@gemm*/
 /* C[i][j] = act(sum_k A[i][k] * B[k][j] + bias[j]) over `batches` matrices.
- * B is either packed at emit time into panels [j / 16][k][16] (zero lanes
- * past n) or read in place with row stride ldb; tiles of 6 rows x 16 columns. */
+ * B is either packed at emit time into panels [j / GLOW_PW][k][GLOW_PW] (zero
+ * lanes past n) or read in place with row stride ldb; tiles of GLOW_TP rows x
+ * GLOW_PW columns. */
 typedef struct {
   size_t batches, m, n, k, lda, ldb, ldc, a_batch, b_batch, c_batch;
   int packed, act;
@@ -746,76 +708,68 @@ static void glow_gemm_part(const void *args, size_t part, size_t parts) {
   const glow_gemm_args *q = args;
   const glow_gemm_t *p = q->p;
   const float *bias = q->bias;
-  const size_t panels = (p->n + 15) / 16;
+  const size_t panels = (p->n + GLOW_PW - 1) / GLOW_PW;
   size_t u0, u1;
   glow_range(p->batches * panels, part, parts, &u0, &u1);
   for (size_t u = u0; u < u1; u++) {
     const size_t bt = u / panels, pb = u % panels;
     const float *Ab = q->A + bt * p->a_batch, *Bb = q->B + bt * p->b_batch;
     float *Cb = q->C + bt * p->c_batch;
-    {
-      const size_t j0 = pb * 16, lanes = glow_min(16, p->n - j0);
-      const float *panel = p->packed ? Bb + pb * p->k * 16 : Bb + j0;
-      const size_t pstride = p->packed ? 16 : p->ldb;
-      const int full = p->packed || lanes == 16;
-      for (size_t i0 = 0; i0 < p->m; i0 += GLOW_TP) {
-        const size_t np = glow_min(GLOW_TP, p->m - i0);
-        float acc[GLOW_TP][16];
-        for (size_t t = 0; t < GLOW_TP; t++)
-          for (size_t l = 0; l < 16; l++) acc[t][l] = 0.0f;
+    const size_t j0 = pb * GLOW_PW, lanes = glow_min(GLOW_PW, p->n - j0);
+    const float *panel = p->packed ? Bb + pb * p->k * GLOW_PW : Bb + j0;
+    const size_t pstride = p->packed ? GLOW_PW : p->ldb;
+    const int full = p->packed || lanes == GLOW_PW;
+    for (size_t i0 = 0; i0 < p->m; i0 += GLOW_TP) {
+      const size_t np = glow_min(GLOW_TP, p->m - i0);
+      float acc[GLOW_TP][GLOW_PW];
+      memset(acc, 0, sizeof acc);
 #ifdef GLOW_VEC
-        if (full && np == GLOW_TP) {
-          glow_v8 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
-          glow_v8 c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
-          const float *a0 = Ab + i0 * p->lda;
+      if (full && np == GLOW_TP) {
+        const float *a0 = Ab + i0 * p->lda;
+#define GLOW_ACC(T) glow_v8 c##T##0 = {0}, c##T##1 = {0};
+        GLOW_EACH_TP(GLOW_ACC)
+#undef GLOW_ACC
+        for (size_t kk = 0; kk < p->k; kk++) {
+          glow_v8 w0, w1, x;
+          memcpy(&w0, panel + kk * pstride, 32);
+          memcpy(&w1, panel + kk * pstride + 8, 32);
+#define GLOW_STEP(T) x = GLOW_SPLAT8(a0[T * p->lda + kk]); GLOW_FMA8(c##T##0, x, w0); \
+  GLOW_FMA8(c##T##1, x, w1);
+          GLOW_EACH_TP(GLOW_STEP)
+#undef GLOW_STEP
+        }
+#define GLOW_OUT(T) memcpy(acc[T], &c##T##0, 32); memcpy(acc[T] + 8, &c##T##1, 32);
+        GLOW_EACH_TP(GLOW_OUT)
+#undef GLOW_OUT
+      } else if (full) {
+        for (size_t t = 0; t < np; t++) {
+          glow_v8 x0 = {0}, x1 = {0};
+          const float *a0 = Ab + (i0 + t) * p->lda;
           for (size_t kk = 0; kk < p->k; kk++) {
-            glow_v8 w0, w1, x;
-            float s;
+            glow_v8 w0, w1, x = GLOW_SPLAT8(a0[kk]);
             memcpy(&w0, panel + kk * pstride, 32);
             memcpy(&w1, panel + kk * pstride + 8, 32);
-#define GLOW_STEP(T, X, Y) s = a0[T * p->lda + kk]; x = (glow_v8){s, s, s, s, s, s, s, s}; \
-  X = X + x * w0; Y = Y + x * w1;
-            GLOW_STEP(0, c00, c01) GLOW_STEP(1, c10, c11) GLOW_STEP(2, c20, c21)
-            GLOW_STEP(3, c30, c31) GLOW_STEP(4, c40, c41) GLOW_STEP(5, c50, c51)
-#undef GLOW_STEP
+            GLOW_FMA8(x0, x, w0);
+            GLOW_FMA8(x1, x, w1);
           }
-          memcpy(acc[0], &c00, 32); memcpy(acc[0] + 8, &c01, 32);
-          memcpy(acc[1], &c10, 32); memcpy(acc[1] + 8, &c11, 32);
-          memcpy(acc[2], &c20, 32); memcpy(acc[2] + 8, &c21, 32);
-          memcpy(acc[3], &c30, 32); memcpy(acc[3] + 8, &c31, 32);
-          memcpy(acc[4], &c40, 32); memcpy(acc[4] + 8, &c41, 32);
-          memcpy(acc[5], &c50, 32); memcpy(acc[5] + 8, &c51, 32);
-        } else if (full) {
-          for (size_t t = 0; t < np; t++) {
-            glow_v8 x0 = {0}, x1 = {0};
-            const float *a0 = Ab + (i0 + t) * p->lda;
-            for (size_t kk = 0; kk < p->k; kk++) {
-              glow_v8 w0, w1, x;
-              float s = a0[kk];
-              memcpy(&w0, panel + kk * pstride, 32);
-              memcpy(&w1, panel + kk * pstride + 8, 32);
-              x = (glow_v8){s, s, s, s, s, s, s, s};
-              x0 = x0 + x * w0;
-              x1 = x1 + x * w1;
-            }
-            memcpy(acc[t], &x0, 32);
-            memcpy(acc[t] + 8, &x1, 32);
-          }
-        } else
+          memcpy(acc[t], &x0, 32);
+          memcpy(acc[t] + 8, &x1, 32);
+        }
+      } else
 #endif
-        {
-          for (size_t t = 0; t < np; t++) {
-            const float *a0 = Ab + (i0 + t) * p->lda;
-            for (size_t kk = 0; kk < p->k; kk++) {
-              const float s = a0[kk];
-              for (size_t l = 0; l < lanes; l++) acc[t][l] = acc[t][l] + s * panel[kk * pstride + l];
-            }
+      {
+        for (size_t t = 0; t < np; t++) {
+          const float *a0 = Ab + (i0 + t) * p->lda;
+          for (size_t kk = 0; kk < p->k; kk++) {
+            const float s = a0[kk];
+            for (size_t l = 0; l < lanes; l++)
+              acc[t][l] = fmaf(s, panel[kk * pstride + l], acc[t][l]);
           }
         }
-        for (size_t t = 0; t < np; t++)
-          glow_store(Cb + (i0 + t) * p->ldc + j0, 1, acc[t], bias ? bias + j0 : 0, 0, lanes,
-                     p->act, p->a0, p->a1);
       }
+      for (size_t t = 0; t < np; t++)
+        glow_store_row(Cb + (i0 + t) * p->ldc + j0, 1, acc[t], bias ? bias + j0 : 0, 0, lanes,
+                       p->act, p->a0, p->a1);
     }
   }
 }

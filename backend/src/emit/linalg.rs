@@ -1,7 +1,8 @@
 //! C kernels of the matrix and normalization family: `batchedadd`,
 //! `batchedreduceadd`, `fullyconnected`, `matmul`, `batchmatmul`,
 //! `softmax`, `batchnormalization`, `localresponsenormalization`. All float;
-//! sums accumulate in f32 in index order, exactly as the interpreter does.
+//! sums accumulate in f32 in index order, exactly as the interpreter does,
+//! products (the GEMMs, the sums of squares) with one fused multiply-add each.
 
 use super::runtime::{Kernel, PackKind};
 use super::KCtx;
@@ -250,7 +251,7 @@ pub fn layernorm(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.line(&format!("mean = sum / {n};"));
     c.w.for_loop("j", cols);
     c.w.line("const float d = x[j] - mean;");
-    c.w.line("sq += d * d;");
+    c.w.line("sq = fmaf(d, d, sq);");
     c.w.close();
     c.w.line(&format!("inv = 1.0f / sqrtf(sq / {n} + {eps});"));
     c.w.for_loop("j", cols);
@@ -292,7 +293,7 @@ pub fn lrn(c: &mut KCtx) -> Result<(), BackendError> {
     ));
     c.w.line("float ss = 0.0f;");
     c.w.open("for (size_t t = lo; t <= hi; t++)");
-    c.w.line("ss += x[t] * x[t];");
+    c.w.line("ss = fmaf(x[t], x[t], ss);");
     c.w.close();
     c.w.line(&format!("float sc = {k} + {norm} * ss;"));
     c.w.line(&format!("Scale[r * {cols}u + j] = sc;"));

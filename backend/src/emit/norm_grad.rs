@@ -43,7 +43,7 @@ pub fn lrn_grad(c: &mut KCtx) -> Result<(), BackendError> {
     }
     c.w.line("float s = 0.0f;");
     c.w.open("for (size_t t = lo; t <= hi; t++)");
-    c.w.line("s += DestGrad[b + t] * (Dest[b + t] / Scale[b + t]);");
+    c.w.line("s = fmaf(DestGrad[b + t], Dest[b + t] / Scale[b + t], s);");
     c.w.close();
     c.w.line(&format!(
         "SrcGrad[b + j] = DestGrad[b + j] * powf(Scale[b + j], {nb}) - {coef} * Src[b + j] * s;"

@@ -7,6 +7,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const SOURCE: &str = include_str!("kernels.c");
 
+/// Output pixels (GEMM rows) per tile of the float kernels: `GLOW_TP` in C.
+/// The tile keeps one named accumulator per pixel (`GLOW_EACH_TP`), so any
+/// value from 1 computes the same numbers (`CodegenOptions::tile_pixels`
+/// overrides it; tested).
+pub const TILE_PIXELS: u32 = 6;
+
+/// Output channels per packed filter or matrix panel: `GLOW_PW` in C and the
+/// packing below. The vector paths hold a panel in one 16-lane or two 8-lane
+/// vectors, so the kernels refuse to build with another value (tested).
+pub const PANEL_WIDTH: u64 = 16;
+
 /// Every `glow_*` / `GLOW_*` identifier the kernels define or use (read off
 /// `kernels.c`, plus the generated kernels), so the namer can keep IR names
 /// away from all of them.
@@ -112,8 +123,47 @@ impl Kernel {
         let open = format!("/*@{}*/\n", self.tag());
         let start = SOURCE.find(&open).map(|i| i + open.len()).unwrap_or(0);
         let len = SOURCE[start..].find("/*@end*/").unwrap_or(0);
-        SOURCE[start..start + len].to_string()
+        let text = SOURCE[start..start + len].to_string();
+        if self == Kernel::Common {
+            return text.replace("/*@act*/\n", &act_source());
+        }
+        text
     }
+}
+
+/// `glow_act(x, act, a0, a1)`, one case per [`FusedActivation`] (`act` its
+/// code), the C of [`FusedActivation::apply`]; and `GLOW_ACT_<NAME>`, the
+/// codes the vector stores test for.
+fn act_source() -> String {
+    use glow_ir::activation::FusedActivation as A;
+    let mut s = String::new();
+    for a in A::ALL {
+        s.push_str(&format!("#define GLOW_ACT_{} {}\n", a.name(), a.code()));
+    }
+    s.push_str("/* The fused activations as the interpreter computes them. */\nstatic inline float glow_act(float x, int act, float a0, float a1) {\n  (void)a0;\n  (void)a1;\n  switch (act) {\n");
+    for a in A::ALL {
+        let e = match a {
+            A::None => "x",
+            A::Relu => "x > 0.0f ? x : 0.0f",
+            A::Clip => "a1 < (x < a0 ? a0 : x) ? a1 : (x < a0 ? a0 : x)",
+            A::Tanh => "tanhf(x)",
+            A::Sigmoid => "1.0f / (1.0f + expf(-x))",
+            A::LeakyRelu => "x >= 0.0f ? x : a0 * x",
+        };
+        s.push_str(&format!("  case GLOW_ACT_{}: return {e};\n", a.name()));
+    }
+    s.push_str("  default: return x;\n  }\n}\n");
+    s
+}
+
+/// The tile shape's macros (before the kernels): `GLOW_TP`, `GLOW_PW` and
+/// `GLOW_EACH_TP(X)`, `X(0) ... X(tp - 1)`.
+fn tile_defines(tp: u32) -> String {
+    let each: Vec<String> = (0..tp).map(|t| format!("X({t})")).collect();
+    format!(
+        "#define GLOW_TP {tp}\n#define GLOW_PW {PANEL_WIDTH}\n#define GLOW_EACH_TP(X) {}\n",
+        each.join(" ")
+    )
 }
 
 /// A generated element-wise kernel: `head` opens the function, each case
@@ -153,7 +203,7 @@ fn binary_source() -> String {
 /// How a constant weight is rearranged for a kernel.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PackKind {
-    /// Convolution filter to `[group][panel][kh][kw][c][16]`; `fs` are the
+    /// Convolution filter to `[group][panel][kh][kw][c][PANEL_WIDTH]`; `fs` are the
     /// stored filter's strides over (oc, kh, kw, c).
     ConvPanels {
         group: u64,
@@ -170,7 +220,7 @@ pub enum PackKind {
         kw: u64,
         fs: [u64; 4],
     },
-    /// A `[k][n]` matrix to `[n / 16][k][16]`.
+    /// A `[k][n]` matrix to `[n / PANEL_WIDTH][k][PANEL_WIDTH]`.
     GemmPanels { k: u64, n: u64 },
     /// A quantized NHWC filter `[oc][kh][kw][cg]` (int8, or uint8 when not
     /// `signed`) to int16 `w - woff[o]` in `[group][block of 16][kh][kw]
@@ -206,9 +256,9 @@ impl PackKind {
                 kw,
                 cg,
                 ..
-            } => group * ocg.div_ceil(16) * kh * kw * cg * 16,
+            } => group * ocg.div_ceil(PANEL_WIDTH) * kh * kw * cg * PANEL_WIDTH,
             PackKind::Depthwise { c, kh, kw, .. } => kh * kw * c,
-            PackKind::GemmPanels { k, n } => n.div_ceil(16) * k * 16,
+            PackKind::GemmPanels { k, n } => n.div_ceil(PANEL_WIDTH) * k * PANEL_WIDTH,
             PackKind::QConvPanels {
                 group,
                 ocg,
@@ -330,15 +380,15 @@ impl PackKind {
                 cg,
                 fs,
             } => {
-                let panels = ocg.div_ceil(16);
+                let panels = ocg.div_ceil(PANEL_WIDTH);
                 let mut at = 0usize;
                 for g in 0..group {
                     for pb in 0..panels {
                         for a in 0..kh {
                             for b in 0..kw {
                                 for c in 0..cg {
-                                    for l in 0..16 {
-                                        let o = pb * 16 + l;
+                                    for l in 0..PANEL_WIDTH {
+                                        let o = pb * PANEL_WIDTH + l;
                                         if o < ocg {
                                             let o = g * ocg + o;
                                             out[at] =
@@ -366,10 +416,10 @@ impl PackKind {
             PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => {}
             PackKind::GemmPanels { k, n } => {
                 let mut at = 0usize;
-                for pb in 0..n.div_ceil(16) {
+                for pb in 0..n.div_ceil(PANEL_WIDTH) {
                     for kk in 0..k {
-                        for l in 0..16 {
-                            let j = pb * 16 + l;
+                        for l in 0..PANEL_WIDTH {
+                            let j = pb * PANEL_WIDTH + l;
                             if j < n {
                                 out[at] = get(kk * n + j);
                             }
@@ -401,6 +451,8 @@ pub struct Runtime<'a> {
     /// The constant region's bytes (weights only) and each weight's offset.
     constants: &'a [u8],
     finite: BTreeMap<usize, bool>,
+    /// `GLOW_TP`.
+    tile_pixels: u32,
 }
 
 impl<'a> Runtime<'a> {
@@ -411,7 +463,15 @@ impl<'a> Runtime<'a> {
             base,
             end: base,
             constants,
+            tile_pixels: TILE_PIXELS,
             ..Runtime::default()
+        }
+    }
+
+    /// Tiles of `n` pixels instead of [`TILE_PIXELS`] (0 keeps it).
+    pub fn set_tile_pixels(&mut self, n: u32) {
+        if n > 0 {
+            self.tile_pixels = n;
         }
     }
 
@@ -479,6 +539,9 @@ impl<'a> Runtime<'a> {
     /// The C text of the kernels used, in a fixed order.
     pub fn source(&self) -> String {
         let mut out = String::new();
+        if !self.kernels.is_empty() {
+            out.push_str(&tile_defines(self.tile_pixels));
+        }
         for k in &self.kernels {
             if *k == Kernel::QConv {
                 out.push_str(&format!(

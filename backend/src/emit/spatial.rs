@@ -1,7 +1,8 @@
 //! C kernels of `convolution` (groups, dilation, pads, NHWC/NCHW, fused
 //! activation), `convtranspose`, `maxpool` and `avgpool` (CountIncludePads,
 //! dilation). Window positions outside the input are skipped; sums run over
-//! (kh, kw, channel) in that order, as in the interpreter.
+//! (kh, kw, channel) in that order, one fused multiply-add per product, as
+//! in the interpreter.
 
 use super::runtime::{Kernel, PackKind};
 use super::KCtx;
@@ -269,7 +270,7 @@ pub fn conv_transpose(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.for_loop("ci", cg);
     c.w.line(&format!("const size_t ic = g * {cg}u + ci;"));
     c.w.line(&format!(
-        "sum += Src[n * {}u + iy * {}u + ix * {ch}u + ic] * Filter[ic * {}u + ky * {}u + kx * {}u + og];",
+        "sum = fmaf(Src[n * {}u + iy * {}u + ix * {ch}u + ic], Filter[ic * {}u + ky * {}u + kx * {}u + og], sum);",
         h * w * ch,
         w * ch,
         fs[0],

@@ -64,8 +64,8 @@ pub fn convolution_grad(x: &mut Exec) -> R {
                                 if iw < 0 || iw >= w as i64 {
                                     continue;
                                 }
-                                sum += dg[at(g.ds, [b, o, y, xx])]
-                                    * src[at(g.ss, [b, c, ih as u64, iw as u64])];
+                                let d = dg[at(g.ds, [b, o, y, xx])];
+                                sum = d.mul_add(src[at(g.ss, [b, c, ih as u64, iw as u64])], sum);
                             }
                         }
                     }
@@ -91,8 +91,8 @@ pub fn convolution_grad(x: &mut Exec) -> R {
                             };
                             for og in 0..ocg {
                                 let o = gi * ocg + og;
-                                sum +=
-                                    dg[at(g.ds, [b, o, y, xx])] * filt[at(g.fs, [o, ky, kx, ic])];
+                                let d = dg[at(g.ds, [b, o, y, xx])];
+                                sum = d.mul_add(filt[at(g.fs, [o, ky, kx, ic])], sum);
                             }
                         }
                     }

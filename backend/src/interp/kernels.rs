@@ -439,7 +439,8 @@ fn batched_reduce_add(x: &mut Exec) -> R {
     x.put_f32s("Dest", &out)
 }
 
-/// `(batches, rows, inner, cols)` product, `bias` added after each sum.
+/// `(batches, rows, inner, cols)` product: each sum over `inner` in order
+/// from 0.0 with one fused multiply-add per product, `bias` added after it.
 fn matmul_core(
     l: &[f32],
     r: &[f32],
@@ -453,7 +454,11 @@ fn matmul_core(
             for j in 0..cols {
                 let mut sum = 0f32;
                 for k in 0..inner {
-                    sum += l[b * rows * inner + i * inner + k] * r[b * inner * cols + k * cols + j];
+                    let (x, w) = (
+                        l[b * rows * inner + i * inner + k],
+                        r[b * inner * cols + k * cols + j],
+                    );
+                    sum = x.mul_add(w, sum);
                 }
                 out[b * rows * cols + i * cols + j] = match bias {
                     Some(bias) => sum + bias[j],
@@ -572,7 +577,7 @@ fn layernorm(x: &mut Exec) -> R {
         let mut sq = 0f32;
         for &v in row {
             let d = v - mean;
-            sq += d * d;
+            sq = d.mul_add(d, sq);
         }
         let inv = 1.0f32 / (sq / n + eps).sqrt();
         for j in 0..row.len() {
@@ -597,7 +602,7 @@ fn lrn(x: &mut Exec) -> R {
             let (lo, hi) = (j.saturating_sub(h), (j + h).min(cols - 1));
             let mut ss = 0f32;
             for v in &row[lo..=hi] {
-                ss += v * v;
+                ss = v.mul_add(*v, ss);
             }
             let sc = k + norm * ss;
             scale[r * cols + j] = sc;
@@ -644,7 +649,11 @@ fn convolution(x: &mut Exec) -> R {
                     let mut sum = 0f32;
                     for_window(&win, y, xx, h, w, |a, r, p, q| {
                         for c in 0..cg {
-                            sum += src[at(ss, [b, g * cg + c, p, q])] * filt[at(fs, [o, a, r, c])];
+                            let (x, f) = (
+                                src[at(ss, [b, g * cg + c, p, q])],
+                                filt[at(fs, [o, a, r, c])],
+                            );
+                            sum = x.mul_add(f, sum);
                         }
                     });
                     let i = at(ds, [b, o, y, xx]);
@@ -700,7 +709,7 @@ fn conv_transpose(x: &mut Exec) -> R {
                                 let ic = g * cg + ci;
                                 let si = b * h * w * ch + iy * w * ch + ix * ch + ic;
                                 let fi = ic * kh * kw * ocg + ky * kw * ocg + kx * ocg + og;
-                                sum += src[si as usize] * filt[fi as usize];
+                                sum = src[si as usize].mul_add(filt[fi as usize], sum);
                             }
                         }
                     }

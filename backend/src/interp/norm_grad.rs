@@ -29,7 +29,7 @@ pub fn lrn_grad(x: &mut Exec) -> R {
             let hi = j.saturating_add(h).min(cols - 1);
             let mut s = 0f32;
             for t in lo..=hi {
-                s += dg[b + t] * (dest[b + t] / scale[b + t]);
+                s = dg[b + t].mul_add(dest[b + t] / scale[b + t], s);
             }
             let i = b + j;
             out[i] = dg[i] * scale[i].powf(p.neg_beta) - p.coef * src[i] * s;
