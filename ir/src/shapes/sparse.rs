@@ -310,6 +310,30 @@ pub fn sparse_label_split(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// A table operand `k` of the wrong element kind.
+fn table_kind(ctx: &ShapeCtx, k: usize, wants: &str) -> ShapeError {
+    ShapeError::at_operand(
+        k,
+        format!(
+            "`{}` has element type {} but `{}` takes {wants}",
+            ctx.name(k),
+            ctx.ty(k).elem,
+            ctx.opcode()
+        ),
+    )
+}
+
+/// `UseFP16Accumulation` needs a `float16` `Dest` (Glow's rule), which no
+/// engine here computes.
+fn no_fp16_accumulation(ctx: &ShapeCtx, errs: &mut Vec<ShapeError>) {
+    if ctx.get(m::USE_FP16_ACCUMULATION) == Some(true) {
+        errs.push(ShapeError::at_member(
+            "UseFP16Accumulation",
+            "`UseFP16Accumulation: true` needs a `float16` `Dest`, which this backend does not compute",
+        ));
+    }
+}
+
 /// `rowwisequantizedsparselengthsweightedsum @out Dest, @in Data, @in
 /// Scales, @in Offsets, @in Weights, @in Indices, @in Lengths`: `ui8` `Data`
 /// `[R, ...]` (its type's own scale and offset unused) with one float scale
@@ -320,14 +344,7 @@ pub fn rowwise_quantized_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (dest, data, scales, offsets, weights, idx, lengths) = (0, 1, 2, 3, 4, 5, 6);
     let mut errs = Vec::new();
     if !matches!(ctx.ty(data).elem, ElemKind::UInt8Q { .. }) {
-        errs.push(ShapeError::at_operand(
-            data,
-            format!(
-                "`Data` has element type {} but `{}` takes `ui8` rows",
-                ctx.ty(data).elem,
-                ctx.opcode()
-            ),
-        ));
+        errs.push(table_kind(ctx, data, "`ui8` rows"));
     }
     check_kind(ctx, dest, Kinds::Float, &mut errs);
     for k in [scales, offsets, weights] {
@@ -342,12 +359,7 @@ pub fn rowwise_quantized_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
     if let Some(s) = index_vector(ctx, lengths, &mut errs) {
         rows_of_data(ctx, dest, data, s, &mut errs);
     }
-    if ctx.get(m::USE_FP16_ACCUMULATION) == Some(true) {
-        errs.push(ShapeError::at_member(
-            "UseFP16Accumulation",
-            "`UseFP16Accumulation: true` needs a `float16` `Dest`, which this backend does not compute",
-        ));
-    }
+    no_fp16_accumulation(ctx, &mut errs);
     errs
 }
 
@@ -453,22 +465,11 @@ pub fn fused_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
         same_elem(ctx, 2, dest, &mut errs);
     }
     let ElemKind::Fused(fused) = ctx.ty(data).elem else {
-        errs.push(ShapeError::at_operand(
-            data,
-            format!(
-                "`Data` has element type {} but `{}` takes fused rows (`ui8fused`, `ui8fusedfp16`, `ui4fused`, `ui4fusedfp16`)",
-                ctx.ty(data).elem,
-                ctx.opcode()
-            ),
-        ));
+        let what = "fused rows (`ui8fused`, `ui8fusedfp16`, `ui4fused`, `ui4fusedfp16`)";
+        errs.push(table_kind(ctx, data, what));
         return errs;
     };
-    if ctx.get(m::USE_FP16_ACCUMULATION) == Some(true) {
-        errs.push(ShapeError::at_member(
-            "UseFP16Accumulation",
-            "`UseFP16Accumulation: true` needs a `float16` `Dest`, which this backend does not compute",
-        ));
-    }
+    no_fp16_accumulation(ctx, &mut errs);
     let n = index_vector(ctx, idx, &mut errs);
     if let (true, Some(n)) = (weighted, n) {
         check_dims(ctx, 2, &[n], "expects", &mut errs);
