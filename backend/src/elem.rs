@@ -13,7 +13,9 @@ pub fn ctype(kind: ElemKind) -> &'static str {
         ElemKind::Float64 => "double",
         ElemKind::Float16 | ElemKind::BFloat16 => "uint16_t",
         ElemKind::Int8Q { .. } | ElemKind::Int8 => "int8_t",
-        ElemKind::UInt8Q { .. } | ElemKind::Bool | ElemKind::UInt8 => "uint8_t",
+        ElemKind::UInt8Q { .. } | ElemKind::Bool | ElemKind::UInt8 | ElemKind::Fused(_) => {
+            "uint8_t"
+        }
         ElemKind::Int16Q { .. } => "int16_t",
         ElemKind::Int32Q { .. } | ElemKind::Index32 => "int32_t",
         ElemKind::Index64 => "int64_t",

@@ -12,7 +12,7 @@ pub fn descr(kind: ElemKind) -> &'static str {
         ElemKind::Float16 => "<f2",
         ElemKind::BFloat16 => "<u2",
         ElemKind::Int8Q { .. } | ElemKind::Int8 => "|i1",
-        ElemKind::UInt8Q { .. } | ElemKind::UInt8 => "|u1",
+        ElemKind::UInt8Q { .. } | ElemKind::UInt8 | ElemKind::Fused(_) => "|u1",
         ElemKind::Int16Q { .. } => "<i2",
         ElemKind::Int32Q { .. } | ElemKind::Index32 => "<i4",
         ElemKind::Index64 => "<i8",

@@ -426,6 +426,8 @@ pub fn random_bytes(ty: &Type, seed: u64, name: &str) -> Result<Vec<u8>, String>
             }
             ElemKind::Float16 | ElemKind::BFloat16 => {}
             ElemKind::Bool => out[i] = (r & 1) as u8,
+            // Any bytes, the rows' scales and offsets too (NaN and infinity included).
+            ElemKind::Fused(_) => out[i] = (r >> 32) as u8,
             ElemKind::Index32 | ElemKind::Index64 => {
                 crate::elem::write_int(ty.elem, &mut out, i, (r % 8) as i64)
             }

@@ -58,7 +58,7 @@ pub fn safetensors_dtype(k: ElemKind) -> &'static str {
         BFloat16 => "BF16",
         Float64 => "F64",
         Int8Q { .. } | Int8 => "I8",
-        UInt8Q { .. } | UInt8 => "U8",
+        UInt8Q { .. } | UInt8 | Fused(_) => "U8",
         Int16Q { .. } => "I16",
         Int32Q { .. } | Index32 => "I32",
         Index64 => "I64",

@@ -886,6 +886,33 @@ fn sparse_cases(p: &mut Prog) {
             ],
             "",
         );
+        // Fused rows of random bytes: scales and offsets of any bits.
+        for (kind, width, line) in [("ui8fused", 11u64, 3u64), ("ui4fused", 10, 4)] {
+            let data = format!("{kind}[S:1.0 O:0]<6 x {width}>");
+            let dest = f(&[4, line]);
+            let (idx, len) = (format!("{it}<9>"), format!("{lt}<4>"));
+            p.op(
+                "fusedrowwisequantizedsparselengthsweightedsum",
+                &dest,
+                &[&data, &f(&[9]), &idx, &len],
+                "",
+            );
+            p.op(
+                "fusedrowwisequantizedsparselengthssum",
+                &dest,
+                &[&data, &idx, &len],
+                "",
+            );
+            for end in [false, true] {
+                let offs = format!("{it}<{}>", if end { 5 } else { 4 });
+                p.op(
+                    "embeddingbagbyterowwiseoffsets",
+                    &dest,
+                    &[&data, &f(&[9]), &idx, &offs],
+                    &format!("HasEndOffset: {end}"),
+                );
+            }
+        }
         p.op(
             "permutepooledembeddings",
             &f(&[3, 9]),

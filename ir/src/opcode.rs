@@ -571,6 +571,21 @@ opcodes! {
         [opt(m::USE_FP16_ACCUMULATION, Default::Bool(false)), opt(m::LENGTHS_MODE, Default::Enum("Variable")),
          opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
         &[], shapes::rowwise_quantized_sls, Sparse;
+    FusedRowwiseQuantizedSparseLengthsWeightedSum = "fusedrowwisequantizedsparselengthsweightedsum",
+        [op("Dest", Out), op("Data", In), op("Weights", In), op("Indices", In), op("Lengths", In)],
+        [opt(m::USE_FP16_ACCUMULATION, Default::Bool(false)), opt(m::LENGTHS_MODE, Default::Enum("Variable")),
+         opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::fused_sls, Sparse;
+    FusedRowwiseQuantizedSparseLengthsSum = "fusedrowwisequantizedsparselengthssum",
+        [op("Dest", Out), op("Data", In), op("Indices", In), op("Lengths", In)],
+        [opt(m::USE_FP16_ACCUMULATION, Default::Bool(false)), opt(m::LENGTHS_MODE, Default::Enum("Variable")),
+         opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::fused_sls, Sparse;
+    EmbeddingBagByteRowwiseOffsets = "embeddingbagbyterowwiseoffsets",
+        [op("Dest", Out), op("Data", In), op("Weights", In), op("Indices", In), op("Offsets", In)],
+        [opt(m::USE_FP16_ACCUMULATION, Default::Bool(false)), opt(m::HAS_END_OFFSET, Default::Bool(false)),
+         opt(m::LENGTHS_MODE, Default::Enum("Variable")), opt(m::AVG_LENGTH, Default::Float(f64::NAN))],
+        &[], shapes::fused_sls, Sparse;
     BatchedUnaryEmbeddingsBags = "batchedunaryembeddingsbags",
         [op("Dest", Out), op("Weights", In), op("TableOffsets", In), op("Offsets", In), op("Indices", In)],
         [], &[], shapes::batched_unary_embeddings_bags, Sparse;

@@ -35,6 +35,42 @@ pub enum ElemKind {
     Int8,
     /// Plain unsigned 8-bit integers (ONNX UINT8), not quantized.
     UInt8,
+    /// Glow's fused row-wise quantized storage (`ui8fused`, `ui8fusedfp16`,
+    /// `ui4fused`, `ui4fusedfp16`): bytes whose rows end with their own scale
+    /// and offset (docs/gir.md, "Types"). Not a quantized kind in the
+    /// arithmetic sense: only the fused embedding instructions read it.
+    Fused(Fused),
+}
+
+/// The layout of a fused row-wise quantized row: 8-bit values or two 4-bit
+/// values per byte (low nibble first), then the row's scale and offset as
+/// two `float`s (or two `float16`s). `scale` and `offset` are the type's
+/// parameters, which Glow prints and ignores.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fused {
+    pub nibbles: bool,
+    pub fp16: bool,
+    pub scale: f32,
+    pub offset: i32,
+}
+
+impl Fused {
+    /// Bytes of scale and offset at the end of each row.
+    pub fn extra_bytes(self) -> u64 {
+        if self.fp16 {
+            4
+        } else {
+            8
+        }
+    }
+    /// Values per byte.
+    pub fn per_byte(self) -> u64 {
+        if self.nibbles {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 impl ElemKind {
@@ -48,7 +84,8 @@ impl ElemKind {
             | ElemKind::UInt8Q { .. }
             | ElemKind::Bool
             | ElemKind::Int8
-            | ElemKind::UInt8 => 1,
+            | ElemKind::UInt8
+            | ElemKind::Fused(_) => 1,
         }
     }
 
@@ -68,14 +105,57 @@ impl ElemKind {
             ElemKind::Bool => "bool",
             ElemKind::Int8 => "int8",
             ElemKind::UInt8 => "uint8",
+            ElemKind::Fused(f) => match (f.nibbles, f.fp16) {
+                (false, false) => "ui8fused",
+                (false, true) => "ui8fusedfp16",
+                (true, false) => "ui4fused",
+                (true, true) => "ui4fusedfp16",
+            },
         }
     }
 
     /// All base names, for "expected one of" notes.
     pub const BASE_NAMES: &'static [&'static str] = &[
-        "float", "float16", "bfloat16", "float64", "i8", "ui8", "i16", "i32", "index32", "index64",
-        "bool", "int8", "uint8",
+        "float",
+        "float16",
+        "bfloat16",
+        "float64",
+        "i8",
+        "ui8",
+        "i16",
+        "i32",
+        "index32",
+        "index64",
+        "bool",
+        "int8",
+        "uint8",
+        "ui8fused",
+        "ui8fusedfp16",
+        "ui4fused",
+        "ui4fusedfp16",
     ];
+
+    /// Base names that carry `[S:scale O:offset]` when written.
+    pub fn takes_params(name: &str) -> bool {
+        matches!(
+            name,
+            "i8" | "ui8"
+                | "i16"
+                | "i32"
+                | "ui8fused"
+                | "ui8fusedfp16"
+                | "ui4fused"
+                | "ui4fusedfp16"
+        )
+    }
+
+    /// The written parameters: quantization's, or a fused kind's.
+    pub fn params(self) -> Option<(f32, i32)> {
+        match self {
+            ElemKind::Fused(f) => Some((f.scale, f.offset)),
+            k => k.quant(),
+        }
+    }
 
     /// Builds a kind from its base name; quantized kinds need `quant`.
     pub fn from_name(name: &str, quant: Option<(f32, i32)>) -> Option<ElemKind> {
@@ -94,6 +174,12 @@ impl ElemKind {
             "bool" => ElemKind::Bool,
             "int8" => ElemKind::Int8,
             "uint8" => ElemKind::UInt8,
+            "ui8fused" | "ui8fusedfp16" | "ui4fused" | "ui4fusedfp16" => ElemKind::Fused(Fused {
+                nibbles: name.starts_with("ui4"),
+                fp16: name.ends_with("fp16"),
+                scale,
+                offset,
+            }),
             _ => return None,
         };
         Some(kind)
@@ -248,7 +334,7 @@ where
 impl fmt::Display for ElemKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.base_name())?;
-        if let Some((scale, offset)) = self.quant() {
+        if let Some((scale, offset)) = self.params() {
             let mut s = String::new();
             format_f32(scale, &mut s);
             write!(f, "[S:{} O:{}]", s, offset)?;

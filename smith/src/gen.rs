@@ -1208,7 +1208,7 @@ impl Gen<'_> {
     /// A recommendation instruction: a float table of 1 to 8 rows, indices,
     /// lengths and offsets of any values (out-of-range ones are defined).
     fn sparse(&mut self) {
-        let which = self.rng.below(15);
+        let which = self.rng.below(16);
         let mut table = vec![self.rng.range(1, 8) as u64];
         // An embedding table is 2-D.
         let inner = if which == 4 {
@@ -1369,6 +1369,48 @@ impl Gen<'_> {
                 let ins: Vec<usize> = lists.iter().map(|t| self.input(t)).collect();
                 let op = "permutepooledembeddings";
                 self.simple(op, &pe_ty, &[pe, ins[0], ins[1], ins[2], ins[3]], &[], "");
+            }
+            15 => {
+                // Fused rows: 1 to 4 values (two per byte for ui4fused), then
+                // the scale and offset bytes.
+                let nibbles = self.rng.chance(50);
+                let values = self.rng.range(1, 4) as u64;
+                let width = if nibbles { values.div_ceil(2) } else { values } + 8;
+                let line = if nibbles { (width - 8) * 2 } else { values };
+                let fused = glow_ir::types::Fused {
+                    nibbles,
+                    fp16: false,
+                    scale: 1.0,
+                    offset: 0,
+                };
+                let q = self.input(&Type::new(ElemKind::Fused(fused), &[table[0], width]));
+                let w = self.input(&Type::new(ElemKind::Float, &[n]));
+                let i = self.input(&idx_ty);
+                let dest = Type::new(ElemKind::Float, &[segs, line]);
+                match self.rng.below(3) {
+                    0 => {
+                        let l = self.input(&len_ty);
+                        let op = "fusedrowwisequantizedsparselengthsweightedsum";
+                        self.simple(op, &dest, &[q, w, i, l], &[], "");
+                    }
+                    1 => {
+                        let l = self.input(&len_ty);
+                        self.simple(
+                            "fusedrowwisequantizedsparselengthssum",
+                            &dest,
+                            &[q, i, l],
+                            &[],
+                            "",
+                        );
+                    }
+                    _ => {
+                        let end = self.rng.chance(50);
+                        let o = self.input(&Type::new(ik, &[segs + end as u64]));
+                        let members = format!("HasEndOffset: {end}");
+                        let op = "embeddingbagbyterowwiseoffsets";
+                        self.simple(op, &dest, &[q, w, i, o], &[], &members);
+                    }
+                }
             }
             _ => {
                 let rank = self.rng.range(1, 2) as usize;

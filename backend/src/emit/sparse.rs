@@ -25,6 +25,9 @@ pub fn emit(c: &mut KCtx) -> R {
         Opcode::FillExamplesWithIndicator => fill_examples(c),
         Opcode::SparseLabelSplit => sparse_label_split(c),
         Opcode::RowwiseQuantizedSparseLengthsWeightedSum => rowwise_sls(c),
+        Opcode::FusedRowwiseQuantizedSparseLengthsWeightedSum
+        | Opcode::FusedRowwiseQuantizedSparseLengthsSum
+        | Opcode::EmbeddingBagByteRowwiseOffsets => fused(c),
         Opcode::BatchedUnaryEmbeddingsBags => unary_bags(c),
         Opcode::PermutePooledEmbeddings => permute_pooled(c),
         _ => Err(c.err("not a recommendation instruction")),
@@ -162,18 +165,7 @@ fn embedding_bag(c: &mut KCtx) -> R {
     let n = it.size();
     zero_f32(c, "Dest", dt.size());
     c.w.line("size_t cur = 0;");
-    c.w.for_loop("b", bags);
-    c.w.line("const int64_t start = (int64_t)Offsets[b];");
-    if has_end {
-        c.w.line("const int64_t end = (int64_t)Offsets[b + 1];");
-    } else {
-        c.w.line(&format!(
-            "const int64_t end = b == {}u ? {n}ll : (int64_t)Offsets[b + 1];",
-            bags - 1
-        ));
-    }
-    c.w.line("if (start == end) continue;");
-    c.w.line("if (start > end) break;");
+    open_bags(c, "b", bags, has_end, n);
     c.w.line("const uint64_t span = (uint64_t)end - (uint64_t)start;");
     c.w.line(&format!("const uint64_t left = {n}u - cur;"));
     c.w.line("const uint64_t count = span < left ? span : left;");
@@ -188,6 +180,25 @@ fn embedding_bag(c: &mut KCtx) -> R {
     c.w.close();
     c.w.close();
     Ok(())
+}
+
+/// Opens the loop over `bags` bags (variable `b`) with `start` and `end`,
+/// Glow's bag bounds: `end` the next offset, or the index count `n` for the
+/// last bag without an end offset; an empty bag is skipped and one that
+/// ends before it starts ends the loop. The caller closes it.
+fn open_bags(c: &mut KCtx, b: &str, bags: u64, has_end: bool, n: u64) {
+    c.w.for_loop(b, bags);
+    c.w.line(&format!("const int64_t start = (int64_t)Offsets[{b}];"));
+    if has_end {
+        c.w.line(&format!("const int64_t end = (int64_t)Offsets[{b} + 1];"));
+    } else {
+        c.w.line(&format!(
+            "const int64_t end = {b} == {}u ? {n}ll : (int64_t)Offsets[{b} + 1];",
+            bags - 1
+        ));
+    }
+    c.w.line("if (start == end) continue;");
+    c.w.line("if (start > end) break;");
 }
 
 fn lengths_to_ranges(c: &mut KCtx) -> R {
@@ -498,5 +509,76 @@ fn permute_pooled(c: &mut KCtx) -> R {
     ));
     c.w.close();
     c.w.close();
+    Ok(())
+}
+
+fn fused(c: &mut KCtx) -> R {
+    let op = c.inst.opcode;
+    let dt = decl_f32(c, "Dest")?;
+    let data = c.ty("Data")?;
+    let ElemKind::Fused(f) = data.elem else {
+        return Err(c.unsupported(&data));
+    };
+    if f.fp16 {
+        return Err(c.unsupported(&data));
+    }
+    c.decl("Data", "uint8_t")?;
+    let weighted = op != Opcode::FusedRowwiseQuantizedSparseLengthsSum;
+    if weighted {
+        decl_f32(c, "Weights")?;
+    }
+    let it = decl_index(c, "Indices")?;
+    let (r, width) = (data.dims[0], data.dims[1]);
+    let line = dt.size() / dt.dims[0];
+    let n = it.size();
+    zero_f32(c, "Dest", dt.size());
+    // One row into one segment: `j` the index position, `s` the segment.
+    let row_body = |c: &mut KCtx| {
+        c.w.line("const int64_t i = (int64_t)Indices[j];");
+        c.w.line(&format!("if (i < 0 || i >= {r}ll) continue;"));
+        if weighted {
+            c.w.line("const float w = Weights[j];");
+        }
+        c.w.line(&format!(
+            "const uint8_t *row = Data + (size_t)i * {width}u;"
+        ));
+        c.w.line("float scale, offset;");
+        c.w.line(&format!("memcpy(&scale, row + {}u, 4);", width - 8));
+        c.w.line(&format!("memcpy(&offset, row + {}u, 4);", width - 4));
+        c.w.open(&format!("for (size_t k = 0; k < {line}u; k++)"));
+        if f.nibbles {
+            c.w.line("const uint8_t q = (uint8_t)((row[k / 2] >> (4 * (k % 2))) & 0x0f);");
+        } else {
+            c.w.line("const uint8_t q = row[k];");
+        }
+        c.w.line("const float d = (float)q * scale + offset;");
+        let term = if weighted { "d * w" } else { "d" };
+        c.w.line(&format!("Dest[s * {line}u + k] += {term};"));
+        c.w.close();
+    };
+    if op == Opcode::EmbeddingBagByteRowwiseOffsets {
+        let ot = decl_index(c, "Offsets")?;
+        let has_end = c.member(m::HAS_END_OFFSET)?;
+        let bags = dt.dims[0];
+        debug_assert_eq!(bags, if has_end { ot.size() - 1 } else { ot.size() });
+        open_bags(c, "s", bags, has_end, n);
+        c.w.line("const int64_t from = start < 0 ? 0 : start;");
+        c.w.line(&format!("const int64_t to = end > {n}ll ? {n}ll : end;"));
+        c.w.open("for (int64_t j = from; j < to; j++)");
+        row_body(c);
+        c.w.close();
+        c.w.close();
+    } else {
+        let lt = decl_index(c, "Lengths")?;
+        c.w.line("size_t j = 0;");
+        c.w.for_loop("s", lt.size());
+        c.w.line("const int64_t len = (int64_t)Lengths[s];");
+        c.w.open(&format!(
+            "for (int64_t l = 0; l < len && j < {n}u; l++, j++)"
+        ));
+        row_body(c);
+        c.w.close();
+        c.w.close();
+    }
     Ok(())
 }

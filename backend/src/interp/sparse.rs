@@ -25,6 +25,9 @@ pub fn exec(x: &mut Exec) -> R {
         Opcode::FillExamplesWithIndicator => fill_examples(x),
         Opcode::SparseLabelSplit => sparse_label_split(x),
         Opcode::RowwiseQuantizedSparseLengthsWeightedSum => rowwise_sls(x),
+        Opcode::FusedRowwiseQuantizedSparseLengthsWeightedSum
+        | Opcode::FusedRowwiseQuantizedSparseLengthsSum
+        | Opcode::EmbeddingBagByteRowwiseOffsets => fused(x),
         Opcode::BatchedUnaryEmbeddingsBags => unary_bags(x),
         Opcode::PermutePooledEmbeddings => permute_pooled(x),
         _ => Err(x.err("not a recommendation instruction")),
@@ -118,6 +121,30 @@ fn embedding(x: &mut Exec) -> R {
     x.put_bits("Dest", &out)
 }
 
+/// One bag's bounds in `Offsets`.
+enum Bag {
+    Empty,
+    /// It ends before it starts: no more bags.
+    Stop,
+    Range(i64, i64),
+}
+
+/// Glow's bag bounds: `end` the next offset, or the index count `n` for the
+/// last bag without an end offset (the C kernels' `open_bags`).
+fn bag_bounds(off: &[i64], b: usize, bags: usize, has_end: bool, n: usize) -> Bag {
+    let start = off[b];
+    let end = if !has_end && b == bags - 1 {
+        n as i64
+    } else {
+        off[b + 1]
+    };
+    match start.cmp(&end) {
+        std::cmp::Ordering::Equal => Bag::Empty,
+        std::cmp::Ordering::Greater => Bag::Stop,
+        std::cmp::Ordering::Less => Bag::Range(start, end),
+    }
+}
+
 /// Glow's order: the bags take indices from one running position, each bag
 /// `Offsets[b]..end` long (end the next offset, or the index count for the
 /// last bag without `HasEndOffset`); an empty bag is skipped, and a bag that
@@ -134,18 +161,11 @@ fn embedding_bag(x: &mut Exec) -> R {
     let mut out = vec![0f32; bags * line];
     let mut cur = 0usize;
     for b in 0..bags {
-        let start = off[b];
-        let end = if !has_end && b == bags - 1 {
-            n as i64
-        } else {
-            off[b + 1]
+        let (start, end) = match bag_bounds(&off, b, bags, has_end, n) {
+            Bag::Empty => continue,
+            Bag::Stop => break,
+            Bag::Range(s, e) => (s, e),
         };
-        if start == end {
-            continue;
-        }
-        if start > end {
-            break;
-        }
         // At most the indices left: `end - start` may be anything.
         let count = (end as i128 - start as i128).min((n - cur) as i128) as usize;
         for _ in 0..count {
@@ -434,4 +454,105 @@ fn permute_pooled(x: &mut Exec) -> R {
         }
     }
     x.put_bits("Dest", &out)
+}
+
+/// A fused table: its bytes, row width, layout; `float` scales only.
+struct FusedTable {
+    bytes: Vec<u8>,
+    width: usize,
+    rows: usize,
+    f: glow_ir::types::Fused,
+}
+
+impl FusedTable {
+    fn read(x: &Exec) -> Result<FusedTable, BackendError> {
+        let t = x.ty("Data")?;
+        let ElemKind::Fused(f) = t.elem else {
+            return Err(x.unsupported(&t));
+        };
+        if f.fp16 {
+            return Err(x.unsupported(&t));
+        }
+        let bytes = x.bits("Data")?.into_iter().map(|b| b as u8).collect();
+        Ok(FusedTable {
+            bytes,
+            width: t.dims[1] as usize,
+            rows: t.dims[0] as usize,
+            f,
+        })
+    }
+
+    /// Adds `q * scale + offset` of each value of row `r`, times `w` when
+    /// weighted, to `out` (the C kernel's order).
+    fn add_row(&self, r: usize, w: Option<f32>, out: &mut [f32]) {
+        let row = &self.bytes[r * self.width..][..self.width];
+        let e = self.width - 8;
+        let scale = f32::from_le_bytes([row[e], row[e + 1], row[e + 2], row[e + 3]]);
+        let offset = f32::from_le_bytes([row[e + 4], row[e + 5], row[e + 6], row[e + 7]]);
+        for (k, o) in out.iter_mut().enumerate() {
+            let q = if self.f.nibbles {
+                (row[k / 2] >> (4 * (k % 2))) & 0x0f
+            } else {
+                row[k]
+            };
+            let d = q as f32 * scale + offset;
+            match w {
+                Some(w) => *o += d * w,
+                None => *o += d,
+            }
+        }
+    }
+}
+
+/// The fused row-wise sums: as `sparselengths(weighted)sum`, or (for
+/// `embeddingbagbyterowwiseoffsets`) each bag the index positions
+/// `Offsets[b]..end` themselves, as Glow's kernel reads them.
+fn fused(x: &mut Exec) -> R {
+    let table = FusedTable::read(x)?;
+    let dt = x.ty("Dest")?;
+    let line = (dt.size() / dt.dims[0]) as usize;
+    let idx = index(x, "Indices")?;
+    let weighted = x.opcode() != Opcode::FusedRowwiseQuantizedSparseLengthsSum;
+    let w = if weighted {
+        Some(x.f32s("Weights")?)
+    } else {
+        None
+    };
+    let n = idx.len();
+    let mut out = vec![0f32; dt.size() as usize];
+    let add = |s: usize, j: usize, out: &mut Vec<f32>| {
+        let i = idx[j];
+        if i >= 0 && (i as u64) < table.rows as u64 {
+            let wt = w.as_ref().map(|w| w[j]);
+            table.add_row(i as usize, wt, &mut out[s * line..][..line]);
+        }
+    };
+    if x.opcode() == Opcode::EmbeddingBagByteRowwiseOffsets {
+        let off = index(x, "Offsets")?;
+        let has_end = x.m().get(m::HAS_END_OFFSET)?;
+        let bags = dt.dims[0] as usize;
+        for b in 0..bags {
+            let (start, end) = match bag_bounds(&off, b, bags, has_end, n) {
+                Bag::Empty => continue,
+                Bag::Stop => break,
+                Bag::Range(s, e) => (s, e),
+            };
+            for j in start.max(0)..end.min(n as i64) {
+                add(b, j as usize, &mut out);
+            }
+        }
+    } else {
+        let lengths = index(x, "Lengths")?;
+        let mut cur = 0usize;
+        for (s, &len) in lengths.iter().enumerate() {
+            for _ in 0..len.max(0) {
+                if cur >= n {
+                    break;
+                }
+                add(s, cur, &mut out);
+                cur += 1;
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
 }

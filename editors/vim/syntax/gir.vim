@@ -20,6 +20,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ lengthssum sparselengthssum sparselengthsweightedsum embedding embeddingbag lengthstoranges lengthsrangefill gatherranges
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
       \ rowwisequantizedsparselengthsweightedsum batchedunaryembeddingsbags permutepooledembeddings
+      \ fusedrowwisequantizedsparselengthsweightedsum fusedrowwisequantizedsparselengthssum embeddingbagbyterowwiseoffsets
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -110,7 +110,7 @@ pub(super) fn parse_float(n: &Spanned<Num>) -> f64 {
 /// Lowers a written type, checking the element kind and dimensions.
 pub(super) fn lower_type(t: &TypeAst, diags: &mut Vec<Diagnostic>) -> Option<Type> {
     let base = t.elem.value;
-    let quantized = matches!(base, "i8" | "ui8" | "i16" | "i32");
+    let quantized = ElemKind::takes_params(base);
     let mut quant = None;
     if quantized {
         let (mut scale, mut offset) = (None, None);
@@ -421,6 +421,8 @@ fn int_range(k: ElemKind) -> Option<(i64, i64)> {
     match k {
         ElemKind::Bool => Some((0, 1)),
         ElemKind::Index64 => None,
+        // Fused rows are bytes (their scale and offset included).
+        ElemKind::Fused(_) => Some((0, 255)),
         k if k.is_plain_int() => k.int_range(),
         other => other.quant_range(),
     }

@@ -52,7 +52,7 @@ pub use linalg::{
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
 pub use sparse::{
     batch_sparse_to_dense, batched_unary_embeddings_bags, embedding, embedding_bag,
-    fill_examples_with_indicator, gather_ranges, lengths_range_fill, lengths_sum,
+    fill_examples_with_indicator, fused_sls, gather_ranges, lengths_range_fill, lengths_sum,
     lengths_to_ranges, permute_pooled_embeddings, rowwise_quantized_sls, sparse_label_split,
     sparse_lengths_sum, sparse_to_dense_mask,
 };

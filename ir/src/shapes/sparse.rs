@@ -102,6 +102,23 @@ pub fn embedding(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// The bags of index vector `offsets`: one per element, or one fewer with
+/// `HasEndOffset` (which needs two elements at least).
+fn bag_count(ctx: &ShapeCtx, offsets: usize, errs: &mut Vec<ShapeError>) -> Option<u64> {
+    let o = index_vector(ctx, offsets, errs)?;
+    if !ctx.get(m::HAS_END_OFFSET).unwrap_or(false) {
+        return Some(o);
+    }
+    if o < 2 {
+        errs.push(ShapeError::at_operand(
+            offsets,
+            "`Offsets` has one element but `HasEndOffset: true` needs at least two (one bag and its end)",
+        ));
+        return None;
+    }
+    Some(o - 1)
+}
+
 /// `embeddingbag @out Dest, @in Data, @in Weights, @in Indices, @in Offsets
 /// { HasEndOffset }`: float `Data` `[R, ...]`, `Weights` and `Indices`
 /// `[N]`, `Offsets` `[B]` (`[B + 1]` with `HasEndOffset`), `Dest` `[B, ...]`.
@@ -114,17 +131,8 @@ pub fn embedding_bag(ctx: &ShapeCtx) -> Vec<ShapeError> {
     if let Some(n) = index_vector(ctx, idx, &mut errs) {
         check_dims(ctx, weights, &[n], "expects", &mut errs);
     }
-    if let Some(o) = index_vector(ctx, offsets, &mut errs) {
-        let end = ctx.get(m::HAS_END_OFFSET).unwrap_or(false);
-        let bags = if end { o - 1 } else { o };
-        if bags == 0 {
-            errs.push(ShapeError::at_operand(
-                offsets,
-                "`Offsets` has one element but `HasEndOffset: true` needs at least two (one bag and its end)",
-            ));
-        } else {
-            rows_of_data(ctx, dest, data, bags, &mut errs);
-        }
+    if let Some(bags) = bag_count(ctx, offsets, &mut errs) {
+        rows_of_data(ctx, dest, data, bags, &mut errs);
     }
     errs
 }
@@ -302,6 +310,30 @@ pub fn sparse_label_split(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// A table operand `k` of the wrong element kind.
+fn table_kind(ctx: &ShapeCtx, k: usize, wants: &str) -> ShapeError {
+    ShapeError::at_operand(
+        k,
+        format!(
+            "`{}` has element type {} but `{}` takes {wants}",
+            ctx.name(k),
+            ctx.ty(k).elem,
+            ctx.opcode()
+        ),
+    )
+}
+
+/// `UseFP16Accumulation` needs a `float16` `Dest` (Glow's rule), which no
+/// engine here computes.
+fn no_fp16_accumulation(ctx: &ShapeCtx, errs: &mut Vec<ShapeError>) {
+    if ctx.get(m::USE_FP16_ACCUMULATION) == Some(true) {
+        errs.push(ShapeError::at_member(
+            "UseFP16Accumulation",
+            "`UseFP16Accumulation: true` needs a `float16` `Dest`, which this backend does not compute",
+        ));
+    }
+}
+
 /// `rowwisequantizedsparselengthsweightedsum @out Dest, @in Data, @in
 /// Scales, @in Offsets, @in Weights, @in Indices, @in Lengths`: `ui8` `Data`
 /// `[R, ...]` (its type's own scale and offset unused) with one float scale
@@ -312,14 +344,7 @@ pub fn rowwise_quantized_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (dest, data, scales, offsets, weights, idx, lengths) = (0, 1, 2, 3, 4, 5, 6);
     let mut errs = Vec::new();
     if !matches!(ctx.ty(data).elem, ElemKind::UInt8Q { .. }) {
-        errs.push(ShapeError::at_operand(
-            data,
-            format!(
-                "`Data` has element type {} but `{}` takes `ui8` rows",
-                ctx.ty(data).elem,
-                ctx.opcode()
-            ),
-        ));
+        errs.push(table_kind(ctx, data, "`ui8` rows"));
     }
     check_kind(ctx, dest, Kinds::Float, &mut errs);
     for k in [scales, offsets, weights] {
@@ -334,12 +359,7 @@ pub fn rowwise_quantized_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
     if let Some(s) = index_vector(ctx, lengths, &mut errs) {
         rows_of_data(ctx, dest, data, s, &mut errs);
     }
-    if ctx.get(m::USE_FP16_ACCUMULATION) == Some(true) {
-        errs.push(ShapeError::at_member(
-            "UseFP16Accumulation",
-            "`UseFP16Accumulation: true` needs a `float16` `Dest`, which this backend does not compute",
-        ));
-    }
+    no_fp16_accumulation(ctx, &mut errs);
     errs
 }
 
@@ -423,5 +443,61 @@ pub fn permute_pooled_embeddings(ctx: &ShapeCtx) -> Vec<ShapeError> {
             ));
         }
     }
+    errs
+}
+
+/// The fused row-wise forms: `fusedrowwisequantizedsparselengthsweightedsum
+/// @out Dest, @in Data, @in Weights, @in Indices, @in Lengths`, the same
+/// without `Weights` (`...sparselengthssum`), and
+/// `embeddingbagbyterowwiseoffsets @out Dest, @in Data, @in Weights, @in
+/// Indices, @in Offsets { HasEndOffset }`. `Data` is a fused kind `[R, W]`,
+/// `Dest` float `[S, (W - extra) * per_byte]` (`S` segments, or bags as
+/// `embeddingbag` counts them), `Weights` float like `Indices` `[N]`.
+pub fn fused_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let op = ctx.inst.opcode;
+    let bag = op == crate::opcode::Opcode::EmbeddingBagByteRowwiseOffsets;
+    let weighted = ctx.types.len() == 5;
+    let (dest, data) = (0, 1);
+    let (idx, lengths) = if weighted { (3, 4) } else { (2, 3) };
+    let mut errs = Vec::new();
+    check_kind(ctx, dest, Kinds::F32, &mut errs);
+    if weighted {
+        same_elem(ctx, 2, dest, &mut errs);
+    }
+    let ElemKind::Fused(fused) = ctx.ty(data).elem else {
+        let what = "fused rows (`ui8fused`, `ui8fusedfp16`, `ui4fused`, `ui4fusedfp16`)";
+        errs.push(table_kind(ctx, data, what));
+        return errs;
+    };
+    no_fp16_accumulation(ctx, &mut errs);
+    let n = index_vector(ctx, idx, &mut errs);
+    if let (true, Some(n)) = (weighted, n) {
+        check_dims(ctx, 2, &[n], "expects", &mut errs);
+    }
+    let segments = if bag {
+        bag_count(ctx, lengths, &mut errs)
+    } else {
+        index_vector(ctx, lengths, &mut errs)
+    };
+    let Some(segments) = segments else {
+        return errs;
+    };
+    if !check_rank(ctx, data, 2, &mut errs) {
+        return errs;
+    }
+    let width = ctx.ty(data).dims[1];
+    if width <= fused.extra_bytes() {
+        errs.push(ShapeError::at_operand(
+            data,
+            format!(
+                "`Data` has type {} but its rows need more than {} bytes (the values, then the scale and offset)",
+                ctx.ty(data),
+                fused.extra_bytes()
+            ),
+        ));
+        return errs;
+    }
+    let line = (width - fused.extra_bytes()) * fused.per_byte();
+    check_dims(ctx, dest, &[segments, line], "produces", &mut errs);
     errs
 }

@@ -1003,6 +1003,58 @@ fn table_batched_and_rowwise_shapes() {
 }
 
 #[test]
+fn fused_row_shapes() {
+    let w = &[
+        "%t8 = WeightVar ui8fused[S:1.0 O:0]<10 x 12> mutable",
+        "%t4 = WeightVar ui4fused[S:1.0 O:0]<10 x 10> mutable",
+        "%h8 = WeightVar ui8fusedfp16[S:1.0 O:0]<10 x 8> mutable",
+        "%thin = WeightVar ui8fused[S:1.0 O:0]<10 x 8> mutable",
+        "%q = WeightVar ui8[S:1.0 O:0]<10 x 12> mutable",
+        "%w = WeightVar float<6> mutable",
+        "%idx = WeightVar index64<6> mutable",
+        "%len = WeightVar index32<3> mutable",
+        "%d = WeightVar float<3 x 4> mutable",
+        "%off = WeightVar index64<4> mutable",
+    ];
+    let op = "fusedrowwisequantizedsparselengthsweightedsum";
+    accepts(
+        w,
+        &format!("%x = {op} @out %d, @in %t8, @in %w, @in %idx, @in %len"),
+    );
+    accepts(
+        w,
+        &format!("%x = {op} @out %d, @in %t4, @in %w, @in %idx, @in %len"),
+    );
+    accepts(
+        w,
+        &format!("%x = {op} @out %d, @in %h8, @in %w, @in %idx, @in %len"),
+    );
+    rejects(
+        w,
+        &format!("%x = {op} @out %d, @in %q, @in %w, @in %idx, @in %len"),
+        "takes fused rows",
+    );
+    rejects(
+        w,
+        &format!("%x = {op} @out %d, @in %thin, @in %w, @in %idx, @in %len"),
+        "its rows need more than 8 bytes",
+    );
+    accepts(
+        w,
+        "%x = fusedrowwisequantizedsparselengthssum @out %d, @in %t8, @in %idx, @in %len",
+    );
+    accepts(
+        w,
+        "%x = embeddingbagbyterowwiseoffsets @out %d, @in %t8, @in %w, @in %idx, @in %off { HasEndOffset: true }",
+    );
+    rejects(
+        w,
+        "%x = embeddingbagbyterowwiseoffsets @out %d, @in %t8, @in %w, @in %idx, @in %off",
+        "produces float<4 x 4>",
+    );
+}
+
+#[test]
 fn hostile_values_never_panic() {
     let huge = "%h = WeightVar float<1073741824 x 1073741824 x 1> mutable";
     let w = &[huge, "%d = WeightVar float<2> mutable"];
