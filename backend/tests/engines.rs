@@ -491,6 +491,14 @@ fn build() -> String {
         p.op("splat", &qt, &[], "Value: -0.3");
         p.op("elementcmplte", "bool<3 x 4>", &[&qt, &qt], "");
     }
+    // quantize on ties (x / S ends in .5) with odd offsets: x / S is rounded
+    // half to even before the offset is added, in both engines.
+    let ties = "const { Data: [21.25, -21.25, 0.25, 0.75, -0.25, -0.75, 1.25, 63.75, -64.25, 5.0] }";
+    for q in ["i8[S:0.5 O:-43]", "i8[S:0.5 O:7]", "ui8[S:0.5 O:127]"] {
+        let x = p.weight_of(&f(&[10]), ties);
+        let d = p.weight(&format!("{q}<10>"));
+        p.inst(&format!("quantize @out %{d}, @in %{x}"));
+    }
     quantized_cases(&mut p);
     // convertto between every two plain kinds.
     let kinds = ["float", "index32", "index64", "int8", "uint8", "bool"];
