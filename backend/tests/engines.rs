@@ -329,6 +329,45 @@ fn quantized_cases(p: &mut Prog) {
         ],
         "",
     );
+    // The packed GEMM's tile edges: rows not a multiple of the 6- and 4-row
+    // tiles nor of the 24-row chunks, odd inner sizes (a zero pair half),
+    // columns not a multiple of 16; constant and run-time right-hand sides.
+    let xs = "i8[S:0.03125 O:-5]";
+    for (m, k, n, src) in [
+        (13u64, 31u64, 33u64, x),
+        (50, 8, 16, xs),
+        (1, 64, 40, x),
+        (7, 1, 3, xs),
+    ] {
+        let ins = [
+            format!("{src}<{m} x {k}>"),
+            format!("{wq}<{k} x {n}>"),
+            format!("{fcb}<{n}>"),
+        ];
+        let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+        p.op_const(
+            "fullyconnected",
+            &format!("{y}<{m} x {n}>"),
+            &ins,
+            &[1, 2],
+            "",
+        );
+        p.op("fullyconnected", &format!("{sat}<{m} x {n}>"), &ins, "");
+    }
+    for (nb, m, k, n) in [(1u64, 11u64, 7u64, 20u64), (3, 5, 6, 18), (2, 26, 3, 17)] {
+        let (lt, rt) = (format!("{a}<{m} x {k}>"), format!("{u}<{k} x {n}>"));
+        let (blt, brt) = (
+            format!("{x}<{nb} x {m} x {k}>"),
+            format!("{wq}<{nb} x {k} x {n}>"),
+        );
+        if nb == 1 {
+            p.op_const("matmul", &format!("{o}<{m} x {n}>"), &[&lt, &rt], &[1], "");
+            p.op("matmul", &format!("{o}<{m} x {n}>"), &[&lt, &rt], "");
+        }
+        let bd = format!("{y}<{nb} x {m} x {n}>");
+        p.op_const("batchmatmul", &bd, &[&blt, &brt], &[1], "");
+        p.op("batchmatmul", &bd, &[&blt, &brt], "");
+    }
     p.op(
         "matmul",
         &format!("{y}<4 x 6>"),
@@ -493,7 +532,8 @@ fn build() -> String {
     }
     // quantize on ties (x / S ends in .5) with odd offsets: x / S is rounded
     // half to even before the offset is added, in both engines.
-    let ties = "const { Data: [21.25, -21.25, 0.25, 0.75, -0.25, -0.75, 1.25, 63.75, -64.25, 5.0] }";
+    let ties =
+        "const { Data: [21.25, -21.25, 0.25, 0.75, -0.25, -0.75, 1.25, 63.75, -64.25, 5.0] }";
     for q in ["i8[S:0.5 O:-43]", "i8[S:0.5 O:7]", "ui8[S:0.5 O:127]"] {
         let x = p.weight_of(&f(&[10]), ties);
         let d = p.weight(&format!("{q}<10>"));

@@ -1261,6 +1261,145 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   }
 }
 
+/* Quantized GEMM (fullyconnected, matmul, batchmatmul): Dest[b][i][j] is the
+ * requantized sum over k of (L[b][i][k] - xoff) (R[b][k][j] - woff). R is
+ * int16 `r - woff` in [batch][block of 16 columns][pair of k][16][2], packed at
+ * emit time when constant, else one block at a time on the stack; the rows of
+ * a chunk are widened to int16 (zero past k) and summed by the convolution's
+ * tiles as a 1x1 convolution. The parts split (batch, chunk of rows, column
+ * block) units, so each sum is computed whole by one thread. */
+typedef struct {
+  size_t nb, m, k, n, chunk;
+  int lhs_signed, rhs_signed, dst_signed;
+  int64_t xoff, woff, ooff, lo, hi;
+} glow_qgemm_t;
+
+typedef struct {
+  glow_qconv_args q;
+  const void *rhs;
+  const glow_qgemm_t *g;
+} glow_qgemm_args;
+
+/* Columns j0 .. j0 + lanes - 1 of batch b's K x N right-hand side, packed. */
+static void glow_qgemm_panel(int16_t *pk, const glow_qgemm_t *g, const void *rhs, size_t b,
+                             size_t j0, size_t lanes) {
+  const size_t pairs = (g->k + 1) / 2;
+  for (size_t p = 0; p < pairs; p++)
+    for (size_t t = 0; t < 2; t++) {
+      const size_t kk = 2 * p + t;
+      int16_t *o = pk + p * 32 + t;
+      for (size_t l = 0; l < 16; l++) {
+        int64_t v = 0;
+        if (kk < g->k && l < lanes) {
+          const size_t at = (b * g->k + kk) * g->n + j0 + l;
+          v = (g->rhs_signed ? (int64_t)((const int8_t *)rhs)[at]
+                             : (int64_t)((const uint8_t *)rhs)[at]) -
+              g->woff;
+        }
+        o[2 * l] = (int16_t)v;
+      }
+    }
+}
+
+static void glow_qgemm_part(const void *args, size_t part, size_t parts) {
+  const glow_qgemm_args *a = args;
+  const glow_qgemm_t *g = a->g;
+  const glow_qconv_args *q = &a->q;
+  const size_t k2 = (g->k + 1) & ~(size_t)1, pairs = k2 / 2, blocks = (g->n + 15) / 16;
+  const size_t chunks = (g->m + g->chunk - 1) / g->chunk;
+  /* The chunk's widened rows, then a block packed at run time: the emitter
+   * checks both fit. */
+  int16_t band[GLOW_QBAND];
+  int16_t *panel = band + g->chunk * k2;
+  size_t u0, u1, cur = (size_t)-1;
+  glow_range(g->nb * chunks * blocks, part, parts, &u0, &u1);
+  for (size_t u = u0; u < u1; u++) {
+    const size_t blk = u % blocks, bc = u / blocks, b = bc / chunks;
+    const size_t i0 = (bc % chunks) * g->chunk, rows = glow_min(g->chunk, g->m - i0);
+    const size_t j0 = blk * 16, lanes = glow_min(16, g->n - j0);
+    if (bc != cur) {
+      for (size_t r = 0; r < rows; r++) {
+        int16_t *o = band + r * k2;
+        const size_t at = (b * g->m + i0 + r) * g->k;
+        if (g->lhs_signed) {
+          const int8_t *s = (const int8_t *)q->src + at;
+          for (size_t c = 0; c < g->k; c++) o[c] = (int16_t)(s[c] - g->xoff);
+        } else {
+          const uint8_t *s = (const uint8_t *)q->src + at;
+          for (size_t c = 0; c < g->k; c++) o[c] = (int16_t)(s[c] - g->xoff);
+        }
+        if (k2 > g->k) o[g->k] = 0;
+      }
+      cur = bc;
+    }
+    const int16_t *w = q->pk ? q->pk + (b * blocks + blk) * pairs * 32 : panel;
+    if (!q->pk) glow_qgemm_panel(panel, g, a->rhs, b, j0, lanes);
+#if defined(__AVX2__)
+    glow_qrq8 rq0, rq1;
+    glow_qrq8_init(&rq0, q, j0, lanes);
+    glow_qrq8_init(&rq1, q, j0 + 8, lanes > 8 ? lanes - 8 : 0);
+    const __m256i off = _mm256_set1_epi64x(g->ooff), lo = _mm256_set1_epi64x(g->lo),
+                  hi = _mm256_set1_epi64x(g->hi);
+#endif
+    for (size_t i = 0, np = 0; i < rows; i += np) {
+      /* Tiles of 6 rows, ending in tiles of 4 (as the convolution's pixels). */
+      const size_t left = rows - i;
+      const size_t tp = (left <= 4 || left == 7 || left == 8) ? 4 : 6;
+      np = glow_min(tp, left);
+#if defined(__AVX2__)
+      /* Rows past the chunk's end read its first row and are not stored. */
+      size_t d[GLOW_QP];
+      for (size_t t = 0; t < GLOW_QP; t++) d[t] = (i + (t < np ? t : 0)) * k2;
+      __m256i v[2 * GLOW_QP];
+      if (tp == 6)
+        glow_qtile6(band, d, w, 1, 1, 0, 0, pairs, v);
+      else
+        glow_qtile4(band, d, w, 1, 1, 0, 0, pairs, v);
+      for (size_t t = 0; t < np; t++) {
+        const size_t at = (b * g->m + i0 + i + t) * g->n + j0;
+        const __m256i r0 = glow_qrq8_apply(v[2 * t], &rq0, off, lo, hi);
+        const __m256i r1 = glow_qrq8_apply(v[2 * t + 1], &rq1, off, lo, hi);
+        if (lanes == 16) {
+          glow_qstore16((uint8_t *)q->dst + at, r0, r1, g->dst_signed);
+        } else {
+          uint8_t tmp[16];
+          glow_qstore16(tmp, r0, r1, g->dst_signed);
+          memcpy((uint8_t *)q->dst + at, tmp, lanes);
+        }
+      }
+#else
+      uint32_t acc[GLOW_QP][16];
+      memset(acc, 0, sizeof acc);
+      for (size_t c = 0; c < pairs; c++) {
+        const int16_t *wc = w + c * 32;
+        for (size_t t = 0; t < np; t++) {
+          const int16_t *xp = band + (i + t) * k2 + 2 * c;
+          const int32_t x0 = xp[0], x1 = xp[1];
+          for (size_t l = 0; l < 16; l++)
+            acc[t][l] += (uint32_t)(x0 * wc[2 * l] + x1 * wc[2 * l + 1]);
+        }
+      }
+      for (size_t t = 0; t < np; t++)
+        glow_qconv_store(q, (b * g->m + i0 + i + t) * g->n, j0, acc[t], lanes);
+#endif
+    }
+  }
+}
+
+/* `pk` is the packed right-hand side, or null to pack `rhs` block by block. */
+static void glow_qgemm(void *dst, const void *lhs, const void *rhs, const int16_t *pk,
+                       const int64_t *bterm, const int64_t *qm, const int *qs,
+                       const glow_qgemm_t *g) {
+  glow_qconv_t p;
+  memset(&p, 0, sizeof p);
+  p.dst_signed = g->dst_signed;
+  p.ooff = g->ooff;
+  p.lo = g->lo;
+  p.hi = g->hi;
+  const glow_qgemm_args a = {{dst, lhs, pk, bterm, qm, qs, &p}, rhs, g};
+  glow_parallel(glow_qgemm_part, &a);
+}
+
 static void glow_qdw(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
                      const int64_t *qm, const int *qs, const glow_qconv_t *p) {
   const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};

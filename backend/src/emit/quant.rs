@@ -271,6 +271,9 @@ pub fn matrix_multiply(c: &mut KCtx) -> R {
         c.decl("Bias", ctype(c.ty("Bias")?.elem))?;
     }
     product_tables(c, &ps)?;
+    if gemm_call(c, (nb, rows, inner, cols), (l, r), &ps[0], bias)? {
+        return Ok(());
+    }
     c.w.for_loop("b", nb);
     c.w.for_loop("i", rows);
     c.w.for_loop("j", cols);
@@ -294,6 +297,76 @@ pub fn matrix_multiply(c: &mut KCtx) -> R {
         c.w.close();
     }
     Ok(())
+}
+
+/// The packed integer GEMM (`glow_qgemm`) for a product of `nb` batches of
+/// `rows x inner` times `inner x cols`: a constant right-hand side is packed
+/// at emit time, another one block at a time on the stack. False (nothing
+/// written) when the widened rows would not fit the stack band.
+fn gemm_call(
+    c: &mut KCtx,
+    (nb, rows, inner, cols): (u64, u64, u64, u64),
+    (l, r): (&str, &str),
+    p: &Product,
+    bias: bool,
+) -> Result<bool, BackendError> {
+    let k2 = inner.div_ceil(2) * 2;
+    let chunk = [24u64, 6]
+        .into_iter()
+        .map(|ch| ch.min(rows).max(1))
+        .find(|ch| (ch + 16) * k2 <= MAX_BAND);
+    let Some(chunk) = chunk else {
+        return Ok(false);
+    };
+    if nb * rows * inner * cols == 0 {
+        return Ok(false);
+    }
+    let signed = |name: &str| -> Result<bool, BackendError> {
+        Ok(matches!(c.ty(name)?.elem, glow_ir::ElemKind::Int8Q { .. }))
+    };
+    let (ls, rs, ds) = (signed(l)?, signed(r)?, signed("Dest")?);
+    c.rt.use_kernel(Kernel::QConv);
+    c.rt.need_qband((chunk + 16) * k2);
+    let pk = match c.const_weight(r) {
+        Some(w) => {
+            let at = c.rt.packed(
+                w,
+                PackKind::QGemmPanels {
+                    nb,
+                    k: inner,
+                    n: cols,
+                    signed: rs,
+                    woff: p.w_off,
+                },
+            );
+            format!("(const int16_t *)(constantWeight + {at}u)")
+        }
+        None => "0".to_string(),
+    };
+    c.w.line("(void)xoff; (void)ooff; (void)lo; (void)hi; (void)woff;");
+    c.w.line(&format!(
+        "static const glow_qgemm_t shape = {{{nb}u, {rows}u, {inner}u, {cols}u, {chunk}u, {}, {}, {}, {}, {}, {}, {}, {}}};",
+        u8::from(ls),
+        u8::from(rs),
+        u8::from(ds),
+        p.x_off,
+        p.w_off,
+        p.out.offset,
+        p.out.lo,
+        p.out.hi
+    ));
+    if bias {
+        c.w.line(&format!("int64_t bterm[{cols}];"));
+        c.w.line(&format!(
+            "for (size_t j = 0; j < {cols}u; j++) bterm[j] = glow_rq(Bias[j], bm[j], bs[j]);"
+        ));
+    } else {
+        c.w.line(&format!("static const int64_t bterm[{cols}] = {{0}};"));
+    }
+    c.w.line(&format!(
+        "glow_qgemm(Dest, {l}, {r}, {pk}, bterm, qm, qs, &shape);"
+    ));
+    Ok(true)
 }
 
 /// A rescale `clamp(off + rq(q - in_off))` as C over `v`.

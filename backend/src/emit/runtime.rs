@@ -184,6 +184,16 @@ pub enum PackKind {
         signed: bool,
         woff: Vec<i64>,
     },
+    /// The quantized right-hand sides `[nb][k][n]` (int8, or uint8 when not
+    /// `signed`) of a GEMM to int16 `r - woff` in `[nb][block of 16 columns]
+    /// [pair of k][16][2]`, zero past `k` and `n`.
+    QGemmPanels {
+        nb: u64,
+        k: u64,
+        n: u64,
+        signed: bool,
+        woff: i64,
+    },
     /// A quantized depthwise NHWC filter `[c][kh][kw][1]` to int16
     /// `w - woff[c]` in `[kh][kw][c rounded up to 16]`.
     QDepthwise {
@@ -218,13 +228,16 @@ impl PackKind {
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(2) * 32,
             PackKind::QDepthwise { c, kh, kw, .. } => kh * kw * c.div_ceil(16) * 16,
+            PackKind::QGemmPanels { nb, k, n, .. } => nb * n.div_ceil(16) * k.div_ceil(2) * 32,
         }
     }
 
     /// Bytes of one packed element.
     pub fn elem_bytes(&self) -> u64 {
         match self {
-            PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => 2,
+            PackKind::QConvPanels { .. }
+            | PackKind::QDepthwise { .. }
+            | PackKind::QGemmPanels { .. } => 2,
             _ => 4,
         }
     }
@@ -259,6 +272,34 @@ impl PackKind {
                             0
                         };
                         out.extend_from_slice(&(v as i16).to_le_bytes());
+                    }
+                }
+            }
+            return out;
+        }
+        if let PackKind::QGemmPanels {
+            nb,
+            k,
+            n,
+            signed,
+            woff,
+        } = *self
+        {
+            let mut out = Vec::with_capacity(self.len() as usize * 2);
+            for b in 0..nb {
+                for blk in 0..n.div_ceil(16) {
+                    for p in 0..k.div_ceil(2) {
+                        for l in 0..16 {
+                            for t in 0..2 {
+                                let (j, kk) = (blk * 16 + l, 2 * p + t);
+                                let v = if j < n && kk < k {
+                                    stored(signed, (b * k + kk) * n + j) - woff
+                                } else {
+                                    0
+                                };
+                                out.extend_from_slice(&(v as i16).to_le_bytes());
+                            }
+                        }
                     }
                 }
             }
@@ -363,7 +404,9 @@ impl PackKind {
                     }
                 }
             }
-            PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => {}
+            PackKind::QConvPanels { .. }
+            | PackKind::QDepthwise { .. }
+            | PackKind::QGemmPanels { .. } => {}
             PackKind::GemmPanels { k, n } => {
                 let mut at = 0usize;
                 for pb in 0..n.div_ceil(16) {
