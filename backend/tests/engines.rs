@@ -368,6 +368,29 @@ fn quantized_cases(p: &mut Prog) {
         p.op_const("batchmatmul", &bd, &[&blt, &brt], &[1], "");
         p.op("batchmatmul", &bd, &[&blt, &brt], "");
     }
+    // Row-wise: a scale and offset per row of the weights, the bias in its
+    // own scale; constant weights (the packed GEMM) and mutable ones.
+    for (m, k, n, src, dest) in [(13u64, 9u64, 21u64, x, y), (3, 4, 5, xs, sat)] {
+        let sc: Vec<String> = (0..n)
+            .map(|j| format!("{:?}", 0.015625f32 * (1 + j % 5) as f32))
+            .collect();
+        let of: Vec<String> = (0..n).map(|j| (j as i64 % 7 - 3).to_string()).collect();
+        for wm in ["const", "mutable"] {
+            let d = p.weight(&format!("{dest}<{m} x {n}>"));
+            let s = p.weight(&format!("{src}<{m} x {k}>"));
+            let w = p.weight_of(&format!("i8[S:1.0 O:0]<{n} x {k}>"), wm);
+            let b = p.weight_of(&format!("i32[S:0.0003 O:0]<{n}>"), "const");
+            let f1 = p.weight_of(
+                &format!("float<{n}>"),
+                &format!("const {{ Data: [{}] }}", sc.join(", ")),
+            );
+            let f2 = p.weight_of(
+                &format!("index32<{n}>"),
+                &format!("const {{ Data: [{}] }}", of.join(", ")),
+            );
+            p.inst(&format!("rowwisequantizedfullyconnected @out %{d}, @in %{s}, @in %{w}, @in %{b}, @in %{f1}, @in %{f2}"));
+        }
+    }
     p.op(
         "matmul",
         &format!("{y}<4 x 6>"),
@@ -1709,11 +1732,23 @@ fn each_kernel_alone_builds_with_werror() {
         )
     };
     let gemm = "function k\ndeclare {\n  %a = WeightVar float<7 x 5> mutable\n  %w = WeightVar float<5 x 18> const\n  %b = WeightVar float<18> const\n  %out = WeightVar float<7 x 18> mutable\n}\n\ncode {\n  0 %f = fullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    // The quantized sections: the GEMM, the depthwise and the direct
+    // convolution each alone.
+    let qgemm = "function k\ndeclare {\n  %a = WeightVar ui8[S:0.5 O:128]<7 x 5> mutable\n  %w = WeightVar i8[S:0.25 O:0]<5 x 18> const\n  %b = WeightVar i32[S:0.125 O:0]<18> const\n  %out = WeightVar i8[S:1.0 O:0]<7 x 18> mutable\n}\n\ncode {\n  0 %f = fullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    let qconv = |group: u64, oc: u64, c: u64| {
+        format!(
+            "function k\ndeclare {{\n  %in = WeightVar ui8[S:0.5 O:128]<1 x 5 x 5 x {c}> mutable\n  %w = WeightVar i8[S:0.25 O:0]<{oc} x 3 x 3 x {}> const\n  %b = WeightVar i32[S:0.125 O:0]<{oc}> const\n  %out = WeightVar ui8[S:1.0 O:3]<1 x 5 x 5 x {oc}> mutable\n}}\n\ncode {{\n  0 %c = convolution @out %out, @in %in, @in %w, @in %b {{ Kernels: [3, 3], Pads: [1, 1, 1, 1], Group: {group} }}\n}}\n",
+            c / group
+        )
+    };
     for text in [
         conv("const", 1, 20, 3),
         conv("mutable", 1, 20, 3),
         conv("const", 6, 6, 6),
         gemm,
+        qgemm,
+        qconv(1, 20, 3),
+        qconv(6, 6, 6),
     ] {
         let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
         let f = &m.functions[0];
@@ -1728,8 +1763,16 @@ fn each_kernel_alone_builds_with_werror() {
         };
         let weights = run::resolve_weights(f, &BTreeMap::new(), &opts).expect("weights");
         let interp = run::run(f, &weights, &opts).expect("interpreter runs");
-        opts.engine = Engine::C;
-        let c = run::run(f, &weights, &opts).unwrap_or_else(|e| panic!("C engine: {e:?}\n{text}"));
-        assert_same(&interp, &c);
+        // The portable kernels, then the vector ones where the machine has them.
+        for flags in [
+            "-O1 -Wall -Wextra -Werror",
+            "-O1 -march=native -Wall -Wextra -Werror",
+        ] {
+            opts.engine = Engine::C;
+            opts.cc = CcOptions::new(Some("cc"), flags);
+            let c = run::run(f, &weights, &opts)
+                .unwrap_or_else(|e| panic!("C engine ({flags}): {e:?}\n{text}"));
+            assert_same(&interp, &c);
+        }
     }
 }

@@ -890,7 +890,7 @@ static void glow_fill(uint8_t *dst, size_t n, size_t esize, uint64_t v) {
 }
 /*@end*/
 
-/*@qconv*/
+/*@qbase*/
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -917,41 +917,6 @@ typedef struct {
 } glow_qconv_args;
 
 #define GLOW_QP 6
-
-/* The widened band of one output row: [kh][span][group][cg2]. */
-static void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
-                            size_t span, size_t cg2) {
-  const glow_qconv_t *p = q->p;
-  const size_t cg = p->c / p->group, row = span * p->group * cg2;
-  for (size_t a = 0; a < p->kh; a++) {
-    int16_t *r = band + a * row;
-    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
-    if (iy < 0 || iy >= (long long)p->h) {
-      memset(r, 0, row * sizeof(int16_t));
-      continue;
-    }
-    for (size_t j = 0; j < span; j++) {
-      int16_t *e = r + j * p->group * cg2;
-      const long long ix = (long long)j - (long long)p->pl;
-      if (ix < 0 || ix >= (long long)p->w) {
-        memset(e, 0, p->group * cg2 * sizeof(int16_t));
-        continue;
-      }
-      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
-      for (size_t g = 0; g < p->group; g++) {
-        int16_t *o = e + g * cg2;
-        if (p->src_signed) {
-          const int8_t *s = (const int8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
-        } else {
-          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
-        }
-        if (cg2 > cg) o[cg] = 0;
-      }
-    }
-  }
-}
 
 /* Stores one pixel's `lanes` sums of output channels o0.. at `at`. */
 static inline void glow_qconv_store(const glow_qconv_args *q, size_t at, size_t o0,
@@ -1028,6 +993,9 @@ static inline void glow_qstore16(void *d, __m256i a, __m256i b, int is_signed) {
 }
 #endif
 
+/*@end*/
+
+/*@qtile*/
 #if defined(__AVX2__)
 /* One tile: P pixels (at offsets d[i] in the band) x 16 output channels, in
  * 2P named accumulators (an indexed array of them would live on the stack),
@@ -1072,6 +1040,44 @@ GLOW_QTILE(4, GLOW_QACC(0) GLOW_QACC(1) GLOW_QACC(2) GLOW_QACC(3),
 #undef GLOW_QSTEP
 #undef GLOW_QACC
 #endif
+
+/*@end*/
+
+/*@qconv*/
+/* The widened band of one output row: [kh][span][group][cg2]. */
+static void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
+                            size_t span, size_t cg2) {
+  const glow_qconv_t *p = q->p;
+  const size_t cg = p->c / p->group, row = span * p->group * cg2;
+  for (size_t a = 0; a < p->kh; a++) {
+    int16_t *r = band + a * row;
+    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+    if (iy < 0 || iy >= (long long)p->h) {
+      memset(r, 0, row * sizeof(int16_t));
+      continue;
+    }
+    for (size_t j = 0; j < span; j++) {
+      int16_t *e = r + j * p->group * cg2;
+      const long long ix = (long long)j - (long long)p->pl;
+      if (ix < 0 || ix >= (long long)p->w) {
+        memset(e, 0, p->group * cg2 * sizeof(int16_t));
+        continue;
+      }
+      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
+      for (size_t g = 0; g < p->group; g++) {
+        int16_t *o = e + g * cg2;
+        if (p->src_signed) {
+          const int8_t *s = (const int8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
+        } else {
+          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
+        }
+        if (cg2 > cg) o[cg] = 0;
+      }
+    }
+  }
+}
 
 static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
@@ -1152,6 +1158,14 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   }
 }
 
+static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
+                       const int64_t *qm, const int *qs, const glow_qconv_t *p) {
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+  glow_parallel(glow_qconv_part, &q);
+}
+/*@end*/
+
+/*@qdw*/
 /* Depthwise (one input and one output channel per group): the filter packed
  * as int16 `w - woff[c]` in [kh][kw][channels rounded up to 16]; each output
  * pixel sums its in-bounds taps channel by channel in 32 bits (taps outside
@@ -1261,6 +1275,15 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   }
 }
 
+static void glow_qdw(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
+                     const int64_t *qm, const int *qs, const glow_qconv_t *p) {
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+  glow_parallel(glow_qdw_part, &q);
+}
+
+/*@end*/
+
+/*@qgemm*/
 /* Quantized GEMM (fullyconnected, matmul, batchmatmul): Dest[b][i][j] is the
  * requantized sum over k of (L[b][i][k] - xoff) (R[b][k][j] - woff). R is
  * int16 `r - woff` in [batch][block of 16 columns][pair of k][16][2], packed at
@@ -1400,15 +1423,4 @@ static void glow_qgemm(void *dst, const void *lhs, const void *rhs, const int16_
   glow_parallel(glow_qgemm_part, &a);
 }
 
-static void glow_qdw(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
-                     const int64_t *qm, const int *qs, const glow_qconv_t *p) {
-  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
-  glow_parallel(glow_qdw_part, &q);
-}
-
-static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
-                       const int64_t *qm, const int *qs, const glow_qconv_t *p) {
-  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
-  glow_parallel(glow_qconv_part, &q);
-}
 /*@end*/

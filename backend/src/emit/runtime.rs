@@ -57,8 +57,16 @@ pub enum Kernel {
     Fill,
     /// The quantized kernels' integer helpers (`crate::quant::C_HELPERS`).
     Quant,
+    /// The quantized kernels' shared types, stores and vector requantization.
+    QBase,
+    /// The `vpmaddwd` tiles the convolution and the GEMM share.
+    QTile,
     /// The widening int16 quantized convolution.
     QConv,
+    /// The quantized depthwise convolution.
+    QDepthwise,
+    /// The quantized GEMM.
+    QGemm,
 }
 
 impl Kernel {
@@ -76,7 +84,11 @@ impl Kernel {
             Kernel::Binary => "binary",
             Kernel::Fill => "fill",
             Kernel::Quant => "quant",
+            Kernel::QBase => "qbase",
+            Kernel::QTile => "qtile",
             Kernel::QConv => "qconv",
+            Kernel::QDepthwise => "qdw",
+            Kernel::QGemm => "qgemm",
         }
     }
 
@@ -95,7 +107,12 @@ impl Kernel {
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
-            Kernel::QConv => &[Kernel::Common, Kernel::Quant],
+            Kernel::QBase => &[Kernel::Common, Kernel::Quant],
+            Kernel::QDepthwise => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
+            Kernel::QTile => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
+            Kernel::QConv | Kernel::QGemm => {
+                &[Kernel::Common, Kernel::Quant, Kernel::QBase, Kernel::QTile]
+            }
         }
     }
 
@@ -523,7 +540,7 @@ impl<'a> Runtime<'a> {
     pub fn source(&self) -> String {
         let mut out = String::new();
         for k in &self.kernels {
-            if *k == Kernel::QConv {
+            if *k == Kernel::QBase {
                 out.push_str(&format!(
                     "#define GLOW_QBAND {}\n#define GLOW_QDWC {}\n",
                     self.qband.max(1),
