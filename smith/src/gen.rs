@@ -1542,16 +1542,7 @@ impl Gen<'_> {
                 );
                 let dest_ty = Type::new(dk, &dest_d);
                 if channelwise {
-                    let fk = match fk {
-                        ElemKind::Int8Q { .. } => ElemKind::Int8Q {
-                            scale: 1.0,
-                            offset: 0,
-                        },
-                        _ => ElemKind::UInt8Q {
-                            scale: 1.0,
-                            offset: 0,
-                        },
-                    };
+                    let fk = unit_params(fk);
                     let filter = self.new_weight(&Type::new(fk, &filt_d), false, false);
                     let bias = self.input(&Type::new(
                         ElemKind::Int32Q {
@@ -1629,16 +1620,7 @@ impl Gen<'_> {
                     3 => {
                         // Row-wise: `b x z` weights, a scale and offset per row.
                         let src = self.input(&Type::new(xk, &[a, z]));
-                        let wk = match wk {
-                            ElemKind::Int8Q { .. } => ElemKind::Int8Q {
-                                scale: 1.0,
-                                offset: 0,
-                            },
-                            _ => ElemKind::UInt8Q {
-                                scale: 1.0,
-                                offset: 0,
-                            },
-                        };
+                        let wk = unit_params(wk);
                         let wt = Type::new(wk, &[b, z]);
                         let weights = if self.rng.chance(70) {
                             self.new_weight(&wt, false, false)
@@ -1943,5 +1925,20 @@ impl Gen<'_> {
         for b in live {
             self.dealloc(b);
         }
+    }
+}
+
+/// `k`'s 8-bit kind with scale 1 and offset 0: the type of weights whose
+/// parameters come from per-channel or per-row operands.
+fn unit_params(k: ElemKind) -> ElemKind {
+    match k {
+        ElemKind::Int8Q { .. } => ElemKind::Int8Q {
+            scale: 1.0,
+            offset: 0,
+        },
+        _ => ElemKind::UInt8Q {
+            scale: 1.0,
+            offset: 0,
+        },
     }
 }

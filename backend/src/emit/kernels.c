@@ -991,6 +991,36 @@ static inline void glow_qstore16(void *d, __m256i a, __m256i b, int is_signed) {
   const __m256i x = is_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
   _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(_mm256_permute4x64_epi64(x, 0x08)));
 }
+
+/* The requantization of 16 channels (or columns) o0.., `lanes` of which exist. */
+typedef struct {
+  glow_qrq8 a, b;
+  __m256i off, lo, hi;
+} glow_qrq16;
+
+static inline void glow_qrq16_init(glow_qrq16 *r, const glow_qconv_args *q, size_t o0,
+                                   size_t lanes) {
+  glow_qrq8_init(&r->a, q, o0, lanes);
+  glow_qrq8_init(&r->b, q, o0 + 8, lanes > 8 ? lanes - 8 : 0);
+  r->off = _mm256_set1_epi64x(q->p->ooff);
+  r->lo = _mm256_set1_epi64x(q->p->lo);
+  r->hi = _mm256_set1_epi64x(q->p->hi);
+}
+
+/* Requantizes the 16 lanes v[0], v[1] and stores the first `lanes` of them
+ * as bytes at d. */
+static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16 *r,
+                                     size_t lanes, int is_signed) {
+  const __m256i r0 = glow_qrq8_apply(v[0], &r->a, r->off, r->lo, r->hi);
+  const __m256i r1 = glow_qrq8_apply(v[1], &r->b, r->off, r->lo, r->hi);
+  if (lanes == 16) {
+    glow_qstore16(d, r0, r1, is_signed);
+  } else {
+    uint8_t t[16];
+    glow_qstore16(t, r0, r1, is_signed);
+    memcpy(d, t, lanes);
+  }
+}
 #endif
 
 /*@end*/
@@ -1099,11 +1129,8 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
         const int16_t *wk = q->pk + (g * blocks + b) * kblock;
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16, ocg - b * 16);
 #if defined(__AVX2__)
-        glow_qrq8 rq0, rq1;
-        glow_qrq8_init(&rq0, q, o0, lanes);
-        glow_qrq8_init(&rq1, q, o0 + 8, lanes > 8 ? lanes - 8 : 0);
-        const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
-                      hi = _mm256_set1_epi64x(p->hi);
+        glow_qrq16 rq;
+        glow_qrq16_init(&rq, q, o0, lanes);
 #endif
         for (size_t ox0 = 0, np = 0; ox0 < p->ow; ox0 += np) {
           /* Tiles of 6 pixels, ending in tiles of 4 where the row's rest is
@@ -1122,18 +1149,9 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
             glow_qtile6(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
           else
             glow_qtile4(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
-          for (size_t i = 0; i < np; i++) {
-            const size_t at = ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0;
-            const __m256i r0 = glow_qrq8_apply(v[2 * i], &rq0, off, lo, hi);
-            const __m256i r1 = glow_qrq8_apply(v[2 * i + 1], &rq1, off, lo, hi);
-            if (lanes == 16) {
-              glow_qstore16((uint8_t *)q->dst + at, r0, r1, p->dst_signed);
-            } else {
-              uint8_t t[16];
-              glow_qstore16(t, r0, r1, p->dst_signed);
-              memcpy((uint8_t *)q->dst + at, t, lanes);
-            }
-          }
+          for (size_t i = 0; i < np; i++)
+            glow_qstore_lanes((uint8_t *)q->dst + ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0,
+                              v + 2 * i, &rq, lanes, p->dst_signed);
           (void)acc;
           continue;
 #else
@@ -1358,11 +1376,8 @@ static void glow_qgemm_part(const void *args, size_t part, size_t parts) {
     const int16_t *w = q->pk ? q->pk + (b * blocks + blk) * pairs * 32 : panel;
     if (!q->pk) glow_qgemm_panel(panel, g, a->rhs, b, j0, lanes);
 #if defined(__AVX2__)
-    glow_qrq8 rq0, rq1;
-    glow_qrq8_init(&rq0, q, j0, lanes);
-    glow_qrq8_init(&rq1, q, j0 + 8, lanes > 8 ? lanes - 8 : 0);
-    const __m256i off = _mm256_set1_epi64x(g->ooff), lo = _mm256_set1_epi64x(g->lo),
-                  hi = _mm256_set1_epi64x(g->hi);
+    glow_qrq16 rq;
+    glow_qrq16_init(&rq, q, j0, lanes);
 #endif
     for (size_t i = 0, np = 0; i < rows; i += np) {
       /* Tiles of 6 rows, ending in tiles of 4 (as the convolution's pixels). */
@@ -1378,18 +1393,9 @@ static void glow_qgemm_part(const void *args, size_t part, size_t parts) {
         glow_qtile6(band, d, w, 1, 1, 0, 0, pairs, v);
       else
         glow_qtile4(band, d, w, 1, 1, 0, 0, pairs, v);
-      for (size_t t = 0; t < np; t++) {
-        const size_t at = (b * g->m + i0 + i + t) * g->n + j0;
-        const __m256i r0 = glow_qrq8_apply(v[2 * t], &rq0, off, lo, hi);
-        const __m256i r1 = glow_qrq8_apply(v[2 * t + 1], &rq1, off, lo, hi);
-        if (lanes == 16) {
-          glow_qstore16((uint8_t *)q->dst + at, r0, r1, g->dst_signed);
-        } else {
-          uint8_t tmp[16];
-          glow_qstore16(tmp, r0, r1, g->dst_signed);
-          memcpy((uint8_t *)q->dst + at, tmp, lanes);
-        }
-      }
+      for (size_t t = 0; t < np; t++)
+        glow_qstore_lanes((uint8_t *)q->dst + (b * g->m + i0 + i + t) * g->n + j0, v + 2 * t,
+                          &rq, lanes, g->dst_signed);
 #else
       uint32_t acc[GLOW_QP][16];
       memset(acc, 0, sizeof acc);

@@ -786,21 +786,38 @@ impl Rewriter<'_> {
         let ty = f.value_type(w).expect("a weight").clone();
         let oc = ty.dims[0].max(1) as usize;
         let per = values.len() / oc;
-        let mut data = Vec::with_capacity(values.len());
+        self.quantize_rows(
+            f,
+            w,
+            &ty.dims,
+            (0..oc).map(|c| values[c * per..(c + 1) * per].to_vec()),
+        )
+    }
+
+    /// Each of `rows` quantized to `i8` with its own range, as a new
+    /// constant of shape `dims` (its type has the first row's parameters),
+    /// with every row's scale and offset.
+    fn quantize_rows(
+        &mut self,
+        f: &mut Function,
+        w: Value,
+        dims: &[u64],
+        rows: impl Iterator<Item = Vec<f32>>,
+    ) -> (Value, Vec<f32>, Vec<i32>) {
+        let mut data = Vec::new();
         let (mut scales, mut offsets) = (Vec::new(), Vec::new());
-        for c in 0..oc {
-            let chunk = &values[c * per..(c + 1) * per];
-            let (lo, hi) = min_max(chunk);
+        for row in rows {
+            let (lo, hi) = min_max(&row);
             let p = choose(lo, hi, &[], weight_schema(self.q.schema), Calibration::None);
-            data.extend(quantize_values(chunk, p.scale, p.offset, (-128, 127)));
+            data.extend(quantize_values(&row, p.scale, p.offset, (-128, 127)));
             scales.push(p.scale);
             offsets.push(p.offset);
         }
         let kind = ElemKind::Int8Q {
-            scale: scales[0],
-            offset: offsets[0],
+            scale: scales.first().copied().unwrap_or(1.0),
+            offset: offsets.first().copied().unwrap_or(0),
         };
-        let v = self.const_weight(f, w, "q", with_kind(&ty, kind), WeightInit::Ints(data));
+        let v = self.const_weight(f, w, "q", Type::new(kind, dims), WeightInit::Ints(data));
         (v, scales, offsets)
     }
 
@@ -814,23 +831,8 @@ impl Rewriter<'_> {
     ) -> (Value, Vec<f32>, Vec<i32>) {
         let ty = f.value_type(w).expect("a weight").clone();
         let (k, n) = (ty.dims[0] as usize, ty.dims[1] as usize);
-        let mut data = Vec::with_capacity(values.len());
-        let (mut scales, mut offsets) = (Vec::new(), Vec::new());
-        for j in 0..n {
-            let row: Vec<f32> = (0..k).map(|r| values[r * n + j]).collect();
-            let (lo, hi) = min_max(&row);
-            let p = choose(lo, hi, &[], weight_schema(self.q.schema), Calibration::None);
-            data.extend(quantize_values(&row, p.scale, p.offset, (-128, 127)));
-            scales.push(p.scale);
-            offsets.push(p.offset);
-        }
-        let kind = ElemKind::Int8Q {
-            scale: scales.first().copied().unwrap_or(1.0),
-            offset: offsets.first().copied().unwrap_or(0),
-        };
-        let wt = Type::new(kind, &[n as u64, k as u64]);
-        let v = self.const_weight(f, w, "q", wt, WeightInit::Ints(data));
-        (v, scales, offsets)
+        let rows = (0..n).map(|j| (0..k).map(|r| values[r * n + j]).collect());
+        self.quantize_rows(f, w, &[n as u64, k as u64], rows)
     }
 
     fn channel_params(
