@@ -101,6 +101,32 @@ pub fn products(
     }
 }
 
+/// The product parameters of each row of a `rowwisequantizedfullyconnected`
+/// from its `Scales` and `Offsets` values.
+pub fn rowwise_products(
+    f: &Function,
+    id: InstId,
+    scales: &[f32],
+    offsets: &[i64],
+) -> Result<Vec<Product>, BackendError> {
+    let err = |e: String| inst_error(f, id, e);
+    let (s, b, d) = (ty(f, id, "Src")?, ty(f, id, "Bias")?, ty(f, id, "Dest")?);
+    let n = d.dims.get(1).copied().unwrap_or(0) as usize;
+    if scales.len() != n || offsets.len() != n {
+        return Err(err(format!(
+            "`Scales` and `Offsets` have {} and {} entries for {n} rows",
+            scales.len(),
+            offsets.len()
+        )));
+    }
+    (0..n)
+        .map(|j| {
+            quant::product_rowwise(s.elem, (scales[j], offsets[j]), b.elem, d.elem)
+                .map_err(|e| err(format!("row {j}: {e}")))
+        })
+        .collect()
+}
+
 /// A quantized element-wise binary operator.
 #[derive(Clone, Copy, Debug)]
 pub enum Binary {

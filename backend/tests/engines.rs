@@ -329,6 +329,68 @@ fn quantized_cases(p: &mut Prog) {
         ],
         "",
     );
+    // The packed GEMM's tile edges: rows not a multiple of the 6- and 4-row
+    // tiles nor of the 24-row chunks, odd inner sizes (a zero pair half),
+    // columns not a multiple of 16; constant and run-time right-hand sides.
+    let xs = "i8[S:0.03125 O:-5]";
+    for (m, k, n, src) in [
+        (13u64, 31u64, 33u64, x),
+        (50, 8, 16, xs),
+        (1, 64, 40, x),
+        (7, 1, 3, xs),
+    ] {
+        let ins = [
+            format!("{src}<{m} x {k}>"),
+            format!("{wq}<{k} x {n}>"),
+            format!("{fcb}<{n}>"),
+        ];
+        let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+        p.op_const(
+            "fullyconnected",
+            &format!("{y}<{m} x {n}>"),
+            &ins,
+            &[1, 2],
+            "",
+        );
+        p.op("fullyconnected", &format!("{sat}<{m} x {n}>"), &ins, "");
+    }
+    for (nb, m, k, n) in [(1u64, 11u64, 7u64, 20u64), (3, 5, 6, 18), (2, 26, 3, 17)] {
+        let (lt, rt) = (format!("{a}<{m} x {k}>"), format!("{u}<{k} x {n}>"));
+        let (blt, brt) = (
+            format!("{x}<{nb} x {m} x {k}>"),
+            format!("{wq}<{nb} x {k} x {n}>"),
+        );
+        if nb == 1 {
+            p.op_const("matmul", &format!("{o}<{m} x {n}>"), &[&lt, &rt], &[1], "");
+            p.op("matmul", &format!("{o}<{m} x {n}>"), &[&lt, &rt], "");
+        }
+        let bd = format!("{y}<{nb} x {m} x {n}>");
+        p.op_const("batchmatmul", &bd, &[&blt, &brt], &[1], "");
+        p.op("batchmatmul", &bd, &[&blt, &brt], "");
+    }
+    // Row-wise: a scale and offset per row of the weights, the bias in its
+    // own scale; constant weights (the packed GEMM) and mutable ones.
+    for (m, k, n, src, dest) in [(13u64, 9u64, 21u64, x, y), (3, 4, 5, xs, sat)] {
+        let sc: Vec<String> = (0..n)
+            .map(|j| format!("{:?}", 0.015625f32 * (1 + j % 5) as f32))
+            .collect();
+        let of: Vec<String> = (0..n).map(|j| (j as i64 % 7 - 3).to_string()).collect();
+        for wm in ["const", "mutable"] {
+            let d = p.weight(&format!("{dest}<{m} x {n}>"));
+            let s = p.weight(&format!("{src}<{m} x {k}>"));
+            let w = p.weight_of(&format!("i8[S:1.0 O:0]<{n} x {k}>"), wm);
+            let b = p.weight_of(&format!("i32[S:0.0003 O:0]<{n}>"), "const");
+            let f1 = p.weight_of(
+                &format!("float<{n}>"),
+                &format!("const {{ Data: [{}] }}", sc.join(", ")),
+            );
+            let f2 = p.weight_of(
+                &format!("index32<{n}>"),
+                &format!("const {{ Data: [{}] }}", of.join(", ")),
+            );
+            p.inst(&format!("rowwisequantizedfullyconnected @out %{d}, @in %{s}, @in %{w}, @in %{b}, @in %{f1}, @in %{f2}"));
+        }
+    }
     p.op(
         "matmul",
         &format!("{y}<4 x 6>"),
@@ -490,6 +552,15 @@ fn build() -> String {
         );
         p.op("splat", &qt, &[], "Value: -0.3");
         p.op("elementcmplte", "bool<3 x 4>", &[&qt, &qt], "");
+    }
+    // quantize on ties (x / S ends in .5) with odd offsets: x / S is rounded
+    // half to even before the offset is added, in both engines.
+    let ties =
+        "const { Data: [21.25, -21.25, 0.25, 0.75, -0.25, -0.75, 1.25, 63.75, -64.25, 5.0] }";
+    for q in ["i8[S:0.5 O:-43]", "i8[S:0.5 O:7]", "ui8[S:0.5 O:127]"] {
+        let x = p.weight_of(&f(&[10]), ties);
+        let d = p.weight(&format!("{q}<10>"));
+        p.inst(&format!("quantize @out %{d}, @in %{x}"));
     }
     quantized_cases(&mut p);
     // convertto between every two plain kinds.
@@ -1846,20 +1917,33 @@ fn each_kernel_alone_builds_with_werror() {
         )
     };
     let gemm = "function k\ndeclare {\n  %a = WeightVar float<7 x 5> mutable\n  %w = WeightVar float<5 x 18> const\n  %b = WeightVar float<18> const\n  %out = WeightVar float<7 x 18> mutable\n}\n\ncode {\n  0 %f = fullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    // The quantized sections: the GEMM, the depthwise and the direct
+    // convolution each alone.
+    let qgemm = "function k\ndeclare {\n  %a = WeightVar ui8[S:0.5 O:128]<7 x 5> mutable\n  %w = WeightVar i8[S:0.25 O:0]<5 x 18> const\n  %b = WeightVar i32[S:0.125 O:0]<18> const\n  %out = WeightVar i8[S:1.0 O:0]<7 x 18> mutable\n}\n\ncode {\n  0 %f = fullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    let qconv = |group: u64, oc: u64, c: u64| {
+        format!(
+            "function k\ndeclare {{\n  %in = WeightVar ui8[S:0.5 O:128]<1 x 5 x 5 x {c}> mutable\n  %w = WeightVar i8[S:0.25 O:0]<{oc} x 3 x 3 x {}> const\n  %b = WeightVar i32[S:0.125 O:0]<{oc}> const\n  %out = WeightVar ui8[S:1.0 O:3]<1 x 5 x 5 x {oc}> mutable\n}}\n\ncode {{\n  0 %c = convolution @out %out, @in %in, @in %w, @in %b {{ Kernels: [3, 3], Pads: [1, 1, 1, 1], Group: {group} }}\n}}\n",
+            c / group
+        )
+    };
     for text in [
         conv("const", 1, 20, 3),
         conv("mutable", 1, 20, 3),
         conv("const", 6, 6, 6),
         gemm,
+        qgemm,
+        qconv(1, 20, 3),
+        qconv(6, 6, 6),
     ] {
         let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
-        let (interp, c) = both_engines(
-            &m.functions[0],
+        // The portable kernels, then the vector ones where the machine has them.
+        for flags in [
             "-O1 -Wall -Wextra -Werror",
-            3,
-            Default::default(),
-        );
-        assert_same(&interp, &c);
+            "-O1 -march=native -Wall -Wextra -Werror",
+        ] {
+            let (interp, c) = both_engines(&m.functions[0], flags, 3, Default::default());
+            assert_same(&interp, &c);
+        }
     }
 }
 

@@ -371,6 +371,9 @@ opcodes! {
         &[], shapes::pool, Pool;
     FullyConnected = "fullyconnected",
         [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)], [], &[], shapes::fully_connected, MatrixMultiply;
+    RowwiseQuantizedFullyConnected = "rowwisequantizedfullyconnected",
+        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In),
+         op("Scales", In), op("Offsets", In)], [], &[], shapes::rowwise_fully_connected, MatrixMultiply;
     MatMul = "matmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::matmul, MatrixMultiply;
     BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul, MatrixMultiply;
     BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add, BatchedAdd;

@@ -303,10 +303,33 @@ pub fn product(
 /// the bias type's.
 pub fn product_with(
     src: ElemKind,
+    w: (f32, i64),
+    bias: Option<(ElemKind, Option<(f32, i64)>)>,
+    dest: ElemKind,
+    act: (&str, &[f64]),
+) -> Result<Product, String> {
+    product_impl(src, w, bias, dest, act, false)
+}
+
+/// One row of a `rowwisequantizedfullyconnected` (Glow's): the row's
+/// weight scale and offset, and the bias type's own scale in any ratio to
+/// the row's accumulator scale (the one bias type serves every row).
+pub fn product_rowwise(
+    src: ElemKind,
+    w: (f32, i64),
+    bias: ElemKind,
+    dest: ElemKind,
+) -> Result<Product, String> {
+    product_impl(src, w, Some((bias, None)), dest, ("NONE", &[]), true)
+}
+
+fn product_impl(
+    src: ElemKind,
     (w_scale, w_off): (f32, i64),
     bias: Option<(ElemKind, Option<(f32, i64)>)>,
     dest: ElemKind,
     act: (&str, &[f64]),
+    any_bias_scale: bool,
 ) -> Result<Product, String> {
     let x = check_kind(src)?;
     let out = check_kind(dest)?;
@@ -338,7 +361,10 @@ pub fn product_with(
                 ));
             }
             let ratio = bs as f64 / acc_scale;
-            if !(0.5..2.0).contains(&ratio) && matches!(bk, ElemKind::Int32Q { .. }) {
+            if !any_bias_scale
+                && !(0.5..2.0).contains(&ratio)
+                && matches!(bk, ElemKind::Int32Q { .. })
+            {
                 return Err(format!(
                     "the bias scale {bs:e} must be the input scale times the filter scale ({acc_scale:e})"
                 ));

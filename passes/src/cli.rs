@@ -99,6 +99,9 @@ pub struct PipelineArgs {
     /// `quantize`: quantize convolution filters per output channel.
     #[arg(long)]
     pub enable_channelwise: bool,
+    /// `quantize`: quantize fullyconnected weights per row (rowwisequantizedfullyconnected).
+    #[arg(long)]
+    pub enable_rowwise: bool,
     /// `quantize`: opcodes to keep in float (comma-separated).
     #[arg(long, value_name = "OPCODE,...")]
     pub keep_original_precision_for: Option<String>,
@@ -158,7 +161,7 @@ impl PipelineArgs {
             .keep_original_precision_for
             .as_ref()
             .map(|k| k.replace(',', ":"));
-        let flags: [(&str, Option<String>, &str); 5] = [
+        let flags: [(&str, Option<String>, &str); 6] = [
             ("profile", self.load_profile.clone(), "--load-profile"),
             (
                 "schema",
@@ -174,6 +177,11 @@ impl PipelineArgs {
                 "channelwise",
                 self.enable_channelwise.then(|| "true".to_string()),
                 "--enable-channelwise",
+            ),
+            (
+                "rowwise",
+                self.enable_rowwise.then(|| "true".to_string()),
+                "--enable-rowwise",
             ),
             ("keep", keep, "--keep-original-precision-for"),
         ];

@@ -1768,16 +1768,7 @@ impl Gen<'_> {
                 );
                 let dest_ty = Type::new(dk, &dest_d);
                 if channelwise {
-                    let fk = match fk {
-                        ElemKind::Int8Q { .. } => ElemKind::Int8Q {
-                            scale: 1.0,
-                            offset: 0,
-                        },
-                        _ => ElemKind::UInt8Q {
-                            scale: 1.0,
-                            offset: 0,
-                        },
-                    };
+                    let fk = unit_params(fk);
                     let filter = self.new_weight(&Type::new(fk, &filt_d), false, false);
                     let bias = self.input(&Type::new(
                         ElemKind::Int32Q {
@@ -1851,7 +1842,45 @@ impl Gen<'_> {
             2 => {
                 let (xk, wk, dk) = (self.q8(), self.q8(), self.q8());
                 let [a, z, b] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
-                match self.rng.below(3) {
+                match self.rng.below(4) {
+                    3 => {
+                        // Row-wise: `b x z` weights, a scale and offset per row.
+                        let src = self.input(&Type::new(xk, &[a, z]));
+                        let wk = unit_params(wk);
+                        let wt = Type::new(wk, &[b, z]);
+                        let weights = if self.rng.chance(70) {
+                            self.new_weight(&wt, false, false)
+                        } else {
+                            self.input(&wt)
+                        };
+                        let bk = ElemKind::Int32Q {
+                            scale: scale(xk) * 0.1,
+                            offset: 0,
+                        };
+                        let bias = self.input(&Type::new(bk, &[b]));
+                        let scales: Vec<String> = (0..b)
+                            .map(|_| {
+                                let mut t = String::new();
+                                format_f32(*self.rng.pick(&[0.5f32, 0.25, 0.1, 0.03125]), &mut t);
+                                t
+                            })
+                            .collect();
+                        let offs: Vec<String> =
+                            (0..b).map(|_| self.rng.range(-3, 3).to_string()).collect();
+                        let sw =
+                            self.const_data(&Type::float(&[b]), format!("[{}]", scales.join(", ")));
+                        let ow = self.const_data(
+                            &Type::new(ElemKind::Index32, &[b]),
+                            format!("[{}]", offs.join(", ")),
+                        );
+                        self.simple(
+                            "rowwisequantizedfullyconnected",
+                            &Type::new(dk, &[a, b]),
+                            &[src, weights, bias, sw, ow],
+                            &[],
+                            "",
+                        );
+                    }
                     0 => {
                         let src = self.input(&Type::new(xk, &[a, z]));
                         let wt = Type::new(wk, &[z, b]);
@@ -2122,5 +2151,20 @@ impl Gen<'_> {
         for b in live {
             self.dealloc(b);
         }
+    }
+}
+
+/// `k`'s 8-bit kind with scale 1 and offset 0: the type of weights whose
+/// parameters come from per-channel or per-row operands.
+fn unit_params(k: ElemKind) -> ElemKind {
+    match k {
+        ElemKind::Int8Q { .. } => ElemKind::Int8Q {
+            scale: 1.0,
+            offset: 0,
+        },
+        _ => ElemKind::UInt8Q {
+            scale: 1.0,
+            offset: 0,
+        },
     }
 }

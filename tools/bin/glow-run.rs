@@ -86,7 +86,8 @@ struct Cli {
     #[arg(long, value_name = "P.yaml", conflicts_with_all = ["compare_passes", "dump_tensors", "bisect", "bisect_engines"])]
     dump_profile: Option<PathBuf>,
     /// The calibration set of --dump-profile: a directory of NAME.npy files with a
-    /// leading batch dimension, or of subdirectories each holding NAME.npy.
+    /// leading batch dimension, or of subdirectories each holding NAME.npy or
+    /// ONNX input_K.pb files (an ONNX model folder with its test_data_set_*).
     #[arg(long, value_name = "DIR", requires = "dump_profile")]
     calibration: Option<PathBuf>,
     /// Histogram bins per buffer in --dump-profile.
@@ -574,7 +575,15 @@ fn dump_profile(
         return Err("--profile-bins must be positive".to_string().into());
     }
     let samples = match &cli.calibration {
-        Some(dir) => profile::calibration_set(f, dir)?,
+        Some(dir) => {
+            let read = |bytes: &[u8]| -> Result<(String, npy::Npy), String> {
+                let name = glow_import::onnx::decode_tensor(bytes)
+                    .map(|t| t.name)
+                    .unwrap_or_default();
+                Ok((name, pb_tensor(bytes)?))
+            };
+            profile::calibration_set(f, dir, Some(&read))?
+        }
         None => vec![profile::Sample::new()],
     };
     let p = profile::collect(f, weights, &samples, cli.profile_bins).map_err(|e| match e {

@@ -210,7 +210,8 @@ pub fn max_pool_with_argmax(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.for_loop("oh", oh);
     c.w.for_loop("ow", ow);
     c.w.for_loop("ch", ch);
-    c.w.line("int first = 1;");
+    // `at < 0` marks the first element: GCC 12 at -O3 -march=native
+    // vectorized a separate `first` flag wrongly (engines.rs caught it).
     c.w.line("float acc = 0.0f;");
     c.w.line("long long at = -1;");
     open_window(c, &win, h, w);
@@ -222,7 +223,7 @@ pub fn max_pool_with_argmax(c: &mut KCtx) -> Result<(), BackendError> {
         )
     ));
     c.w.line("float x = Src[i];");
-    c.w.line("if (first || x > acc) { acc = x; at = (long long)i; first = 0; }");
+    c.w.line("if (at < 0 || x > acc) { acc = x; at = (long long)i; }");
     c.w.close();
     c.w.close();
     let at = idx(["n", "ch", "oh", "ow"], win.act_strides(&d.dims));

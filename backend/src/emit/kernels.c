@@ -844,7 +844,7 @@ static void glow_fill(uint8_t *dst, size_t n, size_t esize, uint64_t v) {
 }
 /*@end*/
 
-/*@qconv*/
+/*@qbase*/
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -871,41 +871,6 @@ typedef struct {
 } glow_qconv_args;
 
 #define GLOW_QP 6
-
-/* The widened band of one output row: [kh][span][group][cg2]. */
-static void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
-                            size_t span, size_t cg2) {
-  const glow_qconv_t *p = q->p;
-  const size_t cg = p->c / p->group, row = span * p->group * cg2;
-  for (size_t a = 0; a < p->kh; a++) {
-    int16_t *r = band + a * row;
-    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
-    if (iy < 0 || iy >= (long long)p->h) {
-      memset(r, 0, row * sizeof(int16_t));
-      continue;
-    }
-    for (size_t j = 0; j < span; j++) {
-      int16_t *e = r + j * p->group * cg2;
-      const long long ix = (long long)j - (long long)p->pl;
-      if (ix < 0 || ix >= (long long)p->w) {
-        memset(e, 0, p->group * cg2 * sizeof(int16_t));
-        continue;
-      }
-      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
-      for (size_t g = 0; g < p->group; g++) {
-        int16_t *o = e + g * cg2;
-        if (p->src_signed) {
-          const int8_t *s = (const int8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
-        } else {
-          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
-        }
-        if (cg2 > cg) o[cg] = 0;
-      }
-    }
-  }
-}
 
 /* Stores one pixel's `lanes` sums of output channels o0.. at `at`. */
 static inline void glow_qconv_store(const glow_qconv_args *q, size_t at, size_t o0,
@@ -980,8 +945,41 @@ static inline void glow_qstore16(void *d, __m256i a, __m256i b, int is_signed) {
   const __m256i x = is_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
   _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(_mm256_permute4x64_epi64(x, 0x08)));
 }
+
+/* The requantization of 16 channels (or columns) o0.., `lanes` of which exist. */
+typedef struct {
+  glow_qrq8 a, b;
+  __m256i off, lo, hi;
+} glow_qrq16;
+
+static inline void glow_qrq16_init(glow_qrq16 *r, const glow_qconv_args *q, size_t o0,
+                                   size_t lanes) {
+  glow_qrq8_init(&r->a, q, o0, lanes);
+  glow_qrq8_init(&r->b, q, o0 + 8, lanes > 8 ? lanes - 8 : 0);
+  r->off = _mm256_set1_epi64x(q->p->ooff);
+  r->lo = _mm256_set1_epi64x(q->p->lo);
+  r->hi = _mm256_set1_epi64x(q->p->hi);
+}
+
+/* Requantizes the 16 lanes v[0], v[1] and stores the first `lanes` of them
+ * as bytes at d. */
+static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16 *r,
+                                     size_t lanes, int is_signed) {
+  const __m256i r0 = glow_qrq8_apply(v[0], &r->a, r->off, r->lo, r->hi);
+  const __m256i r1 = glow_qrq8_apply(v[1], &r->b, r->off, r->lo, r->hi);
+  if (lanes == 16) {
+    glow_qstore16(d, r0, r1, is_signed);
+  } else {
+    uint8_t t[16];
+    glow_qstore16(t, r0, r1, is_signed);
+    memcpy(d, t, lanes);
+  }
+}
 #endif
 
+/*@end*/
+
+/*@qtile*/
 #if defined(__AVX2__)
 /* One tile: P pixels (at offsets d[i] in the band) x 16 output channels, in
  * 2P named accumulators (an indexed array of them would live on the stack),
@@ -1027,6 +1025,44 @@ GLOW_QTILE(4, GLOW_QACC(0) GLOW_QACC(1) GLOW_QACC(2) GLOW_QACC(3),
 #undef GLOW_QACC
 #endif
 
+/*@end*/
+
+/*@qconv*/
+/* The widened band of one output row: [kh][span][group][cg2]. */
+static void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
+                            size_t span, size_t cg2) {
+  const glow_qconv_t *p = q->p;
+  const size_t cg = p->c / p->group, row = span * p->group * cg2;
+  for (size_t a = 0; a < p->kh; a++) {
+    int16_t *r = band + a * row;
+    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+    if (iy < 0 || iy >= (long long)p->h) {
+      memset(r, 0, row * sizeof(int16_t));
+      continue;
+    }
+    for (size_t j = 0; j < span; j++) {
+      int16_t *e = r + j * p->group * cg2;
+      const long long ix = (long long)j - (long long)p->pl;
+      if (ix < 0 || ix >= (long long)p->w) {
+        memset(e, 0, p->group * cg2 * sizeof(int16_t));
+        continue;
+      }
+      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
+      for (size_t g = 0; g < p->group; g++) {
+        int16_t *o = e + g * cg2;
+        if (p->src_signed) {
+          const int8_t *s = (const int8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
+        } else {
+          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
+        }
+        if (cg2 > cg) o[cg] = 0;
+      }
+    }
+  }
+}
+
 static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
   const glow_qconv_t *p = q->p;
@@ -1047,11 +1083,8 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
         const int16_t *wk = q->pk + (g * blocks + b) * kblock;
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16, ocg - b * 16);
 #if defined(__AVX2__)
-        glow_qrq8 rq0, rq1;
-        glow_qrq8_init(&rq0, q, o0, lanes);
-        glow_qrq8_init(&rq1, q, o0 + 8, lanes > 8 ? lanes - 8 : 0);
-        const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
-                      hi = _mm256_set1_epi64x(p->hi);
+        glow_qrq16 rq;
+        glow_qrq16_init(&rq, q, o0, lanes);
 #endif
         for (size_t ox0 = 0, np = 0; ox0 < p->ow; ox0 += np) {
           /* Tiles of 6 pixels, ending in tiles of 4 where the row's rest is
@@ -1070,18 +1103,9 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
             glow_qtile6(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
           else
             glow_qtile4(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
-          for (size_t i = 0; i < np; i++) {
-            const size_t at = ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0;
-            const __m256i r0 = glow_qrq8_apply(v[2 * i], &rq0, off, lo, hi);
-            const __m256i r1 = glow_qrq8_apply(v[2 * i + 1], &rq1, off, lo, hi);
-            if (lanes == 16) {
-              glow_qstore16((uint8_t *)q->dst + at, r0, r1, p->dst_signed);
-            } else {
-              uint8_t t[16];
-              glow_qstore16(t, r0, r1, p->dst_signed);
-              memcpy((uint8_t *)q->dst + at, t, lanes);
-            }
-          }
+          for (size_t i = 0; i < np; i++)
+            glow_qstore_lanes((uint8_t *)q->dst + ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0,
+                              v + 2 * i, &rq, lanes, p->dst_signed);
           (void)acc;
           continue;
 #else
@@ -1106,6 +1130,14 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   }
 }
 
+static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
+                       const int64_t *qm, const int *qs, const glow_qconv_t *p) {
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+  glow_parallel(glow_qconv_part, &q);
+}
+/*@end*/
+
+/*@qdw*/
 /* Depthwise (one input and one output channel per group): the filter packed
  * as int16 `w - woff[c]` in [kh][kw][channels rounded up to 16]; each output
  * pixel sums its in-bounds taps channel by channel in 32 bits (taps outside
@@ -1221,9 +1253,134 @@ static void glow_qdw(void *dst, const void *src, const int16_t *pk, const int64_
   glow_parallel(glow_qdw_part, &q);
 }
 
-static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
-                       const int64_t *qm, const int *qs, const glow_qconv_t *p) {
-  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
-  glow_parallel(glow_qconv_part, &q);
+/*@end*/
+
+/*@qgemm*/
+/* Quantized GEMM (fullyconnected, matmul, batchmatmul): Dest[b][i][j] is the
+ * requantized sum over k of (L[b][i][k] - xoff) (R[b][k][j] - woff). R is
+ * int16 `r - woff` in [batch][block of 16 columns][pair of k][16][2], packed at
+ * emit time when constant, else one block at a time on the stack; the rows of
+ * a chunk are widened to int16 (zero past k) and summed by the convolution's
+ * tiles as a 1x1 convolution. The parts split (batch, chunk of rows, column
+ * block) units, so each sum is computed whole by one thread. */
+typedef struct {
+  size_t nb, m, k, n, chunk;
+  int lhs_signed, rhs_signed, dst_signed;
+  int64_t xoff, woff, ooff, lo, hi;
+} glow_qgemm_t;
+
+typedef struct {
+  glow_qconv_args q;
+  const void *rhs;
+  const glow_qgemm_t *g;
+} glow_qgemm_args;
+
+/* Columns j0 .. j0 + lanes - 1 of batch b's K x N right-hand side, packed. */
+static void glow_qgemm_panel(int16_t *pk, const glow_qgemm_t *g, const void *rhs, size_t b,
+                             size_t j0, size_t lanes) {
+  const size_t pairs = (g->k + 1) / 2;
+  for (size_t p = 0; p < pairs; p++)
+    for (size_t t = 0; t < 2; t++) {
+      const size_t kk = 2 * p + t;
+      int16_t *o = pk + p * 32 + t;
+      for (size_t l = 0; l < 16; l++) {
+        int64_t v = 0;
+        if (kk < g->k && l < lanes) {
+          const size_t at = (b * g->k + kk) * g->n + j0 + l;
+          v = (g->rhs_signed ? (int64_t)((const int8_t *)rhs)[at]
+                             : (int64_t)((const uint8_t *)rhs)[at]) -
+              g->woff;
+        }
+        o[2 * l] = (int16_t)v;
+      }
+    }
 }
+
+static void glow_qgemm_part(const void *args, size_t part, size_t parts) {
+  const glow_qgemm_args *a = args;
+  const glow_qgemm_t *g = a->g;
+  const glow_qconv_args *q = &a->q;
+  const size_t k2 = (g->k + 1) & ~(size_t)1, pairs = k2 / 2, blocks = (g->n + 15) / 16;
+  const size_t chunks = (g->m + g->chunk - 1) / g->chunk;
+  /* The chunk's widened rows, then a block packed at run time: the emitter
+   * checks both fit. */
+  int16_t band[GLOW_QBAND];
+  int16_t *panel = band + g->chunk * k2;
+  size_t u0, u1, cur = (size_t)-1;
+  glow_range(g->nb * chunks * blocks, part, parts, &u0, &u1);
+  for (size_t u = u0; u < u1; u++) {
+    const size_t blk = u % blocks, bc = u / blocks, b = bc / chunks;
+    const size_t i0 = (bc % chunks) * g->chunk, rows = glow_min(g->chunk, g->m - i0);
+    const size_t j0 = blk * 16, lanes = glow_min(16, g->n - j0);
+    if (bc != cur) {
+      for (size_t r = 0; r < rows; r++) {
+        int16_t *o = band + r * k2;
+        const size_t at = (b * g->m + i0 + r) * g->k;
+        if (g->lhs_signed) {
+          const int8_t *s = (const int8_t *)q->src + at;
+          for (size_t c = 0; c < g->k; c++) o[c] = (int16_t)(s[c] - g->xoff);
+        } else {
+          const uint8_t *s = (const uint8_t *)q->src + at;
+          for (size_t c = 0; c < g->k; c++) o[c] = (int16_t)(s[c] - g->xoff);
+        }
+        if (k2 > g->k) o[g->k] = 0;
+      }
+      cur = bc;
+    }
+    const int16_t *w = q->pk ? q->pk + (b * blocks + blk) * pairs * 32 : panel;
+    if (!q->pk) glow_qgemm_panel(panel, g, a->rhs, b, j0, lanes);
+#if defined(__AVX2__)
+    glow_qrq16 rq;
+    glow_qrq16_init(&rq, q, j0, lanes);
+#endif
+    for (size_t i = 0, np = 0; i < rows; i += np) {
+      /* Tiles of 6 rows, ending in tiles of 4 (as the convolution's pixels). */
+      const size_t left = rows - i;
+      const size_t tp = (left <= 4 || left == 7 || left == 8) ? 4 : 6;
+      np = glow_min(tp, left);
+#if defined(__AVX2__)
+      /* Rows past the chunk's end read its first row and are not stored. */
+      size_t d[GLOW_QP];
+      for (size_t t = 0; t < GLOW_QP; t++) d[t] = (i + (t < np ? t : 0)) * k2;
+      __m256i v[2 * GLOW_QP];
+      if (tp == 6)
+        glow_qtile6(band, d, w, 1, 1, 0, 0, pairs, v);
+      else
+        glow_qtile4(band, d, w, 1, 1, 0, 0, pairs, v);
+      for (size_t t = 0; t < np; t++)
+        glow_qstore_lanes((uint8_t *)q->dst + (b * g->m + i0 + i + t) * g->n + j0, v + 2 * t,
+                          &rq, lanes, g->dst_signed);
+#else
+      uint32_t acc[GLOW_QP][16];
+      memset(acc, 0, sizeof acc);
+      for (size_t c = 0; c < pairs; c++) {
+        const int16_t *wc = w + c * 32;
+        for (size_t t = 0; t < np; t++) {
+          const int16_t *xp = band + (i + t) * k2 + 2 * c;
+          const int32_t x0 = xp[0], x1 = xp[1];
+          for (size_t l = 0; l < 16; l++)
+            acc[t][l] += (uint32_t)(x0 * wc[2 * l] + x1 * wc[2 * l + 1]);
+        }
+      }
+      for (size_t t = 0; t < np; t++)
+        glow_qconv_store(q, (b * g->m + i0 + i + t) * g->n, j0, acc[t], lanes);
+#endif
+    }
+  }
+}
+
+/* `pk` is the packed right-hand side, or null to pack `rhs` block by block. */
+static void glow_qgemm(void *dst, const void *lhs, const void *rhs, const int16_t *pk,
+                       const int64_t *bterm, const int64_t *qm, const int *qs,
+                       const glow_qgemm_t *g) {
+  glow_qconv_t p;
+  memset(&p, 0, sizeof p);
+  p.dst_signed = g->dst_signed;
+  p.ooff = g->ooff;
+  p.lo = g->lo;
+  p.hi = g->hi;
+  const glow_qgemm_args a = {{dst, lhs, pk, bterm, qm, qs, &p}, rhs, g};
+  glow_parallel(glow_qgemm_part, &a);
+}
+
 /*@end*/

@@ -78,35 +78,43 @@ fn channel_params(c: &KCtx) -> Result<Option<ChannelParams>, BackendError> {
     if c.inst.opcode != Opcode::ChannelwiseQuantizedConvolution {
         return Ok(None);
     }
-    let read = |name: &str| -> Result<Vec<u8>, BackendError> {
-        let w = c.const_weight(name).ok_or_else(|| {
-            c.err(format!(
-                "`{name}` of `channelwisequantizedconvolution` must be a constant weight (its multipliers are derived at compile time)"
-            ))
-        })?;
-        let t = c.ty(name)?;
-        let place = c.mem.weight_place(w);
-        let (a, b) = (place.offset as usize, (place.offset + t.bytes()) as usize);
-        c.rt.constant_bytes(a, b)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| c.err(format!("`{name}` lies outside the constant region")))
-    };
-    let f32s = |b: Vec<u8>| {
-        b.chunks_exact(4)
-            .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
-            .collect::<Vec<_>>()
-    };
-    let i32s = |b: Vec<u8>| {
-        b.chunks_exact(4)
-            .map(|x| i32::from_le_bytes([x[0], x[1], x[2], x[3]]) as i64)
-            .collect::<Vec<_>>()
-    };
     Ok(Some(ChannelParams {
-        filter_scales: f32s(read("FilterScales")?),
-        filter_offsets: i32s(read("FilterOffsets")?),
-        bias_scales: f32s(read("BiasScales")?),
-        bias_offsets: i32s(read("BiasOffsets")?),
+        filter_scales: const_f32s(c, "FilterScales")?,
+        filter_offsets: const_i32s(c, "FilterOffsets")?,
+        bias_scales: const_f32s(c, "BiasScales")?,
+        bias_offsets: const_i32s(c, "BiasOffsets")?,
     }))
+}
+
+/// The bytes of operand `name`, a constant weight whose values the
+/// multipliers are derived from at compile time.
+fn const_bytes(c: &KCtx, name: &str) -> Result<Vec<u8>, BackendError> {
+    let w = c.const_weight(name).ok_or_else(|| {
+        c.err(format!(
+            "`{name}` of `{}` must be a constant weight (its multipliers are derived at compile time)",
+            c.inst.opcode.name()
+        ))
+    })?;
+    let t = c.ty(name)?;
+    let place = c.mem.weight_place(w);
+    let (a, b) = (place.offset as usize, (place.offset + t.bytes()) as usize);
+    c.rt.constant_bytes(a, b)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| c.err(format!("`{name}` lies outside the constant region")))
+}
+
+fn const_f32s(c: &KCtx, name: &str) -> Result<Vec<f32>, BackendError> {
+    Ok(const_bytes(c, name)?
+        .chunks_exact(4)
+        .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+        .collect())
+}
+
+fn const_i32s(c: &KCtx, name: &str) -> Result<Vec<i64>, BackendError> {
+    Ok(const_bytes(c, name)?
+        .chunks_exact(4)
+        .map(|x| i32::from_le_bytes([x[0], x[1], x[2], x[3]]) as i64)
+        .collect())
 }
 
 /// The store of a product result: `Dest[at] = clamp(ooff + rq(acc))`.
@@ -142,7 +150,11 @@ pub fn convolution(c: &mut KCtx) -> R {
     };
     if let (false, Some(wi), true) = (win.nchw, c.const_weight("Filter"), fits) {
         let p0 = ps[0];
-        c.rt.use_kernel(Kernel::QConv);
+        c.rt.use_kernel(if depthwise {
+            Kernel::QDepthwise
+        } else {
+            Kernel::QConv
+        });
         let signed_filter = matches!(f.elem, glow_ir::ElemKind::Int8Q { .. });
         let woff = ps.iter().map(|p| p.w_off).collect();
         let kind = if depthwise {
@@ -250,7 +262,9 @@ pub fn convolution(c: &mut KCtx) -> R {
 /// `fullyconnected`, `matmul`, `batchmatmul`.
 pub fn matrix_multiply(c: &mut KCtx) -> R {
     let op = c.inst.opcode;
-    let (l, r) = if op == Opcode::FullyConnected {
+    let rowwise = op == Opcode::RowwiseQuantizedFullyConnected;
+    let bias = op == Opcode::FullyConnected || rowwise;
+    let (l, r) = if bias {
         ("Src", "Weights")
     } else {
         ("LHS", "RHS")
@@ -259,25 +273,35 @@ pub fn matrix_multiply(c: &mut KCtx) -> R {
     let (nb, rows, inner, cols) = match op {
         Opcode::BatchMatMul => (lt.dims[0], lt.dims[1], lt.dims[2], rt.dims[2]),
         Opcode::FullyConnected => (1, lt.dims[0], lt.size() / lt.dims[0].max(1), rt.dims[1]),
+        _ if rowwise => (1, lt.dims[0], lt.dims[1], rt.dims[0]),
         _ => (1, lt.dims[0], lt.dims[1], rt.dims[1]),
     };
-    let ps = q::products(c.f, c.id, cols, None)?;
+    let ps = if rowwise {
+        let (sc, of) = (const_f32s(c, "Scales")?, const_i32s(c, "Offsets")?);
+        q::rowwise_products(c.f, c.id, &sc, &of)?
+    } else {
+        q::products(c.f, c.id, cols, None)?
+    };
     c.rt.use_kernel(Kernel::Quant);
     c.decl("Dest", ctype(d.elem))?;
     c.decl(l, ctype(lt.elem))?;
     c.decl(r, ctype(rt.elem))?;
-    let bias = op == Opcode::FullyConnected;
     if bias {
         c.decl("Bias", ctype(c.ty("Bias")?.elem))?;
     }
     product_tables(c, &ps)?;
+    if gemm_call(c, (nb, rows, inner, cols), (l, r), &ps, bias, rowwise)? {
+        return Ok(());
+    }
+    // A row-wise product's weights are `[cols][inner]`.
+    let (ks, js) = if rowwise { (1, inner) } else { (cols, 1) };
     c.w.for_loop("b", nb);
     c.w.for_loop("i", rows);
     c.w.for_loop("j", cols);
     c.w.line("int64_t sum = 0;");
     c.w.for_loop("k", inner);
     c.w.line(&format!(
-        "sum += ((int64_t){l}[b * {}u + i * {inner}u + k] - xoff) * ((int64_t){r}[b * {}u + k * {cols}u + j] - woff[j]);",
+        "sum += ((int64_t){l}[b * {}u + i * {inner}u + k] - xoff) * ((int64_t){r}[b * {}u + k * {ks}u + j * {js}u] - woff[j]);",
         rows * inner,
         inner * cols
     ));
@@ -294,6 +318,91 @@ pub fn matrix_multiply(c: &mut KCtx) -> R {
         c.w.close();
     }
     Ok(())
+}
+
+/// The packed integer GEMM (`glow_qgemm`) for a product of `nb` batches of
+/// `rows x inner` times `inner x cols` (`rowwise`: the transpose of
+/// `cols x inner`, an offset per column): a constant right-hand side is
+/// packed at emit time, another one block at a time on the stack. False
+/// (nothing written) when the widened rows would not fit the stack band, or
+/// for row-wise weights known only at run time.
+fn gemm_call(
+    c: &mut KCtx,
+    (nb, rows, inner, cols): (u64, u64, u64, u64),
+    (l, r): (&str, &str),
+    ps: &[Product],
+    bias: bool,
+    rowwise: bool,
+) -> Result<bool, BackendError> {
+    let p = &ps[0];
+    let k2 = inner.div_ceil(2) * 2;
+    let chunk = [24u64, 6]
+        .into_iter()
+        .map(|ch| ch.min(rows).max(1))
+        .find(|ch| (ch + 16) * k2 <= MAX_BAND);
+    let Some(chunk) = chunk else {
+        return Ok(false);
+    };
+    if nb * rows * inner * cols == 0 || (rowwise && c.const_weight(r).is_none()) {
+        return Ok(false);
+    }
+    let signed = |name: &str| -> Result<bool, BackendError> {
+        Ok(matches!(c.ty(name)?.elem, glow_ir::ElemKind::Int8Q { .. }))
+    };
+    let (ls, rs, ds) = (signed(l)?, signed(r)?, signed("Dest")?);
+    c.rt.use_kernel(Kernel::QGemm);
+    c.rt.need_qband((chunk + 16) * k2);
+    let packing = if rowwise {
+        // `[cols][inner]` is a 1x1 convolution filter.
+        PackKind::QConvPanels {
+            group: 1,
+            ocg: cols,
+            kh: 1,
+            kw: 1,
+            cg: inner,
+            signed: rs,
+            woff: ps.iter().map(|p| p.w_off).collect(),
+        }
+    } else {
+        PackKind::QGemmPanels {
+            nb,
+            k: inner,
+            n: cols,
+            signed: rs,
+            woff: p.w_off,
+        }
+    };
+    let pk = match c.const_weight(r) {
+        Some(w) => {
+            let at = c.rt.packed(w, packing);
+            format!("(const int16_t *)(constantWeight + {at}u)")
+        }
+        None => "0".to_string(),
+    };
+    c.w.line("(void)xoff; (void)ooff; (void)lo; (void)hi; (void)woff;");
+    c.w.line(&format!(
+        "static const glow_qgemm_t shape = {{{nb}u, {rows}u, {inner}u, {cols}u, {chunk}u, {}, {}, {}, {}, {}, {}, {}, {}}};",
+        u8::from(ls),
+        u8::from(rs),
+        u8::from(ds),
+        p.x_off,
+        p.w_off,
+        p.out.offset,
+        p.out.lo,
+        p.out.hi
+    ));
+    if bias {
+        c.w.line(&format!("int64_t bterm[{cols}];"));
+        c.w.line(&format!(
+            "for (size_t j = 0; j < {cols}u; j++) bterm[j] = glow_rq(Bias[j], bm[j], bs[j]);"
+        ));
+    } else {
+        c.w.line(&format!("static const int64_t bterm[{cols}] = {{0}};"));
+    }
+    c.w.line(&format!(
+        "glow_qgemm(Dest, {l}, {r}, {pk}, bterm, qm, qs, &shape);"
+    ));
+    Ok(true)
 }
 
 /// A rescale `clamp(off + rq(q - in_off))` as C over `v`.

@@ -68,8 +68,16 @@ pub enum Kernel {
     Fill,
     /// The quantized kernels' integer helpers (`crate::quant::C_HELPERS`).
     Quant,
+    /// The quantized kernels' shared types, stores and vector requantization.
+    QBase,
+    /// The `vpmaddwd` tiles the convolution and the GEMM share.
+    QTile,
     /// The widening int16 quantized convolution.
     QConv,
+    /// The quantized depthwise convolution.
+    QDepthwise,
+    /// The quantized GEMM.
+    QGemm,
 }
 
 impl Kernel {
@@ -87,7 +95,11 @@ impl Kernel {
             Kernel::Binary => "binary",
             Kernel::Fill => "fill",
             Kernel::Quant => "quant",
+            Kernel::QBase => "qbase",
+            Kernel::QTile => "qtile",
             Kernel::QConv => "qconv",
+            Kernel::QDepthwise => "qdw",
+            Kernel::QGemm => "qgemm",
         }
     }
 
@@ -106,7 +118,12 @@ impl Kernel {
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
-            Kernel::QConv => &[Kernel::Common, Kernel::Quant],
+            Kernel::QBase => &[Kernel::Common, Kernel::Quant],
+            Kernel::QDepthwise => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
+            Kernel::QTile => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
+            Kernel::QConv | Kernel::QGemm => {
+                &[Kernel::Common, Kernel::Quant, Kernel::QBase, Kernel::QTile]
+            }
         }
     }
 
@@ -234,6 +251,16 @@ pub enum PackKind {
         signed: bool,
         woff: Vec<i64>,
     },
+    /// The quantized right-hand sides `[nb][k][n]` (int8, or uint8 when not
+    /// `signed`) of a GEMM to int16 `r - woff` in `[nb][block of 16 columns]
+    /// [pair of k][16][2]`, zero past `k` and `n`.
+    QGemmPanels {
+        nb: u64,
+        k: u64,
+        n: u64,
+        signed: bool,
+        woff: i64,
+    },
     /// A quantized depthwise NHWC filter `[c][kh][kw][1]` to int16
     /// `w - woff[c]` in `[kh][kw][c rounded up to 16]`.
     QDepthwise {
@@ -268,13 +295,16 @@ impl PackKind {
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(2) * 32,
             PackKind::QDepthwise { c, kh, kw, .. } => kh * kw * c.div_ceil(16) * 16,
+            PackKind::QGemmPanels { nb, k, n, .. } => nb * n.div_ceil(16) * k.div_ceil(2) * 32,
         }
     }
 
     /// Bytes of one packed element.
     pub fn elem_bytes(&self) -> u64 {
         match self {
-            PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => 2,
+            PackKind::QConvPanels { .. }
+            | PackKind::QDepthwise { .. }
+            | PackKind::QGemmPanels { .. } => 2,
             _ => 4,
         }
     }
@@ -309,6 +339,34 @@ impl PackKind {
                             0
                         };
                         out.extend_from_slice(&(v as i16).to_le_bytes());
+                    }
+                }
+            }
+            return out;
+        }
+        if let PackKind::QGemmPanels {
+            nb,
+            k,
+            n,
+            signed,
+            woff,
+        } = *self
+        {
+            let mut out = Vec::with_capacity(self.len() as usize * 2);
+            for b in 0..nb {
+                for blk in 0..n.div_ceil(16) {
+                    for p in 0..k.div_ceil(2) {
+                        for l in 0..16 {
+                            for t in 0..2 {
+                                let (j, kk) = (blk * 16 + l, 2 * p + t);
+                                let v = if j < n && kk < k {
+                                    stored(signed, (b * k + kk) * n + j) - woff
+                                } else {
+                                    0
+                                };
+                                out.extend_from_slice(&(v as i16).to_le_bytes());
+                            }
+                        }
                     }
                 }
             }
@@ -413,7 +471,9 @@ impl PackKind {
                     }
                 }
             }
-            PackKind::QConvPanels { .. } | PackKind::QDepthwise { .. } => {}
+            PackKind::QConvPanels { .. }
+            | PackKind::QDepthwise { .. }
+            | PackKind::QGemmPanels { .. } => {}
             PackKind::GemmPanels { k, n } => {
                 let mut at = 0usize;
                 for pb in 0..n.div_ceil(PANEL_WIDTH) {
@@ -543,7 +603,7 @@ impl<'a> Runtime<'a> {
             out.push_str(&tile_defines(self.tile_pixels));
         }
         for k in &self.kernels {
-            if *k == Kernel::QConv {
+            if *k == Kernel::QBase {
                 out.push_str(&format!(
                     "#define GLOW_QBAND {}\n#define GLOW_QDWC {}\n",
                     self.qband.max(1),

@@ -79,7 +79,9 @@ pub fn convolution(x: &mut Exec) -> R {
 /// `[nb][inner][cols]`, an optional bias per column.
 pub fn matrix_multiply(x: &mut Exec) -> R {
     let op = x.opcode();
-    let (l, r) = if op == Opcode::FullyConnected {
+    let rowwise = op == Opcode::RowwiseQuantizedFullyConnected;
+    let fc = op == Opcode::FullyConnected || rowwise;
+    let (l, r) = if fc {
         ("Src", "Weights")
     } else {
         ("LHS", "RHS")
@@ -90,15 +92,18 @@ pub fn matrix_multiply(x: &mut Exec) -> R {
     let (nb, rows, inner, cols) = match op {
         Opcode::BatchMatMul => (ld[0], ld[1], ld[2], rd[2]),
         Opcode::FullyConnected => (1, ld[0], lt.size() as usize / ld[0].max(1), rd[1]),
+        _ if rowwise => (1, ld[0], ld[1], rd[0]),
         _ => (1, ld[0], ld[1], rd[1]),
     };
-    let ps = q::products(x.f, x.id, cols as u64, None)?;
-    let (a, bm) = (x.ints(l)?, x.ints(r)?);
-    let bias = if op == Opcode::FullyConnected {
-        Some(x.ints("Bias")?)
+    let ps = if rowwise {
+        q::rowwise_products(x.f, x.id, &x.f32s("Scales")?, &x.ints("Offsets")?)?
     } else {
-        None
+        q::products(x.f, x.id, cols as u64, None)?
     };
+    let (a, bm) = (x.ints(l)?, x.ints(r)?);
+    // Weights of a row-wise product are `[cols][inner]`.
+    let (ks, js) = if rowwise { (1, inner) } else { (cols, 1) };
+    let bias = if fc { Some(x.ints("Bias")?) } else { None };
     let mut out = x.scratch(nb * rows * cols, 0i64)?;
     for b in 0..nb {
         for i in 0..rows {
@@ -107,7 +112,7 @@ pub fn matrix_multiply(x: &mut Exec) -> R {
                 let mut sum = 0i64;
                 for k in 0..inner {
                     let u = a[b * rows * inner + i * inner + k] - p.x_off;
-                    sum += u * (bm[b * inner * cols + k * cols + j] - p.w_off);
+                    sum += u * (bm[b * inner * cols + k * ks + j * js] - p.w_off);
                 }
                 let bt = bias.as_ref().map_or(0, |v| p.bias_term(v[j]));
                 out[b * rows * cols + i * cols + j] = p.out.apply(wrap32(sum + bt));

@@ -14,7 +14,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ elementrsqrt elementselect elementsign elementsin elementsinh elementsqrt elementsub
       \ elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
       \ inserttensor intlookuptable layernormalization leakyrelu localresponsenormalization logsoftmax matmul
-      \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
+      \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized rowwisequantizedfullyconnected scatterelements scatternd selu sigmoid softmax
       \ softplus splat tanh tensorview touch transpose
       \ crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
       \ lengthssum sparselengthssum sparselengthsweightedsum embedding embeddingbag lengthstoranges lengthsrangefill gatherranges

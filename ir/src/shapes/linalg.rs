@@ -50,6 +50,45 @@ pub fn fully_connected(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `rowwisequantizedfullyconnected` (Glow's): `Src N x K` times the
+/// transpose of `Weights M x K` plus `Bias M` gives `Dest N x M`; row `j` of
+/// `Weights` has scale `Scales[j]` and offset `Offsets[j]` (`float<M>`,
+/// `index32<M>`; the `Weights` type's own parameters are ignored) and the
+/// `i32` bias its own scale. The engines need `Scales` and `Offsets` as
+/// constant weights (the multipliers are derived when compiling).
+pub fn rowwise_fully_connected(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, weights, bias, scales, offsets) = (0, 1, 2, 3, 4, 5);
+    let mut errs = Vec::new();
+    quant::rowwise_product(ctx, [dest, src, weights, bias], &mut errs);
+    let ok = check_rank(ctx, src, 2, &mut errs)
+        & check_rank(ctx, weights, 2, &mut errs)
+        & check_rank(ctx, bias, 1, &mut errs)
+        & check_rank(ctx, dest, 2, &mut errs);
+    for (k, want) in [(scales, ElemKind::Float), (offsets, ElemKind::Index32)] {
+        let e = ctx.ty(k).elem;
+        if e != want {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has element type {e} but must be `{want}`",
+                    ctx.name(k)
+                ),
+            ));
+        }
+    }
+    if !ok {
+        return errs;
+    }
+    let (n, k) = (ctx.ty(src).dims[0], ctx.ty(src).dims[1]);
+    let m = ctx.ty(weights).dims[0];
+    check_dims(ctx, weights, &[m, k], "expects", &mut errs);
+    for o in [bias, scales, offsets] {
+        check_dims(ctx, o, &[m], "expects", &mut errs);
+    }
+    check_dims(ctx, dest, &[n, m], "produces", &mut errs);
+    errs
+}
+
 /// `matmul`: `A x Z` times `Z x B` gives `A x B`.
 pub fn matmul(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (dest, lhs, rhs) = (0, 1, 2);

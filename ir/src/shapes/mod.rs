@@ -47,7 +47,7 @@ pub use grad::{
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
 pub use linalg::{
     batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected,
-    layer_normalization, lrn, matmul, softmax,
+    layer_normalization, lrn, matmul, rowwise_fully_connected, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
 pub use sparse::{

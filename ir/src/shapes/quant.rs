@@ -84,6 +84,31 @@ pub(super) fn product(
     }
 }
 
+/// `rowwisequantizedfullyconnected`: `i8`/`ui8` `Src`, `Weights` and
+/// `Dest`, an `i32` bias with offset 0 (any scale: each row rescales it).
+/// The per-row multipliers are checked when the engines read `Scales`.
+pub(super) fn rowwise_product(
+    ctx: &ShapeCtx,
+    [dest, src, w, bias]: [usize; 4],
+    errs: &mut Vec<ShapeError>,
+) {
+    for k in [src, w, dest] {
+        compute(ctx, k, errs);
+    }
+    let b = ctx.ty(bias).elem;
+    if !matches!(b, ElemKind::Int32Q { .. }) {
+        errs.push(ShapeError::at_operand(
+            bias,
+            format!("`Bias` has element type {b} but a row-wise bias is `i32`"),
+        ));
+    } else if params(ctx, bias, errs) && b.quant().is_some_and(|(_, o)| o != 0) {
+        errs.push(ShapeError::at_operand(
+            bias,
+            "a quantized bias must have offset 0",
+        ));
+    }
+}
+
 /// `maxpool` rescales the maximum, `avgpool` averages in integers.
 pub(super) fn pool(ctx: &ShapeCtx, errs: &mut Vec<ShapeError>) {
     let (dest, src) = (0, 1);

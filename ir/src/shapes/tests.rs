@@ -431,6 +431,58 @@ fn matrix_shapes() {
     accepts(one, "%a = batchedreduceadd @out %d, @in %b { Axis: 0 }");
 }
 
+fn refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn rowwise_fully_connected_shapes() {
+    let rw = |w: &str, b: &str, s: &str, d: &str| {
+        [
+            "%src = WeightVar i8[S:0.5 O:0]<2 x 3> mutable".to_string(),
+            format!("%w = WeightVar {w} const"),
+            format!("%b = WeightVar {b} const"),
+            format!("%s = WeightVar {s} const"),
+            "%o = WeightVar index32<4> const".to_string(),
+            format!("%d = WeightVar {d} mutable"),
+        ]
+    };
+    let inst =
+        "%f = rowwisequantizedfullyconnected @out %d, @in %src, @in %w, @in %b, @in %s, @in %o";
+    let ok = rw(
+        "i8[S:1.0 O:0]<4 x 3>",
+        "i32[S:0.01 O:0]<4>",
+        "float<4>",
+        "i8[S:0.25 O:0]<2 x 4>",
+    );
+    accepts(&refs(&ok), inst);
+    let cases = [
+        (
+            rw("i8[S:1.0 O:0]<3 x 4>", "i32[S:0.01 O:0]<4>", "float<4>", "i8[S:0.25 O:0]<2 x 4>"),
+            "`Weights` has type i8[S:1.0 O:0]<3 x 4> but `rowwisequantizedfullyconnected` expects i8[S:1.0 O:0]<3 x 3>",
+        ),
+        (
+            rw("i8[S:1.0 O:0]<4 x 3>", "i8[S:0.01 O:0]<4>", "float<4>", "i8[S:0.25 O:0]<2 x 4>"),
+            "a row-wise bias is `i32`",
+        ),
+        (
+            rw("i8[S:1.0 O:0]<4 x 3>", "i32[S:0.01 O:0]<4>", "index32<4>", "i8[S:0.25 O:0]<2 x 4>"),
+            "`Scales` has element type index32 but must be `float`",
+        ),
+        (
+            rw("i8[S:1.0 O:0]<4 x 3>", "i32[S:0.01 O:0]<4>", "float<5>", "i8[S:0.25 O:0]<2 x 4>"),
+            "`Scales` has type float<5>",
+        ),
+        (
+            rw("i8[S:1.0 O:0]<4 x 3>", "i32[S:0.01 O:0]<4>", "float<4>", "float<2 x 4>"),
+            "computes on `i8` or `ui8`",
+        ),
+    ];
+    for (ws, text) in cases {
+        rejects(&refs(&ws), inst, text);
+    }
+}
+
 #[test]
 fn elementwise_kinds_and_shapes() {
     let w = &[

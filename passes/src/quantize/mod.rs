@@ -15,7 +15,8 @@
 //!    `fullyconnected`, `matmul` and `batchmatmul` always): float inputs get
 //!    a `quantize` (with their class's parameters) before it, constant
 //!    filters and weights become new `i8` constants (per output channel with
-//!    `channelwise`, as `channelwisequantizedconvolution`), biases `i32`
+//!    `channelwise`, as `channelwisequantizedconvolution`; per output
+//!    column with `rowwise`, as `rowwisequantizedfullyconnected`), biases `i32`
 //!    constants of scale `Sx × Sw`, and a float result is computed into a
 //!    quantized temporary and `dequantize`d. Every other instruction reads a
 //!    `dequantize`d copy of each quantized input. A `copy` between classes
@@ -58,6 +59,10 @@ pub static INFO: PassInfo = PassInfo {
         PassOption {
             name: "channelwise",
             help: "true: quantize convolution filters per output channel (channelwisequantizedconvolution)",
+        },
+        PassOption {
+            name: "rowwise",
+            help: "true: quantize fullyconnected weights per row (rowwisequantizedfullyconnected)",
         },
         PassOption {
             name: "keep",
@@ -114,6 +119,7 @@ pub struct Quantize {
     pub schema: Schema,
     pub calibration: Calibration,
     pub channelwise: bool,
+    pub rowwise: bool,
     pub keep: Vec<Opcode>,
 }
 
@@ -122,6 +128,7 @@ impl Quantize {
         let schema = Schema::parse(opts.get("schema").unwrap_or("asymmetric"))?;
         let calibration = Calibration::parse(opts.get("calibration").unwrap_or("none"))?;
         let channelwise = opts.get_bool("channelwise", false)?;
+        let rowwise = opts.get_bool("rowwise", false)?;
         let mut keep = Vec::new();
         for name in opts
             .get("keep")
@@ -145,6 +152,7 @@ impl Quantize {
             schema,
             calibration,
             channelwise,
+            rowwise,
             keep,
         })
     }
@@ -632,6 +640,7 @@ impl Rewriter<'_> {
         };
         let bias_k = if has_bias { name_of("Bias") } else { None };
         let mut channelwise = None;
+        let mut rowwise = None;
         for (k, &v) in ops.iter().enumerate() {
             if info.operands[k].kind != OperandKind::In || Some(k) == bias_k {
                 continue;
@@ -649,6 +658,9 @@ impl Rewriter<'_> {
                     if op == Opcode::Convolution && self.q.channelwise && nhwc {
                         channelwise = Some(self.channelwise_filter(f, v, &values));
                         new_ops[k] = channelwise.as_ref().expect("set").0;
+                    } else if op == Opcode::FullyConnected && self.q.rowwise {
+                        rowwise = Some(self.rowwise_weights(f, v, &values));
+                        new_ops[k] = rowwise.as_ref().expect("set").0;
                     } else {
                         new_ops[k] = self
                             .quantize_const(f, v, &values, weight_schema(self.q.schema))
@@ -667,9 +679,12 @@ impl Rewriter<'_> {
                 .value_type(new_ops[1])
                 .and_then(|t| t.elem.quant())
                 .map_or(1.0, |p| p.0);
-            let scales: Vec<f32> = match &channelwise {
-                Some((_, fs, _)) => fs.iter().map(|&s| sx * s).collect(),
-                None => {
+            let scales: Vec<f32> = match (&channelwise, &rowwise) {
+                (Some((_, fs, _)), _) => fs.iter().map(|&s| sx * s).collect(),
+                // One bias type for every row: the largest row scale, so no
+                // row's bias is finer than its accumulator.
+                (_, Some((_, ws, _))) => vec![sx * ws.iter().copied().fold(0.0f32, f32::max)],
+                _ => {
                     let wk = weights_k.expect("a product has weights");
                     let sw = f
                         .value_type(new_ops[wk])
@@ -726,6 +741,28 @@ impl Rewriter<'_> {
             *f.inst_mut(i) = data;
             f.spans.clear_inst(i.index());
         }
+        if let Some((_, ws, wo)) = rowwise {
+            let n = ws.len() as u64;
+            let sv = self.const_weight(
+                f,
+                ops[2],
+                "scales",
+                Type::float(&[n]),
+                WeightInit::Floats(ws.iter().map(|&x| x as f64).collect()),
+            );
+            let ov = self.const_weight(
+                f,
+                ops[2],
+                "offsets",
+                Type::new(ElemKind::Index32, &[n]),
+                WeightInit::Ints(wo.iter().map(|&x| x as i64).collect()),
+            );
+            let name = f.inst(i).name.clone();
+            let vals = [new_ops[0], new_ops[1], new_ops[2], new_ops[3], sv, ov];
+            let op = Opcode::RowwiseQuantizedFullyConnected;
+            *f.inst_mut(i) = InstData::new(name, op, &vals, &[]);
+            f.spans.clear_inst(i.index());
+        }
         self.order.push(i);
         self.stat("quantized");
         self.bump(f, dest);
@@ -749,22 +786,53 @@ impl Rewriter<'_> {
         let ty = f.value_type(w).expect("a weight").clone();
         let oc = ty.dims[0].max(1) as usize;
         let per = values.len() / oc;
-        let mut data = Vec::with_capacity(values.len());
+        self.quantize_rows(
+            f,
+            w,
+            &ty.dims,
+            (0..oc).map(|c| values[c * per..(c + 1) * per].to_vec()),
+        )
+    }
+
+    /// Each of `rows` quantized to `i8` with its own range, as a new
+    /// constant of shape `dims` (its type has the first row's parameters),
+    /// with every row's scale and offset.
+    fn quantize_rows(
+        &mut self,
+        f: &mut Function,
+        w: Value,
+        dims: &[u64],
+        rows: impl Iterator<Item = Vec<f32>>,
+    ) -> (Value, Vec<f32>, Vec<i32>) {
+        let mut data = Vec::new();
         let (mut scales, mut offsets) = (Vec::new(), Vec::new());
-        for c in 0..oc {
-            let chunk = &values[c * per..(c + 1) * per];
-            let (lo, hi) = min_max(chunk);
+        for row in rows {
+            let (lo, hi) = min_max(&row);
             let p = choose(lo, hi, &[], weight_schema(self.q.schema), Calibration::None);
-            data.extend(quantize_values(chunk, p.scale, p.offset, (-128, 127)));
+            data.extend(quantize_values(&row, p.scale, p.offset, (-128, 127)));
             scales.push(p.scale);
             offsets.push(p.offset);
         }
         let kind = ElemKind::Int8Q {
-            scale: scales[0],
-            offset: offsets[0],
+            scale: scales.first().copied().unwrap_or(1.0),
+            offset: offsets.first().copied().unwrap_or(0),
         };
-        let v = self.const_weight(f, w, "q", with_kind(&ty, kind), WeightInit::Ints(data));
+        let v = self.const_weight(f, w, "q", Type::new(kind, dims), WeightInit::Ints(data));
         (v, scales, offsets)
+    }
+
+    /// A fullyconnected's `[K x N]` weights as row-wise `[N x K]` `i8`
+    /// values, with each row's (column's) scale and offset.
+    fn rowwise_weights(
+        &mut self,
+        f: &mut Function,
+        w: Value,
+        values: &[f32],
+    ) -> (Value, Vec<f32>, Vec<i32>) {
+        let ty = f.value_type(w).expect("a weight").clone();
+        let (k, n) = (ty.dims[0] as usize, ty.dims[1] as usize);
+        let rows = (0..n).map(|j| (0..k).map(|r| values[r * n + j]).collect());
+        self.quantize_rows(f, w, &[n as u64, k as u64], rows)
     }
 
     fn channel_params(

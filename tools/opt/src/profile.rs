@@ -10,7 +10,9 @@
 //! with a leading batch dimension that is iterated (a file of shape
 //! `[N, d1, ...]` for a weight `<d0 x d1 x ...>` gives `N / d0` samples of
 //! `d0` rows each; `[N, d0, d1, ...]` gives `N` samples), or subdirectories
-//! (in name order), each holding `NAME.npy` of exactly the weight's shape.
+//! (in name order), each holding `NAME.npy` of exactly the weight's shape,
+//! or ONNX's `input_K.pb` (a `test_data_set_*` folder: the tensor of the
+//! input it names, else of the K-th input in declaration order).
 //! Inputs without a file keep their `--input`/`Data`/seeded contents.
 
 use glow_backend::npy;
@@ -45,8 +47,37 @@ fn read_npy(path: &Path) -> Result<npy::Npy, String> {
     npy::read(&bytes).map_err(|e| format!("'{}': {e}", path.display()))
 }
 
-/// The samples of a calibration directory (module comment).
-pub fn calibration_set(f: &Function, dir: &Path) -> Result<Vec<Sample>, String> {
+/// Decodes a serialized ONNX `TensorProto` into its name and contents (the
+/// caller brings the decoder: this crate does not depend on the importer).
+pub type PbReader<'a> = &'a dyn Fn(&[u8]) -> Result<(String, npy::Npy), String>;
+
+/// The `input_K.pb` files of `dir`, by K.
+fn pb_inputs(dir: &Path) -> Vec<(usize, std::path::PathBuf)> {
+    let mut out: Vec<(usize, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let k = name
+                .strip_prefix("input_")?
+                .strip_suffix(".pb")?
+                .parse()
+                .ok()?;
+            Some((k, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The samples of a calibration directory (module comment); `pb` reads
+/// `input_K.pb` files (without it they are left out).
+pub fn calibration_set(
+    f: &Function,
+    dir: &Path,
+    pb: Option<PbReader>,
+) -> Result<Vec<Sample>, String> {
     let names = inputs(f);
     let ty_of = |n: &str| f.weights.iter().find(|w| w.name == n).map(|w| w.ty.clone());
     let mut subdirs: Vec<_> = std::fs::read_dir(dir)
@@ -135,6 +166,29 @@ pub fn calibration_set(f: &Function, dir: &Path) -> Result<Vec<Sample>, String> 
                     let data =
                         npy::expect(&arr, &ty).map_err(|e| format!("'{}' {e}", path.display()))?;
                     s.insert(name.clone(), data);
+                }
+            }
+            if let (true, Some(read)) = (s.is_empty(), pb) {
+                for (k, path) in pb_inputs(sub) {
+                    let bytes = std::fs::read(&path)
+                        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+                    let (tname, arr) =
+                        read(&bytes).map_err(|e| format!("'{}': {e}", path.display()))?;
+                    let name = if names.contains(&tname) {
+                        tname
+                    } else {
+                        names.get(k).cloned().ok_or_else(|| {
+                            format!(
+                                "'{}': the function has {} input(s), so no input {k}",
+                                path.display(),
+                                names.len()
+                            )
+                        })?
+                    };
+                    let ty = ty_of(&name).expect("an input weight");
+                    let data = npy::expect(&arr, &ty)
+                        .map_err(|e| format!("'{}' (input `%{name}`) {e}", path.display()))?;
+                    s.insert(name, data);
                 }
             }
             if !s.is_empty() {
