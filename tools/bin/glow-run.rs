@@ -242,8 +242,16 @@ fn real_main(cli: &Cli) -> Result<ExitCode, Fail> {
         write_npy(dir, &outputs)?;
     }
     if cli.print_outputs {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
         for t in &outputs.tensors {
-            println!("{}", tensor_line(&t.name, &t.ty, &t.data));
+            if let Err(e) = writeln!(out, "{}", tensor_line(&t.name, &t.ty, &t.data)) {
+                // A reader that stopped early (`| head`) is not a failure.
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    break;
+                }
+                return Err(format!("cannot write the outputs: {e}").into());
+            }
         }
     }
     if !cli.print_outputs && cli.output_dir.is_none() {
