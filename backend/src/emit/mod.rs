@@ -272,6 +272,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         PoolWithArgmax => grad::max_pool_with_argmax(c),
         PoolGrad => grad::pool_grad(c),
         LrnGrad => norm_grad::lrn_grad(c),
+        BatchNormGrad => norm_grad::batch_norm_grad(c),
     }
 }
 

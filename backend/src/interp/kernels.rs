@@ -77,6 +77,7 @@ pub fn exec(x: &mut Exec) -> R {
         PoolWithArgmax => super::grad::max_pool_with_argmax(x),
         PoolGrad => super::grad::pool_grad(x),
         LrnGrad => super::norm_grad::lrn_grad(x),
+        BatchNormGrad => super::norm_grad::batch_norm_grad(x),
     }
 }
 
