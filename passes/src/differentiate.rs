@@ -11,6 +11,9 @@
 //! gradient of the mean loss) and `W.velocity` (the momentum buffer, which
 //! the caller zeroes before the first step). `maxpool`s whose input needs a
 //! gradient become `maxpoolwithargmax`, which computes the same `Dest`.
+//! A `batchnormalization` runs in training mode: it reads the batch's own
+//! mean and variance, computed just before it, and the running `Mean` and
+//! `Var` weights are updated with its `Momentum`.
 
 use crate::edit::Origins;
 use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
@@ -182,6 +185,15 @@ impl Pass for Differentiate {
                 f.spans.clear_inst(i.index());
                 d.argmax.insert(i, argmax);
                 d.scratch.push(argmax);
+            }
+        }
+        // Batch normalizations normalize by the batch's own statistics.
+        for &i in &forward {
+            let inst = f.inst(i);
+            if inst.opcode == Opcode::BatchNormalization
+                && needs.contains(&origins.origin(inst.operands[0].value))
+            {
+                d.train_batchnorm(f, i);
             }
         }
         let n = out_ty.dims[0];
@@ -580,6 +592,149 @@ impl Diff {
         b
     }
 
+    /// Training mode for the `batchnormalization` `i`: before it, the batch
+    /// mean and (biased) variance per channel from existing instructions
+    /// (`Src` transposed to put the channel last unless it is, viewed as
+    /// `[S, C]`, `batchedreduceadd` over the rows, divided by `S`; the
+    /// variance from the centered copy), the running `Mean`/`Var` weights
+    /// updated in place with `new = Momentum * old + (1 - Momentum) * batch`,
+    /// and the instruction reading the batch statistics instead.
+    fn train_batchnorm(&mut self, f: &mut Function, i: InstId) {
+        let inst = f.inst(i).clone();
+        let ops: Vec<Value> = inst.operands.iter().map(|o| o.value).collect();
+        let Some(ty) = f.value_type(ops[1]).cloned() else {
+            return;
+        };
+        let rank = ty.rank();
+        let ch = inst.get(m::CHANNEL_IDX).unwrap_or(3).max(0) as usize;
+        if ch >= rank {
+            return;
+        }
+        let chans = ty.dims[ch];
+        let rows = ty.size() / chans.max(1);
+        let momentum = inst.get(m::MOMENTUM).unwrap_or(0.9);
+        let name = inst.name.clone();
+        let cty = Type::float(&[chans]);
+        let mut b = Builder::before(f, i);
+        let mut bufs = Vec::new();
+        let mut alloc = |b: &mut Builder, tag: &str, t: Type| {
+            let v = b.alloc(&format!("{name}.{tag}"), t);
+            bufs.push(v);
+            v
+        };
+        let last = if ch + 1 == rank {
+            ops[1]
+        } else {
+            let mut perm: Vec<i64> = (0..rank as i64).collect();
+            perm.swap(ch, rank - 1);
+            let mut dims = ty.dims.clone();
+            dims.swap(ch, rank - 1);
+            let t = alloc(&mut b, "channel.last", Type::float(&dims));
+            b.inst(
+                &format!("{name}.channel.last"),
+                Opcode::Transpose,
+                &[t, ops[1]],
+                &[m::SHUFFLE.to(perm)],
+            );
+            self.added += 1;
+            t
+        };
+        let flat = Type::float(&[rows, chans]);
+        let view = b.tensorview(&format!("{name}.rows"), last, flat.clone(), vec![0; rank]);
+        let sum = alloc(&mut b, "sum", cty.clone());
+        b.inst(
+            &format!("{name}.sum"),
+            Opcode::BatchedReduceAdd,
+            &[sum, view],
+            &[m::AXIS.to(0)],
+        );
+        let count = alloc(&mut b, "count", cty.clone());
+        b.splat(&format!("{name}.count"), count, rows as f64);
+        let mean = alloc(&mut b, "batch.mean", cty.clone());
+        b.inst(
+            &format!("{name}.batch.mean"),
+            Opcode::ElementDiv,
+            &[mean, sum, count],
+            &[],
+        );
+        let neg = alloc(&mut b, "neg.mean", cty.clone());
+        b.inst(
+            &format!("{name}.neg.mean"),
+            Opcode::ElementNeg,
+            &[neg, mean],
+            &[],
+        );
+        let centered = alloc(&mut b, "centered", flat);
+        b.inst(
+            &format!("{name}.centered"),
+            Opcode::BatchedAdd,
+            &[centered, view, neg],
+            &[],
+        );
+        b.inst(
+            &format!("{name}.square"),
+            Opcode::ElementMul,
+            &[centered, centered, centered],
+            &[],
+        );
+        let sq = alloc(&mut b, "sqsum", cty.clone());
+        b.inst(
+            &format!("{name}.sqsum"),
+            Opcode::BatchedReduceAdd,
+            &[sq, centered],
+            &[m::AXIS.to(0)],
+        );
+        let var = alloc(&mut b, "batch.var", cty.clone());
+        b.inst(
+            &format!("{name}.batch.var"),
+            Opcode::ElementDiv,
+            &[var, sq, count],
+            &[],
+        );
+        self.added += 8;
+        // The running statistics, where they are weights.
+        let (keep, take) = (
+            alloc(&mut b, "momentum", cty.clone()),
+            alloc(&mut b, "one.minus.momentum", cty.clone()),
+        );
+        b.splat(&format!("{name}.momentum"), keep, momentum);
+        b.splat(&format!("{name}.one.minus.momentum"), take, 1.0 - momentum);
+        let mut running = Vec::new();
+        for (k, batch, tag) in [(4, mean, "mean"), (5, var, "var")] {
+            let Value::Weight(w) = ops[k] else { continue };
+            let old = alloc(&mut b, &format!("{tag}.kept"), cty.clone());
+            b.inst(
+                &format!("{name}.{tag}.kept"),
+                Opcode::ElementMul,
+                &[old, keep, ops[k]],
+                &[],
+            );
+            let new = alloc(&mut b, &format!("{tag}.taken"), cty.clone());
+            b.inst(
+                &format!("{name}.{tag}.taken"),
+                Opcode::ElementMul,
+                &[new, take, batch],
+                &[],
+            );
+            b.inst(
+                &format!("{name}.{tag}.update"),
+                Opcode::ElementAdd,
+                &[ops[k], old, new],
+                &[],
+            );
+            running.push(w);
+            self.added += 3;
+        }
+        self.added += 2;
+        for w in running {
+            f.weights[w.index()].mutability = Mutability::Mutable;
+        }
+        let inst = f.inst_mut(i);
+        inst.operands[4].value = mean;
+        inst.operands[5].value = var;
+        self.scratch.extend(bufs);
+    }
+
     /// Transposes a 2-D value into a new buffer.
     fn transposed(&mut self, f: &mut Function, v: Value) -> Value {
         let ty = f
@@ -752,6 +907,40 @@ impl Diff {
                         &|t| vec![dest, ops[1], scale, dd, t],
                         &members,
                     );
+                }
+            }
+            Opcode::BatchNormalization => {
+                // ops: Dest, Src, Scale, Bias, and the batch's Mean and Var
+                // (train_batchnorm put them there).
+                let mut members = Vec::new();
+                if let Some(c) = inst.get(m::CHANNEL_IDX) {
+                    members.push(m::CHANNEL_IDX.to(c));
+                }
+                if let Some(e) = inst.get(m::EPSILON) {
+                    members.push(m::EPSILON.to(e));
+                }
+                let mut targets = Vec::new();
+                let mut grads = Vec::new();
+                for (k, tag) in [(1, "srcgrad"), (2, "scalegrad"), (3, "biasgrad")] {
+                    if need(k) {
+                        let t = self.target(f, origins, ops[k]);
+                        grads.push(t.dest);
+                        targets.push(t);
+                    } else {
+                        grads.push(self.unused(f, &format!("{name}.{tag}"), ops[k]));
+                    }
+                }
+                Builder::new(f).inst(
+                    &format!("{name}.grad"),
+                    Opcode::BatchNormalizationGrad,
+                    &[
+                        ops[1], ops[2], ops[4], ops[5], dd, grads[0], grads[1], grads[2],
+                    ],
+                    &members,
+                );
+                self.added += 1;
+                for t in targets {
+                    self.finish(f, t);
                 }
             }
             Opcode::AvgPool => {
