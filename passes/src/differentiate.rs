@@ -617,8 +617,13 @@ impl Diff {
         let cty = Type::float(&[chans]);
         let mut b = Builder::before(f, i);
         let mut bufs = Vec::new();
-        let mut alloc = |b: &mut Builder, tag: &str, t: Type| {
-            let v = b.alloc(&format!("{name}.{tag}"), t);
+        // A new buffer `name.tag` written by one `op` (operand 0), the
+        // instruction named as the buffer.
+        let mut put = |b: &mut Builder, tag: &str, t: Type, op, ins: &[Value], ms: &[m::Member]| {
+            let tag = format!("{name}.{tag}");
+            let v = b.alloc(&tag, t);
+            let operands: Vec<Value> = std::iter::once(v).chain(ins.iter().copied()).collect();
+            b.inst(&tag, op, &operands, ms);
             bufs.push(v);
             v
         };
@@ -629,103 +634,89 @@ impl Diff {
             perm.swap(ch, rank - 1);
             let mut dims = ty.dims.clone();
             dims.swap(ch, rank - 1);
-            let t = alloc(&mut b, "channel.last", Type::float(&dims));
-            b.inst(
-                &format!("{name}.channel.last"),
-                Opcode::Transpose,
-                &[t, ops[1]],
-                &[m::SHUFFLE.to(perm)],
-            );
+            let shuffle = [m::SHUFFLE.to(perm)];
+            let t = Type::float(&dims);
             self.added += 1;
-            t
+            put(
+                &mut b,
+                "channel.last",
+                t,
+                Opcode::Transpose,
+                &[ops[1]],
+                &shuffle,
+            )
         };
         let flat = Type::float(&[rows, chans]);
         let view = b.tensorview(&format!("{name}.rows"), last, flat.clone(), vec![0; rank]);
-        let sum = alloc(&mut b, "sum", cty.clone());
-        b.inst(
-            &format!("{name}.sum"),
+        let axis0 = [m::AXIS.to(0)];
+        let c = || cty.clone();
+        let sum = put(
+            &mut b,
+            "sum",
+            c(),
             Opcode::BatchedReduceAdd,
-            &[sum, view],
-            &[m::AXIS.to(0)],
+            &[view],
+            &axis0,
         );
-        let count = alloc(&mut b, "count", cty.clone());
+        let count = b.alloc(&format!("{name}.count"), c());
         b.splat(&format!("{name}.count"), count, rows as f64);
-        let mean = alloc(&mut b, "batch.mean", cty.clone());
-        b.inst(
-            &format!("{name}.batch.mean"),
+        let mean = put(
+            &mut b,
+            "batch.mean",
+            c(),
             Opcode::ElementDiv,
-            &[mean, sum, count],
+            &[sum, count],
             &[],
         );
-        let neg = alloc(&mut b, "neg.mean", cty.clone());
-        b.inst(
-            &format!("{name}.neg.mean"),
-            Opcode::ElementNeg,
-            &[neg, mean],
-            &[],
-        );
-        let centered = alloc(&mut b, "centered", flat);
-        b.inst(
-            &format!("{name}.centered"),
+        let neg = put(&mut b, "neg.mean", c(), Opcode::ElementNeg, &[mean], &[]);
+        let centered = put(
+            &mut b,
+            "centered",
+            flat,
             Opcode::BatchedAdd,
-            &[centered, view, neg],
+            &[view, neg],
             &[],
         );
-        b.inst(
-            &format!("{name}.square"),
-            Opcode::ElementMul,
-            &[centered, centered, centered],
-            &[],
-        );
-        let sq = alloc(&mut b, "sqsum", cty.clone());
-        b.inst(
-            &format!("{name}.sqsum"),
+        let sq = [centered, centered, centered];
+        b.inst(&format!("{name}.square"), Opcode::ElementMul, &sq, &[]);
+        let sqsum = put(
+            &mut b,
+            "sqsum",
+            c(),
             Opcode::BatchedReduceAdd,
-            &[sq, centered],
-            &[m::AXIS.to(0)],
+            &[centered],
+            &axis0,
         );
-        let var = alloc(&mut b, "batch.var", cty.clone());
-        b.inst(
-            &format!("{name}.batch.var"),
+        let var = put(
+            &mut b,
+            "batch.var",
+            c(),
             Opcode::ElementDiv,
-            &[var, sq, count],
+            &[sqsum, count],
             &[],
         );
         self.added += 8;
         // The running statistics, where they are weights.
         let (keep, take) = (
-            alloc(&mut b, "momentum", cty.clone()),
-            alloc(&mut b, "one.minus.momentum", cty.clone()),
+            b.alloc(&format!("{name}.momentum"), c()),
+            b.alloc(&format!("{name}.one.minus.momentum"), c()),
         );
         b.splat(&format!("{name}.momentum"), keep, momentum);
         b.splat(&format!("{name}.one.minus.momentum"), take, 1.0 - momentum);
         let mut running = Vec::new();
         for (k, batch, tag) in [(4, mean, "mean"), (5, var, "var")] {
             let Value::Weight(w) = ops[k] else { continue };
-            let old = alloc(&mut b, &format!("{tag}.kept"), cty.clone());
-            b.inst(
-                &format!("{name}.{tag}.kept"),
-                Opcode::ElementMul,
-                &[old, keep, ops[k]],
-                &[],
-            );
-            let new = alloc(&mut b, &format!("{tag}.taken"), cty.clone());
-            b.inst(
-                &format!("{name}.{tag}.taken"),
-                Opcode::ElementMul,
-                &[new, take, batch],
-                &[],
-            );
-            b.inst(
-                &format!("{name}.{tag}.update"),
-                Opcode::ElementAdd,
-                &[ops[k], old, new],
-                &[],
-            );
+            let kept = format!("{tag}.kept");
+            let old = put(&mut b, &kept, c(), Opcode::ElementMul, &[keep, ops[k]], &[]);
+            let taken = format!("{tag}.taken");
+            let new = put(&mut b, &taken, c(), Opcode::ElementMul, &[take, batch], &[]);
+            let update = format!("{name}.{tag}.update");
+            b.inst(&update, Opcode::ElementAdd, &[ops[k], old, new], &[]);
             running.push(w);
             self.added += 3;
         }
         self.added += 2;
+        bufs.extend([count, keep, take]);
         for w in running {
             f.weights[w.index()].mutability = Mutability::Mutable;
         }

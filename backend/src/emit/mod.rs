@@ -154,6 +154,14 @@ impl KCtx<'_, '_> {
             Err(self.unsupported(ty))
         }
     }
+
+    /// Every named operand is `float`.
+    pub fn require_f32s(&self, names: &[&str]) -> Result<(), BackendError> {
+        for n in names {
+            self.require_f32(&self.ty(n)?)?;
+        }
+        Ok(())
+    }
 }
 
 /// The statements of the entry point's body, one block per instruction.

@@ -13,10 +13,7 @@ use crate::ops::{c_float, BatchNormGradParams, LrnGradParams};
 /// `DestGrad * powf(Scale, -Beta) - (coef * Src) * sum`.
 pub fn lrn_grad(c: &mut KCtx) -> Result<(), BackendError> {
     let names = ["Dest", "Src", "Scale", "DestGrad", "SrcGrad"];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let s = c.ty("Src")?;
     let p = LrnGradParams::read(&c.m())?;
     for n in names {
@@ -67,10 +64,7 @@ pub fn batch_norm_grad(c: &mut KCtx) -> Result<(), BackendError> {
         "ScaleGrad",
         "BiasGrad",
     ];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let s = c.ty("Src")?;
     let p = BatchNormGradParams::read(&c.m(), &s.dims)?;
     for n in names {
