@@ -782,3 +782,40 @@ impl LrnGradParams {
         })
     }
 }
+
+/// The shape and f32 constants of `batchnormalizationgrad`, read once for
+/// both engines so the C literals and the interpreter's values are the same
+/// bits: `Src` seen as `[outer, C, inner]` around `ChannelIdx`, `N = outer *
+/// inner` elements per channel.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchNormGradParams {
+    pub outer: u64,
+    pub channels: u64,
+    pub inner: u64,
+    /// `Epsilon` as f32.
+    pub eps: f32,
+    /// `N` as f32.
+    pub n: f32,
+    /// `1 / N`, divided in f64 and rounded once to f32 (Glow's `invNSplat`).
+    pub inv_n: f32,
+}
+
+impl BatchNormGradParams {
+    pub fn read(
+        m: &crate::members::Members,
+        dims: &[u64],
+    ) -> Result<BatchNormGradParams, crate::error::BackendError> {
+        use glow_ir::member as k;
+        let ch = m.get(k::CHANNEL_IDX)?.max(0) as usize;
+        let (outer, channels, inner) = crate::emit::split(dims, ch);
+        let count = outer.saturating_mul(inner);
+        Ok(BatchNormGradParams {
+            outer,
+            channels,
+            inner,
+            eps: m.get(k::EPSILON)? as f32,
+            n: count as f32,
+            inv_n: (1.0f64 / count as f64) as f32,
+        })
+    }
+}

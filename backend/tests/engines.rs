@@ -633,6 +633,7 @@ fn build() -> String {
             "inserttensor @inout %{d}, @in %{s} {{ Offsets: [{o}], Count: 2, Axis: {axis} }}"
         ));
     }
+    let mut bn_grads = Vec::new();
     for (dims, ch) in [
         (vec![2u64, 3, 4, 5], 0usize),
         (vec![2, 3, 4, 5], 1),
@@ -655,6 +656,7 @@ fn build() -> String {
         p.inst(&format!(
             "batchnormalization @out %{d}, @in %{s}, @in %{sc}, @in %{b}, @in %{m}, @in %{var} {{ ChannelIdx: {ch}, Epsilon: 0.001, Momentum: 0.9 }}"
         ));
+        bn_grads.push((dims, ch, s, sc, m, var));
     }
     p.op(
         "batchedadd",
@@ -748,6 +750,16 @@ fn build() -> String {
     ));
     p.inst(&format!("relu @out %{view}, @in %{src}"));
     p.inst(&format!("debugprint @in %{o}"));
+    // Each batchnormalization's gradient over its statistics and a random
+    // DestGrad, last so the weights before keep their names (and data).
+    for (dims, ch, s, sc, m, var) in bn_grads {
+        let c = f(&[dims[ch]]);
+        let (dg, sg) = (p.weight(&f(&dims)), p.weight(&f(&dims)));
+        let (scg, bg) = (p.weight(&c), p.weight(&c));
+        p.inst(&format!(
+            "batchnormalizationgrad @in %{s}, @in %{sc}, @in %{m}, @in %{var}, @in %{dg}, @out %{sg}, @out %{scg}, @out %{bg} {{ ChannelIdx: {ch}, Epsilon: 0.001 }}"
+        ));
+    }
     p.text()
 }
 

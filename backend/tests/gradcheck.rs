@@ -277,6 +277,127 @@ fn lrn_gradient_matches_central_differences() {
     }
 }
 
+/// Training-mode batch normalization in f64: each channel normalized by its
+/// own mean and (biased) variance over the other dimensions, then
+/// `L = sum y * r`. The reference forward of `batchnormalizationgrad`, whose
+/// statistics are inputs, so no single instruction computes it.
+fn bn_train_loss(
+    x: &[f64],
+    gamma: &[f64],
+    beta: &[f64],
+    r: &[f32],
+    split: (usize, usize, usize),
+    eps: f64,
+) -> f64 {
+    let (outer, chans, inner) = split;
+    let idx = |o: usize, c: usize, i: usize| (o * chans + c) * inner + i;
+    let count = (outer * inner) as f64;
+    let mut loss = 0.0;
+    for c in 0..chans {
+        let each = || (0..outer).flat_map(move |o| (0..inner).map(move |i| idx(o, c, i)));
+        let mean = each().map(|k| x[k]).sum::<f64>() / count;
+        let var = each().map(|k| (x[k] - mean).powi(2)).sum::<f64>() / count;
+        for k in each() {
+            let y = (x[k] - mean) / (var + eps).sqrt() * gamma[c] + beta[c];
+            loss += y * r[k] as f64;
+        }
+    }
+    loss
+}
+
+/// `batchnormalizationgrad` fed the batch's own mean and variance, against
+/// central differences of `bn_train_loss` in `Src`, `Scale` and `Bias`.
+fn bn_case(dims: &[u64], ch: usize, eps: f64, seed: u64) -> f64 {
+    let mut rng = Rng(seed);
+    let n: u64 = dims.iter().product();
+    let split = (
+        dims[..ch].iter().product::<u64>() as usize,
+        dims[ch] as usize,
+        dims[ch + 1..].iter().product::<u64>() as usize,
+    );
+    let chans = split.1;
+    let x: Vec<f32> = (0..n).map(|_| rng.uniform(-2.0, 2.0)).collect();
+    let r: Vec<f32> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let gamma: Vec<f32> = (0..chans).map(|_| rng.uniform(0.5, 2.0)).collect();
+    let beta: Vec<f32> = (0..chans).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let wide = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<f64>>();
+    let (x64, g64, b64) = (wide(&x), wide(&gamma), wide(&beta));
+    // The batch statistics, as the training step's forward computes them.
+    let (outer, _, inner) = split;
+    let count = (outer * inner) as f64;
+    let mut mean = vec![0f32; chans];
+    let mut var = vec![0f32; chans];
+    for c in 0..chans {
+        let each: Vec<usize> = (0..outer)
+            .flat_map(|o| (0..inner).map(move |i| (o * chans + c) * inner + i))
+            .collect();
+        let m = each.iter().map(|&k| x64[k]).sum::<f64>() / count;
+        let v = each.iter().map(|&k| (x64[k] - m).powi(2)).sum::<f64>() / count;
+        mean[c] = m as f32;
+        var[c] = v as f32;
+    }
+    let ty = format!("float<{}>", dims_text(dims));
+    let cty = format!("float<{chans}>");
+    let text = format!(
+        "function gc\ndeclare {{\n  %x = WeightVar {ty} mutable\n  %scale = WeightVar {cty} mutable\n  %mean = WeightVar {cty} mutable\n  %var = WeightVar {cty} mutable\n  %r = WeightVar {ty} mutable\n  %sg = WeightVar {ty} mutable\n  %scg = WeightVar {cty} mutable\n  %bg = WeightVar {cty} mutable\n}}\n\ncode {{\n  %g = batchnormalizationgrad @in %x, @in %scale, @in %mean, @in %var, @in %r, @out %sg, @out %scg, @out %bg {{ ChannelIdx: {ch}, Epsilon: {eps:?} }}\n}}\n"
+    );
+    let given = BTreeMap::from([
+        ("x".to_string(), bytes(&x)),
+        ("scale".to_string(), bytes(&gamma)),
+        ("mean".to_string(), bytes(&mean)),
+        ("var".to_string(), bytes(&var)),
+        ("r".to_string(), bytes(&r)),
+    ]);
+    let out = run_both(&text, &given);
+    let eps32 = eps as f32 as f64;
+    let loss = |x: &[f64], g: &[f64], b: &[f64]| bn_train_loss(x, g, b, &r, split, eps32);
+    let what = format!("batchnormalizationgrad {ty} {{ ChannelIdx: {ch}, Epsilon: {eps} }}");
+    let mut worst = 0f64;
+    // One of the three operands perturbed element by element.
+    for (name, grad, which) in [
+        ("SrcGrad", "sg", 0),
+        ("ScaleGrad", "scg", 1),
+        ("BiasGrad", "bg", 2),
+    ] {
+        let base = [&x64, &g64, &b64][which];
+        let (_, steps) = stacked(&base.iter().map(|&v| v as f32).collect::<Vec<f32>>(), DELTA);
+        let mut losses = vec![loss(&x64, &g64, &b64)];
+        for (k, &(p, m)) in steps.iter().enumerate() {
+            for v in [p, m] {
+                let mut args = [x64.clone(), g64.clone(), b64.clone()];
+                args[which][k] = v;
+                losses.push(loss(&args[0], &args[1], &args[2]));
+            }
+        }
+        worst = worst.max(compare(
+            &format!("{what} {name}"),
+            &floats(&out[grad]),
+            &losses,
+            &steps,
+        ));
+    }
+    worst
+}
+
+#[test]
+fn batchnorm_gradient_matches_central_differences() {
+    for (i, (dims, ch, eps)) in [
+        (&[4u64, 3][..], 1, 1e-5),
+        // NCHW: the channel between the batch and the image.
+        (&[2, 3, 2, 2], 1, 1e-3),
+        // NHWC: the channel last.
+        (&[2, 2, 3, 3], 3, 1e-5),
+        (&[3, 2, 5], 0, 0.1),
+        (&[1, 2, 1, 3], 1, 1e-5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let e = bn_case(dims, ch, eps, 300 + i as u64);
+        assert!(e <= ALLOWED, "batchnormalizationgrad {dims:?}: error {e}");
+    }
+}
+
 /// Per stacked copy `k` of an `[n, c]` input, `crossentropyloss` of rows
 /// `k n .. (k + 1) n` of `%src` into `%ce[k]` (views), as program lines.
 fn losses_per_copy(src: &str, copies: u64, n: u64, c: u64) -> Vec<String> {
@@ -511,4 +632,10 @@ fn two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula_on_c() 
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn lrn_gradient_matches_central_differences_on_c() {
     with_c(lrn_gradient_matches_central_differences);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn batchnorm_gradient_matches_central_differences_on_c() {
+    with_c(batchnorm_gradient_matches_central_differences);
 }

@@ -213,6 +213,9 @@ pub enum Family {
     /// callbacks and external calls): parsed, printed, verified and planned,
     /// and a diagnostic when a function holding one is run or emitted.
     NoKernel,
+    /// `batchnormalizationgrad`: input, scale and bias gradients of a batch
+    /// normalization over the batch's own statistics.
+    BatchNormGrad,
 }
 
 impl OpcodeInfo {
@@ -525,6 +528,11 @@ opcodes! {
         [req(m::HALF_WINDOW_SIZE).rule(R::NonNegative), opt(m::ALPHA, Default::Float(1e-4)),
          opt(m::BETA, Default::Float(0.75)), opt(m::K, Default::Float(2.0))],
         &[], shapes::lrn_grad, LrnGrad;
+    BatchNormalizationGrad = "batchnormalizationgrad",
+        [op("Src", In), op("Scale", In), op("Mean", In), op("Var", In), op("DestGrad", In),
+         op("SrcGrad", Out), op("ScaleGrad", Out), op("BiasGrad", Out)],
+        [opt(m::CHANNEL_IDX, Default::Int(3)), opt(m::EPSILON, Default::Float(1e-5))],
+        &[], shapes::batch_norm_grad, BatchNormGrad;
     Sgd = "sgd", [op("Weight", InOut), op("Gradient", In), op("Velocity", InOut)],
         [req(m::LEARNING_RATE),
          opt(m::MOMENTUM, Default::Float(0.0)),

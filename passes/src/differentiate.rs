@@ -11,6 +11,9 @@
 //! gradient of the mean loss) and `W.velocity` (the momentum buffer, which
 //! the caller zeroes before the first step). `maxpool`s whose input needs a
 //! gradient become `maxpoolwithargmax`, which computes the same `Dest`.
+//! A `batchnormalization` runs in training mode: it reads the batch's own
+//! mean and variance, computed just before it, and the running `Mean` and
+//! `Var` weights are updated with its `Momentum`.
 
 use crate::edit::Origins;
 use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
@@ -182,6 +185,15 @@ impl Pass for Differentiate {
                 f.spans.clear_inst(i.index());
                 d.argmax.insert(i, argmax);
                 d.scratch.push(argmax);
+            }
+        }
+        // Batch normalizations normalize by the batch's own statistics.
+        for &i in &forward {
+            let inst = f.inst(i);
+            if inst.opcode == Opcode::BatchNormalization
+                && needs.contains(&origins.origin(inst.operands[0].value))
+            {
+                d.train_batchnorm(f, i);
             }
         }
         let n = out_ty.dims[0];
@@ -580,6 +592,140 @@ impl Diff {
         b
     }
 
+    /// Training mode for the `batchnormalization` `i`: before it, the batch
+    /// mean and (biased) variance per channel from existing instructions
+    /// (`Src` transposed to put the channel last unless it is, viewed as
+    /// `[S, C]`, `batchedreduceadd` over the rows, divided by `S`; the
+    /// variance from the centered copy), the running `Mean`/`Var` weights
+    /// updated in place with `new = Momentum * old + (1 - Momentum) * batch`,
+    /// and the instruction reading the batch statistics instead.
+    fn train_batchnorm(&mut self, f: &mut Function, i: InstId) {
+        let inst = f.inst(i).clone();
+        let ops: Vec<Value> = inst.operands.iter().map(|o| o.value).collect();
+        let Some(ty) = f.value_type(ops[1]).cloned() else {
+            return;
+        };
+        let rank = ty.rank();
+        let ch = inst.get(m::CHANNEL_IDX).unwrap_or(3).max(0) as usize;
+        if ch >= rank {
+            return;
+        }
+        let chans = ty.dims[ch];
+        let rows = ty.size() / chans.max(1);
+        let momentum = inst.get(m::MOMENTUM).unwrap_or(0.9);
+        let name = inst.name.clone();
+        let cty = Type::float(&[chans]);
+        let mut b = Builder::before(f, i);
+        let mut bufs = Vec::new();
+        // A new buffer `name.tag` written by one `op` (operand 0), the
+        // instruction named as the buffer.
+        let mut put = |b: &mut Builder, tag: &str, t: Type, op, ins: &[Value], ms: &[m::Member]| {
+            let tag = format!("{name}.{tag}");
+            let v = b.alloc(&tag, t);
+            let operands: Vec<Value> = std::iter::once(v).chain(ins.iter().copied()).collect();
+            b.inst(&tag, op, &operands, ms);
+            bufs.push(v);
+            v
+        };
+        let last = if ch + 1 == rank {
+            ops[1]
+        } else {
+            let mut perm: Vec<i64> = (0..rank as i64).collect();
+            perm.swap(ch, rank - 1);
+            let mut dims = ty.dims.clone();
+            dims.swap(ch, rank - 1);
+            let shuffle = [m::SHUFFLE.to(perm)];
+            let t = Type::float(&dims);
+            self.added += 1;
+            put(
+                &mut b,
+                "channel.last",
+                t,
+                Opcode::Transpose,
+                &[ops[1]],
+                &shuffle,
+            )
+        };
+        let flat = Type::float(&[rows, chans]);
+        let view = b.tensorview(&format!("{name}.rows"), last, flat.clone(), vec![0; rank]);
+        let axis0 = [m::AXIS.to(0)];
+        let c = || cty.clone();
+        let sum = put(
+            &mut b,
+            "sum",
+            c(),
+            Opcode::BatchedReduceAdd,
+            &[view],
+            &axis0,
+        );
+        let count = b.alloc(&format!("{name}.count"), c());
+        b.splat(&format!("{name}.count"), count, rows as f64);
+        let mean = put(
+            &mut b,
+            "batch.mean",
+            c(),
+            Opcode::ElementDiv,
+            &[sum, count],
+            &[],
+        );
+        let neg = put(&mut b, "neg.mean", c(), Opcode::ElementNeg, &[mean], &[]);
+        let centered = put(
+            &mut b,
+            "centered",
+            flat,
+            Opcode::BatchedAdd,
+            &[view, neg],
+            &[],
+        );
+        let sq = [centered, centered, centered];
+        b.inst(&format!("{name}.square"), Opcode::ElementMul, &sq, &[]);
+        let sqsum = put(
+            &mut b,
+            "sqsum",
+            c(),
+            Opcode::BatchedReduceAdd,
+            &[centered],
+            &axis0,
+        );
+        let var = put(
+            &mut b,
+            "batch.var",
+            c(),
+            Opcode::ElementDiv,
+            &[sqsum, count],
+            &[],
+        );
+        self.added += 8;
+        // The running statistics, where they are weights.
+        let (keep, take) = (
+            b.alloc(&format!("{name}.momentum"), c()),
+            b.alloc(&format!("{name}.one.minus.momentum"), c()),
+        );
+        b.splat(&format!("{name}.momentum"), keep, momentum);
+        b.splat(&format!("{name}.one.minus.momentum"), take, 1.0 - momentum);
+        let mut running = Vec::new();
+        for (k, batch, tag) in [(4, mean, "mean"), (5, var, "var")] {
+            let Value::Weight(w) = ops[k] else { continue };
+            let kept = format!("{tag}.kept");
+            let old = put(&mut b, &kept, c(), Opcode::ElementMul, &[keep, ops[k]], &[]);
+            let taken = format!("{tag}.taken");
+            let new = put(&mut b, &taken, c(), Opcode::ElementMul, &[take, batch], &[]);
+            let update = format!("{name}.{tag}.update");
+            b.inst(&update, Opcode::ElementAdd, &[ops[k], old, new], &[]);
+            running.push(w);
+            self.added += 3;
+        }
+        self.added += 2;
+        bufs.extend([count, keep, take]);
+        for w in running {
+            f.weights[w.index()].mutability = Mutability::Mutable;
+        }
+        let inst = f.inst_mut(i);
+        inst.operands[4].value = mean;
+        inst.operands[5].value = var;
+        self.scratch.extend(bufs);
+    }
+
     /// Transposes a 2-D value into a new buffer.
     fn transposed(&mut self, f: &mut Function, v: Value) -> Value {
         let ty = f
@@ -752,6 +898,40 @@ impl Diff {
                         &|t| vec![dest, ops[1], scale, dd, t],
                         &members,
                     );
+                }
+            }
+            Opcode::BatchNormalization => {
+                // ops: Dest, Src, Scale, Bias, and the batch's Mean and Var
+                // (train_batchnorm put them there).
+                let mut members = Vec::new();
+                if let Some(c) = inst.get(m::CHANNEL_IDX) {
+                    members.push(m::CHANNEL_IDX.to(c));
+                }
+                if let Some(e) = inst.get(m::EPSILON) {
+                    members.push(m::EPSILON.to(e));
+                }
+                let mut targets = Vec::new();
+                let mut grads = Vec::new();
+                for (k, tag) in [(1, "srcgrad"), (2, "scalegrad"), (3, "biasgrad")] {
+                    if need(k) {
+                        let t = self.target(f, origins, ops[k]);
+                        grads.push(t.dest);
+                        targets.push(t);
+                    } else {
+                        grads.push(self.unused(f, &format!("{name}.{tag}"), ops[k]));
+                    }
+                }
+                Builder::new(f).inst(
+                    &format!("{name}.grad"),
+                    Opcode::BatchNormalizationGrad,
+                    &[
+                        ops[1], ops[2], ops[4], ops[5], dd, grads[0], grads[1], grads[2],
+                    ],
+                    &members,
+                );
+                self.added += 1;
+                for t in targets {
+                    self.finish(f, t);
                 }
             }
             Opcode::AvgPool => {

@@ -1148,6 +1148,7 @@ impl Gen<'_> {
         );
     }
 
+    /// `batchnormalization`, now and then followed by its gradient.
     fn batchnorm(&mut self) {
         let ty = self.float_ty(1, 4);
         let ch = self.rng.below(ty.rank() as u64) as usize;
@@ -1166,6 +1167,28 @@ impl Gen<'_> {
             &[],
             &members,
         );
+        // Half the time its gradient over the same statistics.
+        if self.rng.chance(50) {
+            let dest_grad = self.input(&ty);
+            let ins = [src, scale, mean, var, dest_grad];
+            let sg = self.output(&ty, &ins);
+            let scg = self.output(&cty, &[&ins[..], &[sg]].concat());
+            let bg = self.output(&cty, &[&ins[..], &[sg, scg]].concat());
+            let ops: Ops = vec![
+                ("@in", src),
+                ("@in", scale),
+                ("@in", mean),
+                ("@in", var),
+                ("@in", dest_grad),
+                ("@out", sg),
+                ("@out", scg),
+                ("@out", bg),
+            ];
+            let name = self.fresh("i");
+            let members = format!("ChannelIdx: {ch}, Epsilon: 0.001");
+            self.emit(&name, "batchnormalizationgrad", &ops, &members);
+            self.wrote(&[sg, scg, bg]);
+        }
     }
 
     fn logical(&mut self) {

@@ -86,10 +86,7 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
         "FilterGrad",
         "BiasGrad",
     ];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let g = geom(c)?;
     for n in names {
         c.decl(n, "float")?;

@@ -206,10 +206,7 @@ pub fn softmax(c: &mut KCtx) -> Result<(), BackendError> {
 /// `y = (x - mean) * (1 / sqrtf(var + eps)) * scale + bias` per channel.
 pub fn batchnorm(c: &mut KCtx) -> Result<(), BackendError> {
     let names = ["Dest", "Src", "Scale", "Bias", "Mean", "Var"];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let s = c.ty("Src")?;
     let ch = c.member(m::CHANNEL_IDX)?.max(0) as usize;
     let eps = c_float(c.member(m::EPSILON)? as f32);
@@ -229,10 +226,7 @@ pub fn batchnorm(c: &mut KCtx) -> Result<(), BackendError> {
 /// from 0), `y = (x - mean) * (1 / sqrtf(var + eps)) * scale + bias`.
 pub fn layernorm(c: &mut KCtx) -> Result<(), BackendError> {
     let names = ["Dest", "Src", "Scale", "Bias"];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let s = c.ty("Src")?;
     let eps = c_float(c.member(m::EPSILON)? as f32);
     let cols = *s.dims.last().unwrap_or(&1);

@@ -155,6 +155,14 @@ impl KCtx<'_, '_> {
             Err(self.unsupported(ty))
         }
     }
+
+    /// Every named operand is `float`.
+    pub fn require_f32s(&self, names: &[&str]) -> Result<(), BackendError> {
+        for n in names {
+            self.require_f32(&self.ty(n)?)?;
+        }
+        Ok(())
+    }
 }
 
 /// The statements of the entry point's body, one block per instruction.
@@ -275,6 +283,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         LrnGrad => norm_grad::lrn_grad(c),
         Sparse => sparse::emit(c),
         NoKernel => Err(c.err(crate::error::NO_KERNEL)),
+        BatchNormGrad => norm_grad::batch_norm_grad(c),
     }
 }
 

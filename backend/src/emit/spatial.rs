@@ -107,10 +107,7 @@ pub fn act_code(c: &KCtx) -> Result<(u32, f32, f32), BackendError> {
 /// channel), the reference nest for a runtime filter.
 pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
     let names = ["Dest", "Src", "Filter", "Bias"];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
     let group = c.member(m::GROUP)?.max(1) as u64;
@@ -229,10 +226,7 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
 /// (`OutputPadding`) get the bias alone.
 pub fn conv_transpose(c: &mut KCtx) -> Result<(), BackendError> {
     let names = ["Dest", "Src", "Filter", "Bias"];
-    for n in names {
-        let t = c.ty(n)?;
-        c.require_f32(&t)?;
-    }
+    c.require_f32s(&names)?;
     let (d, s, f) = (c.ty("Dest")?, c.ty("Src")?, c.ty("Filter")?);
     let win = Window::read(c.inst).ok_or_else(|| c.err("malformed window members"))?;
     let group = c.member(m::GROUP)?.max(1) as u64;

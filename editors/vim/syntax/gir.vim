@@ -16,7 +16,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ inserttensor intlookuptable layernormalization leakyrelu localresponsenormalization logsoftmax matmul
       \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized rowwisequantizedfullyconnected scatterelements scatternd selu sigmoid softmax
       \ softplus splat tanh tensorview touch transpose
-      \ crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
+      \ batchnormalizationgrad crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
       \ lengthssum sparselengthssum sparselengthsweightedsum embedding embeddingbag lengthstoranges lengthsrangefill gatherranges
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
       \ rowwisequantizedsparselengthsweightedsum batchedunaryembeddingsbags permutepooledembeddings

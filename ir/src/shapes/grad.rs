@@ -115,6 +115,26 @@ pub fn lrn_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `batchnormalizationgrad @in Src, @in Scale, @in Mean, @in Var, @in
+/// DestGrad, @out SrcGrad, @out ScaleGrad, @out BiasGrad`: `DestGrad` and
+/// `SrcGrad` have `Src`'s type; the other five are 1-D of `Src`'s size along
+/// `ChannelIdx`.
+pub fn batch_norm_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (src, dest_grad, src_grad) = (0, 4, 5);
+    let mut errs = Vec::new();
+    all_f32(ctx, &[0, 1, 2, 3, 4, 5, 6, 7], &mut errs);
+    same_type_as(ctx, dest_grad, src, &mut errs);
+    same_type_as(ctx, src_grad, src, &mut errs);
+    let dims = &ctx.ty(src).dims;
+    if let Some(ch) = super::linalg::axis_in_range(ctx, m::CHANNEL_IDX, dims.len(), src, &mut errs)
+    {
+        for k in [1, 2, 3, 6, 7] {
+            check_dims(ctx, k, &[dims[ch]], "expects", &mut errs);
+        }
+    }
+    errs
+}
+
 /// `relugrad`/`sigmoidgrad`/`tanhgrad @in Dest, @in DestGrad, @out SrcGrad`:
 /// all three of one type.
 pub fn activation_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {

@@ -41,8 +41,9 @@ mod sparse;
 mod spatial;
 
 pub use grad::{
-    activation_grad, avg_pool_grad, convolution_grad, cross_entropy_loss, cross_entropy_loss_grad,
-    lrn_grad, max_pool_with_argmax, max_pool_with_argmax_grad, sgd, softmax_grad,
+    activation_grad, avg_pool_grad, batch_norm_grad, convolution_grad, cross_entropy_loss,
+    cross_entropy_loss_grad, lrn_grad, max_pool_with_argmax, max_pool_with_argmax_grad, sgd,
+    softmax_grad,
 };
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
 pub use linalg::{

@@ -271,6 +271,48 @@ fn lrn_grad_shapes() {
 }
 
 #[test]
+fn batch_norm_grad_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3 x 4> mutable",
+        "%g = WeightVar float<2 x 3 x 4> mutable",
+        "%c = WeightVar float<3> mutable",
+        "%c4 = WeightVar float<4> mutable",
+        "%o1 = WeightVar float<3> mutable",
+        "%o2 = WeightVar float<3> mutable",
+        "%p1 = WeightVar float<4> mutable",
+        "%p2 = WeightVar float<4> mutable",
+        "%h = WeightVar float16<3> mutable",
+    ];
+    let op = "batchnormalizationgrad";
+    let ok = "@in %x, @in %c, @in %c, @in %c, @in %x, @out %g, @out %o1, @out %o2";
+    accepts(w, &format!("%i = {op} {ok} {{ ChannelIdx: 1 }}"));
+    accepts(
+        w,
+        &format!("%i = {op} @in %x, @in %c4, @in %c4, @in %c4, @in %x, @out %g, @out %p1, @out %p2 {{ ChannelIdx: 2 }}"),
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %x, @in %c4, @in %c, @in %c, @in %x, @out %g, @out %o1, @out %o2 {{ ChannelIdx: 1 }}"),
+        "`Scale` has type float<4> but `batchnormalizationgrad` expects float<3>",
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %x, @in %c, @in %c, @in %c, @in %x, @out %c, @out %o1, @out %o2 {{ ChannelIdx: 1 }}"),
+        "`SrcGrad` has type float<3> but must have the type of `Src`",
+    );
+    rejects(
+        w,
+        &format!("%i = {op} @in %x, @in %c, @in %c, @in %h, @in %x, @out %g, @out %o1, @out %o2 {{ ChannelIdx: 1 }}"),
+        "`Var` has element type",
+    );
+    rejects(
+        w,
+        &format!("%i = {op} {ok} {{ ChannelIdx: 3 }}"),
+        "ChannelIdx",
+    );
+}
+
+#[test]
 fn pool_shapes() {
     let w = &[
         "%src = WeightVar float<1 x 6 x 6 x 3> mutable",
