@@ -164,6 +164,21 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             );
             continue;
         }
+        if let Some(t) = empty_input(vi) {
+            // A graph input with no elements has no run-time value to feed:
+            // it is the empty constant (an `axes` of `[]`, an empty set).
+            if let Some(tt) = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()) {
+                l.dtypes.insert(vi.name.clone(), tt.elem_type);
+            }
+            l.bind(
+                &vi.name,
+                lower::Val::Const {
+                    name: vi.name.clone(),
+                    t,
+                },
+            );
+            continue;
+        }
         let (dims, kind) = input_dims(vi, opts)?;
         glow_ir::limits::check_tensor(
             &format!("graph input `{}`", vi.name),
@@ -237,6 +252,28 @@ fn reread(imported: &Imported) -> Result<()> {
         return Err(ImportError::Verify(shown.trim_end().to_string()));
     }
     Ok(())
+}
+
+/// The empty tensor a graph input with a zero dimension (and no symbolic
+/// one) always holds; `None` for any other input.
+fn empty_input(vi: &onnx::ValueInfoProto) -> Option<tensor::Tensor> {
+    let tt = vi.r#type.as_ref()?.tensor_type.as_ref()?;
+    let kind = lower::elem_of_dtype(tt.elem_type)?;
+    let mut dims = Vec::new();
+    for d in &tt.shape.as_ref()?.dim {
+        match &d.value {
+            Some(onnx::DimValue::DimValue(v)) if *v >= 0 => dims.push(*v as u64),
+            _ => return None,
+        }
+    }
+    if !dims.contains(&0) {
+        return None;
+    }
+    Some(if kind == glow_ir::ElemKind::Float {
+        tensor::Tensor::f32(dims, Vec::new())
+    } else {
+        tensor::Tensor::i64(dims, Vec::new())
+    })
 }
 
 /// Dims and IR element kind of a graph input: symbolic or unknown first

@@ -70,6 +70,46 @@ fn reduce_sum_over_every_axis() {
 }
 
 #[test]
+fn composed_reductions_over_one_axis() {
+    // x = [[-1, 2], [3, -4]] reduced over axis 1.
+    let x = || (&[2i64, 2][..], vec![-1.0, 2.0, 3.0, -4.0]);
+    let axes = || vec![ints("axes", &[1])];
+    let keep = || vec![attr_int("keepdims", 0)];
+    assert_eq!(
+        run_one("ReduceL1", x(), axes(), keep(), &[2]),
+        vec![3.0, 7.0]
+    );
+    assert_eq!(
+        run_one("ReduceSumSquare", x(), axes(), keep(), &[2]),
+        vec![5.0, 25.0]
+    );
+    assert_eq!(
+        run_one("ReduceL2", x(), axes(), keep(), &[2]),
+        vec![5f32.sqrt(), 5.0]
+    );
+    assert_eq!(
+        run_one(
+            "ReduceLogSum",
+            (&[2, 2], vec![1.0, 2.0, 3.0, 5.0]),
+            axes(),
+            keep(),
+            &[2]
+        ),
+        vec![3f32.ln(), 8f32.ln()]
+    );
+    assert_eq!(
+        run_one(
+            "ReduceLogSumExp",
+            (&[1, 2], vec![0.0, 0.0]),
+            axes(),
+            keep(),
+            &[1]
+        ),
+        vec![2f32.ln()]
+    );
+}
+
+#[test]
 fn expand_broadcasts() {
     let got = run_one(
         "Expand",
