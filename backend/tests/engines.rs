@@ -387,6 +387,7 @@ fn build() -> String {
             "elementmax",
             "elementmin",
             "elementpow",
+            "elementfmod",
         ] {
             p.op(op, &t, &[&t, &t], "");
         }
@@ -464,6 +465,17 @@ fn build() -> String {
                 "elementdiv",
                 "elementmax",
                 "elementmin",
+            ] {
+                p.op(op, &it, &[&it, &it], "");
+            }
+            for op in [
+                "elementpow",
+                "elementfmod",
+                "elementbitwiseand",
+                "elementbitwiseor",
+                "elementbitwisexor",
+                "elementbitshiftleft",
+                "elementbitshiftright",
             ] {
                 p.op(op, &it, &[&it, &it], "");
             }

@@ -431,7 +431,8 @@ fn lp_pool_sums_powers_over_the_window() {
 
 /// Every op whose row in the op table names one instruction becomes that
 /// instruction: a one-node model on `2 x 3` activations, as many as the
-/// instruction reads (float, bool for the logical ops).
+/// instruction reads (float, bool for the logical ops, int32 for the
+/// integer-only ones).
 #[test]
 fn each_op_becomes_the_instruction_its_table_row_names() {
     use glow_import::onnx::dtype;
@@ -441,7 +442,10 @@ fn each_op_becomes_the_instruction_its_table_row_names() {
     for d in glow_import::OPS {
         let Some(opcode) = d.opcode else { continue };
         let info = opcode.info();
+        let int_only = glow_backend::ops::binary(opcode).is_some_and(|b| b.float_form().is_none());
         let (input, output) = match info.family {
+            // The bitwise instructions have no float form.
+            Family::Binary if int_only => (dtype::INT32, dtype::INT32),
             Family::Unary | Family::Binary | Family::SoftMax => (dtype::FLOAT, dtype::FLOAT),
             Family::Compare => (dtype::FLOAT, dtype::BOOL),
             Family::Logical => (dtype::BOOL, dtype::BOOL),
@@ -519,7 +523,7 @@ fn unsupported_is_a_typed_error() {
         "{e:?}"
     );
     let e = err(
-        vec![node("Pow", &["x", "i"], &["y"], vec![])],
+        vec![node("PRelu", &["x", "i"], &["y"], vec![])],
         &[x[0], i[0]],
         &y,
     );

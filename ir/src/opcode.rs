@@ -372,6 +372,14 @@ opcodes! {
     ElementMax = "elementmax", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementPow = "elementpow", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    // Integer element-wise operators (Glow's bitwise instructions, its
+    // `elementfmod`, and two shifts of our own for ONNX's BitShift).
+    ElementBitwiseAnd = "elementbitwiseand", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitwiseOr = "elementbitwiseor", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitwiseXor = "elementbitwisexor", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitShiftLeft = "elementbitshiftleft", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitShiftRight = "elementbitshiftright", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementFmod = "elementfmod", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::plain_elementwise, Binary;
     ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
     ElementCmpEQ = "elementcmpeq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
     ElementCmpNEQ = "elementcmpneq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;

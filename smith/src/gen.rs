@@ -560,8 +560,18 @@ impl Gen<'_> {
         let op = *self.rng.pick(&Self::of_family(Family::Binary));
         let rank = self.rng.range(1, 4) as usize;
         // The backend's operator table says which have an integer form.
-        let int = glow_backend::ops::binary(op).is_some_and(|b| !b.c_int.is_empty());
-        let kind = if int {
+        let def = glow_backend::ops::binary(op);
+        let int = def.is_some_and(|b| !b.c_int.is_empty());
+        let float = def.is_some_and(|b| !b.c_float.is_empty());
+        let kind = if !float {
+            // Integer-only operators (the bitwise ones, the shifts).
+            *self.rng.pick(&[
+                ElemKind::Index32,
+                ElemKind::Index64,
+                ElemKind::Int8,
+                ElemKind::UInt8,
+            ])
+        } else if int {
             self.arith_kind()
         } else {
             ElemKind::Float

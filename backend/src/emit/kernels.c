@@ -18,6 +18,19 @@ typedef float glow_v16 __attribute__((vector_size(64)));
 #define GLOW_KMAX 64
 static inline size_t glow_min(size_t a, size_t b) { return a < b ? a : b; }
 
+/* Integer power by squaring, wrapping (ops::ipow): a negative exponent gives
+ * 1 / a^-b truncated. */
+static inline int64_t glow_ipow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  uint64_t base = (uint64_t)a, e = (uint64_t)b, r = 1;
+  while (e) {
+    if (e & 1) r *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return (int64_t)r;
+}
+
 /* The fused activations of docs/backend.md, as the interpreter computes them. */
 static inline float glow_act(float x, int act, float a0, float a1) {
   switch (act) {

@@ -213,9 +213,9 @@ fn binary(x: &mut Exec) -> R {
             return Err(x.unsupported(t));
         }
     }
-    if d.elem == ElemKind::Float {
+    if let (ElemKind::Float, Some(float)) = (d.elem, op.float_form()) {
         let (a, b) = (x.f32s("LHS")?, x.f32s("RHS")?);
-        let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b)).collect();
+        let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| float(a, b)).collect();
         x.put_f32s("Dest", &out)
     } else if let (true, Some(int)) = (is_index(&d), op.int_form()) {
         let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);

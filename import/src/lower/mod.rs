@@ -18,6 +18,7 @@ mod dispatch;
 mod elementwise;
 mod fold;
 mod index;
+mod integer;
 mod linalg;
 mod math;
 mod nn;

@@ -6,8 +6,8 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, elementwise, fold, index, linalg, math, nn, norm, pool, qdq,
-    recurrent, select, shape, static_shape, Lowerer, Val,
+    attention, compose, convtranspose, elementwise, fold, index, integer, linalg, math, nn, norm,
+    pool, qdq, recurrent, select, shape, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -170,11 +170,31 @@ pub static OPS: &[OpDef] = &[
     op("Attention", attention::attention, None, FloatAndBoolAt(3)),
     op("AveragePool", max_average_pool, None, Float).qdq(Fold(Pool)),
     op("BatchNormalization", nn::batchnorm, None, Float),
+    op("BitShift", integer::bitwise, None, Any),
+    op(
+        "BitwiseAnd",
+        integer::bitwise,
+        Some(O::ElementBitwiseAnd),
+        Any,
+    ),
+    op("BitwiseNot", integer::bitwise_not, None, Any),
+    op(
+        "BitwiseOr",
+        integer::bitwise,
+        Some(O::ElementBitwiseOr),
+        Any,
+    ),
+    op(
+        "BitwiseXor",
+        integer::bitwise,
+        Some(O::ElementBitwiseXor),
+        Any,
+    ),
     op("Cast", fold::lower, None, Any),
     op("CastLike", fold::lower, None, Any),
     op("Ceil", elementwise::unary, Some(O::ElementCeil), Float),
     op("Celu", elementwise::unary, Some(O::Celu), Float),
-    op("Clip", elementwise::unary, Some(O::Clip), Float).qdq(Fold(Activation)),
+    op("Clip", elementwise::unary, Some(O::Clip), Any).qdq(Fold(Activation)),
     op("Concat", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Constant", constant, None, Float),
     op("ConstantOfShape", shape::lower, None, Float),
@@ -242,7 +262,7 @@ pub static OPS: &[OpDef] = &[
     ),
     op("Min", math::variadic, Some(O::ElementMin), Any),
     op("Mish", elementwise::unary, None, Float),
-    op("Mod", fold::lower, None, Float),
+    op("Mod", integer::modulo, None, Any),
     op("Mul", elementwise::binary, Some(O::ElementMul), Any).qdq(Fold(Binary)),
     op("Neg", math::unary, None, Float),
     op("NegativeLogLikelihoodLoss", index::lower, None, Any),
@@ -250,7 +270,7 @@ pub static OPS: &[OpDef] = &[
     op("OneHot", index::lower, None, Any),
     op("Or", fold::lower, Some(O::ElementOr), Any),
     op("Pad", static_shape::pad, None, Any),
-    op("Pow", elementwise::binary, Some(O::ElementPow), Float),
+    op("Pow", integer::pow, Some(O::ElementPow), Any),
     op("PRelu", math::prelu, None, Float),
     op("QLinearConv", qdq::qlinear, None, Any).qdq(Quantized),
     op("QLinearMatMul", qdq::qlinear, None, Any).qdq(Quantized),

@@ -124,6 +124,10 @@ pub(crate) enum Kinds {
     Index,
     /// `float`, a plain integer kind or `bool` (what `convertto` converts).
     Plain,
+    /// A plain integer kind: index32, index64, int8, uint8.
+    Int,
+    /// `float` or a plain integer kind.
+    FloatOrInt,
     Any,
 }
 
@@ -138,6 +142,8 @@ impl Kinds {
             Kinds::Bool => e == ElemKind::Bool,
             Kinds::Index => matches!(e, ElemKind::Index32 | ElemKind::Index64),
             Kinds::Plain => e == ElemKind::Float || e.is_plain_int() || e == ElemKind::Bool,
+            Kinds::Int => e.is_plain_int(),
+            Kinds::FloatOrInt => e == ElemKind::Float || e.is_plain_int(),
             Kinds::Any => true,
         }
     }
@@ -151,6 +157,8 @@ impl Kinds {
             Kinds::Bool => "`bool`",
             Kinds::Index => "`index32` or `index64`",
             Kinds::Plain => "`float`, `index32`, `index64`, `int8`, `uint8` or `bool`",
+            Kinds::Int => "`index32`, `index64`, `int8` or `uint8`",
+            Kinds::FloatOrInt => "`float`, `index32`, `index64`, `int8` or `uint8`",
             Kinds::Any => "any element type",
         }
     }
@@ -313,6 +321,21 @@ pub fn elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
         return errs;
     }
     uniform(ctx, &all_operands(ctx), Kinds::Numeric, &mut errs);
+    errs
+}
+
+/// The bitwise and shift instructions: same shape and kind, a plain
+/// integer kind.
+pub fn int_elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::Int, &mut errs);
+    errs
+}
+
+/// `elementfmod`: same shape and kind, `float` or a plain integer kind.
+pub fn plain_elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::FloatOrInt, &mut errs);
     errs
 }
 
