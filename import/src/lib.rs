@@ -320,8 +320,9 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, gl
     }
     if dims.len() > glow_ir::types::MAX_DIMS {
         return Err(unsupported(format!(
-            "unsupported: rank {} is above the IR's 6",
-            dims.len()
+            "unsupported: rank {} is above the IR's {}",
+            dims.len(),
+            glow_ir::types::MAX_DIMS
         ))
         .into());
     }
