@@ -336,11 +336,11 @@ mod tests {
     use glow_ir::{Mutability, Type};
 
     /// A function the in-memory verifier accepts but whose text glow-opt
-    /// rejects (rank 7) is an error, not a written file.
+    /// rejects (rank 9) is an error, not a written file.
     #[test]
     fn reread_rejects_text_the_verifier_rejects() {
         let mut f = Function::new("m");
-        Builder::new(&mut f).weight("x", Type::float(&[1; 7]), Mutability::Mutable);
+        Builder::new(&mut f).weight("x", Type::float(&[1; 9]), Mutability::Mutable);
         let imported = Imported {
             function: f,
             weights: Vec::new(),
@@ -349,7 +349,7 @@ mod tests {
         let e = reread(&imported).unwrap_err().to_string();
         assert!(e.contains("does not verify"), "{e}");
         assert!(e.contains("<imported .gir>:3:"), "{e}");
-        assert!(e.contains("at most 6 dimensions"), "{e}");
+        assert!(e.contains("at most 8 dimensions"), "{e}");
         let mut ok = Function::new("m");
         Builder::new(&mut ok).weight("x", Type::float(&[2]), Mutability::Mutable);
         let fine = Imported {

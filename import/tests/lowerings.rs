@@ -110,6 +110,18 @@ fn composed_reductions_over_one_axis() {
 }
 
 #[test]
+fn eye_like_is_a_constant_of_the_input_shape() {
+    let got = run_one(
+        "EyeLike",
+        (&[2, 3], vec![7.0; 6]),
+        vec![],
+        vec![attr_int("k", 1)],
+        &[2, 3],
+    );
+    assert_eq!(got, vec![0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+}
+
+#[test]
 fn expand_broadcasts() {
     let got = run_one(
         "Expand",

@@ -200,3 +200,35 @@ pub(super) fn pow(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         cl: false,
     })])
 }
+
+/// EyeLike: the output depends only on the input's (2-D) shape, so it is a
+/// constant: ones on the diagonal `k` (`j - i = k`), zeros elsewhere, of
+/// `dtype` (default: the input's kind).
+pub(super) fn eye_like(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let (out, _) = out_and_base(node);
+    let x = l.input(node, 0)?;
+    let d = dims_of(&x);
+    if d.len() != 2 {
+        return Err(l.err(format!("EyeLike of a rank-{} tensor (2-D only)", d.len())));
+    }
+    let attrs = Attrs(&node.attribute);
+    let k = attrs.int("k", 0);
+    l.reserve_dims(&out, &d)?;
+    let (rows, cols) = (d[0] as i64, d[1] as i64);
+    let ones: Vec<bool> = (0..rows * cols).map(|p| p % cols - p / cols == k).collect();
+    let float = match node.attribute.iter().find(|a| a.name == "dtype") {
+        Some(a) => {
+            a.i == crate::onnx::dtype::FLOAT as i64 || a.i == crate::onnx::dtype::DOUBLE as i64
+        }
+        None => match &x {
+            Val::Act(a) => l.kind(a) == ElemKind::Float,
+            Val::Const { t, .. } => matches!(t.data, crate::tensor::Data::F32(_)),
+        },
+    };
+    let t = if float {
+        Tensor::f32(d, ones.iter().map(|&o| f32::from(u8::from(o))).collect())
+    } else {
+        Tensor::i64(d, ones.iter().map(|&o| i64::from(o)).collect())
+    };
+    Ok(vec![konst(&out, t)])
+}

@@ -219,6 +219,7 @@ pub static OPS: &[OpDef] = &[
     op("Erf", elementwise::unary, Some(O::ElementErf), Float),
     op("Exp", elementwise::unary, Some(O::ElementExp), Float),
     op("Expand", static_shape::expand_tile, None, Any),
+    op("EyeLike", integer::eye_like, None, Any),
     op("Flatten", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Floor", elementwise::unary, Some(O::ElementFloor), Float),
     op("Gather", fold::lower, None, Any),
