@@ -122,6 +122,49 @@ fn eye_like_is_a_constant_of_the_input_shape() {
 }
 
 #[test]
+fn topk_on_the_last_and_the_first_axis() {
+    use glow_import::onnx::dtype;
+    // x[2][3] = [[1, 5, 3], [4, 0, 4]]: the 2 largest of each row (the last
+    // axis), then the smallest of each column (axis 0, moved last and back).
+    let n = node(
+        "TopK",
+        &["x", "k"],
+        &["v", "i"],
+        vec![attr_int("axis", 1), attr_int("largest", 1)],
+    );
+    let bytes = model(
+        vec![n],
+        &[float("x", &[2, 3])],
+        &[("v", dtype::FLOAT, &[2, 2]), ("i", dtype::INT64, &[2, 2])],
+        vec![ints("k", &[2])],
+        18,
+    );
+    let outs = run_both(
+        &import(&bytes),
+        &[("x", f32_bytes(&[1.0, 5.0, 3.0, 4.0, 0.0, 4.0]))],
+    );
+    assert_eq!(output_f32(&outs, "v"), vec![5.0, 3.0, 4.0, 4.0]);
+    let n = node(
+        "TopK",
+        &["x", "k"],
+        &["v", "i"],
+        vec![attr_int("axis", 0), attr_int("largest", 0)],
+    );
+    let bytes = model(
+        vec![n],
+        &[float("x", &[2, 3])],
+        &[("v", dtype::FLOAT, &[1, 3]), ("i", dtype::INT64, &[1, 3])],
+        vec![ints("k", &[1])],
+        18,
+    );
+    let outs = run_both(
+        &import(&bytes),
+        &[("x", f32_bytes(&[1.0, 5.0, 3.0, 4.0, 0.0, 4.0]))],
+    );
+    assert_eq!(output_f32(&outs, "v"), vec![1.0, 0.0, 3.0]);
+}
+
+#[test]
 fn expand_broadcasts() {
     let got = run_one(
         "Expand",

@@ -34,6 +34,7 @@ pub fn exec(x: &mut Exec) -> R {
         ScatterND => super::index::scatter_nd(x),
         OneHot => super::index::one_hot(x),
         ArgMinMax => super::index::arg_min_max(x),
+        TopK => super::sort::topk(x),
         DebugPrint => debugprint(x),
         Binary if quantized(x) && crate::quant::has_integer_binary(x.opcode()) => {
             super::quant::binary(x)

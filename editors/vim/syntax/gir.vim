@@ -16,7 +16,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ elementbitshiftright elementfmod elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
       \ inserttensor intlookuptable layernormalization leakyrelu localresponsenormalization logsoftmax matmul
       \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized scatterelements scatternd selu sigmoid softmax
-      \ softplus splat tanh tensorview touch transpose
+      \ softplus splat tanh tensorview topk touch transpose
       \ crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
 
 syn keyword girKeyword function declare code WeightVar const mutable

@@ -29,6 +29,7 @@ mod qdq;
 mod recurrent;
 mod select;
 mod shape;
+mod sort;
 mod static_shape;
 mod window;
 

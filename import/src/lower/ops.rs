@@ -7,7 +7,7 @@
 
 use super::{
     attention, compose, convtranspose, elementwise, fold, index, integer, linalg, math, nn, norm,
-    pool, qdq, recurrent, select, shape, static_shape, Lowerer, Val,
+    pool, qdq, recurrent, select, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -322,6 +322,7 @@ pub static OPS: &[OpDef] = &[
     op("Tanh", elementwise::unary, Some(O::Tanh), Float).qdq(Fold(Lookup)),
     op("ThresholdedRelu", math::unary, None, Float),
     op("Tile", static_shape::expand_tile, None, Any),
+    op("TopK", sort::topk, None, Float),
     op("Transpose", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Trilu", select::trilu, None, Any),
     op("Unsqueeze", shape::lower, None, Any).qdq(Fold(Movement)),

@@ -37,6 +37,7 @@ mod index;
 mod linalg;
 mod movement;
 mod quant;
+mod sort;
 mod spatial;
 
 pub use grad::{
@@ -49,6 +50,7 @@ pub use linalg::{
     layer_normalization, lrn, matmul, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
+pub use sort::topk;
 pub use spatial::{channelwise_convolution, conv_transpose, convolution, pool};
 
 use crate::function::InstData;
