@@ -533,6 +533,7 @@ impl Gen<'_> {
             33 => self.gather_index(),
             34 | 35 => self.scatter(),
             36 => self.one_hot(),
+            37 if self.rng.chance(50) => self.topk(),
             37 => self.arg_min_max(),
             // The unary family is the largest: more draws.
             38 | 46 | 48 => self.unary(),
@@ -1350,6 +1351,28 @@ impl Gen<'_> {
         let members = format!("Axis: {axis}, KeepDims: {keep}, SelectLastIndex: {last}");
         let dest = Type::new(self.index_kind(), &dd);
         self.simple(op.name(), &dest, &[src], &[], &members);
+    }
+
+    /// `topk`: the K largest or smallest of each last-dimension row, with
+    /// index32 or index64 indices.
+    fn topk(&mut self) {
+        let ty = self.float_ty(1, 3);
+        let src = self.input(&ty);
+        let n = *ty.dims.last().unwrap_or(&1);
+        let k = self.rng.range(1, n as i64) as u64;
+        let mut kd = ty.dims.clone();
+        if let Some(last) = kd.last_mut() {
+            *last = k;
+        }
+        let values = self.output(&Type::float(&kd), &[src]);
+        let idx_ty = Type::new(self.index_kind(), &kd);
+        let indices = self.output(&idx_ty, &[src, values]);
+        let largest = self.rng.chance(50);
+        let members = format!("K: {k}, Largest: {largest}");
+        let name = self.fresh("i");
+        let ops: Ops = vec![("@out", values), ("@out", indices), ("@in", src)];
+        self.emit(&name, "topk", &ops, &members);
+        self.wrote(&[values, indices]);
     }
 
     /// `relugrad`/`sigmoidgrad`/`tanhgrad`, now and then in place of
