@@ -21,7 +21,6 @@ use common::{attr_float, have_cc, import, model, node, Edge};
 use glow_backend::elem::{read_int, write_int};
 use glow_backend::run::{Engine, Outputs};
 use glow_import::onnx::{dtype, AttributeProto, TensorProto};
-use glow_import::{import_model, Options};
 use glow_ir::{ElemKind, Opcode};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::{Arc, OnceLock};
