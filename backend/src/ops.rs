@@ -59,13 +59,13 @@ pub static BINARY: &[BinOp] = &[
         c_int: "(b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b)",
         int: |a, b| if b == 0 { 0 } else { a.wrapping_div(b) },
     },
-    // libm's powf; floats only.
+    // libm's powf; on integers by squaring, wrapping (`ipow`).
     BinOp {
         opcode: Opcode::ElementPow,
         c_float: "powf(a, b)",
         float: |a, b| a.powf(b),
-        c_int: "",
-        int: |_, _| 0,
+        c_int: "glow_ipow(a, b)",
+        int: ipow,
     },
     // std::max / std::min as Glow's kernels use them.
     BinOp {
@@ -82,7 +82,97 @@ pub static BINARY: &[BinOp] = &[
         c_int: "(b < a ? b : a)",
         int: |a, b| if b < a { b } else { a },
     },
+    // Integer only (no float form): the bits of the two's-complement values.
+    BinOp {
+        opcode: Opcode::ElementBitwiseAnd,
+        c_float: "",
+        float: |_, _| 0.0,
+        c_int: "a & b",
+        int: |a, b| a & b,
+    },
+    BinOp {
+        opcode: Opcode::ElementBitwiseOr,
+        c_float: "",
+        float: |_, _| 0.0,
+        c_int: "a | b",
+        int: |a, b| a | b,
+    },
+    BinOp {
+        opcode: Opcode::ElementBitwiseXor,
+        c_float: "",
+        float: |_, _| 0.0,
+        c_int: "a ^ b",
+        int: |a, b| a ^ b,
+    },
+    // Shifts of the value widened to 64 bits, then wrapped to the width: a
+    // left shift by the width or more gives 0 and a right shift the sign
+    // (ONNX's BitShift rule), as does a shift by a negative count.
+    BinOp {
+        opcode: Opcode::ElementBitShiftLeft,
+        c_float: "",
+        float: |_, _| 0.0,
+        c_int: "((b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b))",
+        int: |a, b| {
+            if (0..=63).contains(&b) {
+                ((a as u64) << b) as i64
+            } else {
+                0
+            }
+        },
+    },
+    BinOp {
+        opcode: Opcode::ElementBitShiftRight,
+        c_float: "",
+        float: |_, _| 0.0,
+        c_int: "((b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a < 0 ? ~(~a >> b) : a >> b)",
+        int: |a, b| {
+            if (0..=63).contains(&b) {
+                a >> b
+            } else if a < 0 {
+                -1
+            } else {
+                0
+            }
+        },
+    },
+    // C's fmodf (exact); on integers C's truncating `%`, with 0 for a zero
+    // divisor and for -1 (so `MIN % -1` is not undefined).
+    BinOp {
+        opcode: Opcode::ElementFmod,
+        c_float: "fmodf(a, b)",
+        float: |a, b| a % b,
+        c_int: "((b == 0 || b == -1) ? 0 : a % b)",
+        int: |a, b| if b == 0 || b == -1 { 0 } else { a % b },
+    },
 ];
+
+/// `a` to the power `b` on integers, as `glow_ipow` in the C kernels:
+/// square and multiply with wrapping; a negative exponent gives `1 / a^-b`
+/// truncated (1 for 1, ±1 for -1, 0 otherwise).
+pub fn ipow(a: i64, b: i64) -> i64 {
+    if b < 0 {
+        return match a {
+            1 => 1,
+            -1 => {
+                if b & 1 != 0 {
+                    -1
+                } else {
+                    1
+                }
+            }
+            _ => 0,
+        };
+    }
+    let (mut base, mut e, mut r) = (a as u64, b as u64, 1u64);
+    while e != 0 {
+        if e & 1 != 0 {
+            r = r.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        e >>= 1;
+    }
+    r as i64
+}
 
 /// A reduction of the `Reduce` family over one axis, in index order: the
 /// running value starts at `init` (or at the first element when `None`) and
@@ -667,6 +757,10 @@ impl BinOp {
     /// The integer form, `None` for a float-only operator (`c_int` empty).
     pub fn int_form(&self) -> Option<fn(i64, i64) -> i64> {
         (!self.c_int.is_empty()).then_some(self.int)
+    }
+    /// The float form, `None` for an integer-only operator (`c_float` empty).
+    pub fn float_form(&self) -> Option<fn(f32, f32) -> f32> {
+        (!self.c_float.is_empty()).then_some(self.float)
     }
 }
 

@@ -449,6 +449,7 @@ fn build() -> String {
             "elementmax",
             "elementmin",
             "elementpow",
+            "elementfmod",
         ] {
             p.op(op, &t, &[&t, &t], "");
         }
@@ -526,6 +527,17 @@ fn build() -> String {
                 "elementdiv",
                 "elementmax",
                 "elementmin",
+            ] {
+                p.op(op, &it, &[&it, &it], "");
+            }
+            for op in [
+                "elementpow",
+                "elementfmod",
+                "elementbitwiseand",
+                "elementbitwiseor",
+                "elementbitwisexor",
+                "elementbitshiftleft",
+                "elementbitshiftright",
             ] {
                 p.op(op, &it, &[&it, &it], "");
             }
@@ -760,7 +772,27 @@ fn build() -> String {
             "batchnormalizationgrad @in %{s}, @in %{sc}, @in %{m}, @in %{var}, @in %{dg}, @out %{sg}, @out %{scg}, @out %{bg} {{ ChannelIdx: {ch}, Epsilon: 0.001 }}"
         ));
     }
+    topk_cases(&mut p);
     p.text()
+}
+
+/// topk: the K largest and smallest of each last-dimension row.
+fn topk_cases(p: &mut Prog) {
+    let shapes: [&[u64]; 3] = [&[7], &[3, 5], &[2, 3, 4]];
+    for s in shapes {
+        let k = s.last().map_or(1, |&n| n.min(3));
+        let mut kd = s.to_vec();
+        if let Some(last) = kd.last_mut() {
+            *last = k;
+        }
+        for (largest, it) in [(true, "index64"), (false, "index32")] {
+            let (x, v) = (p.weight(&f(s)), p.weight(&f(&kd)));
+            let i = p.weight(&f(&kd).replace("float", it));
+            p.inst(&format!(
+                "topk @out %{v}, @out %{i}, @in %{x} {{ K: {k}, Largest: {largest} }}"
+            ));
+        }
+    }
 }
 
 /// The training instructions of docs/training.md, "Activation gradients, loss

@@ -164,6 +164,21 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
             );
             continue;
         }
+        if let Some(t) = empty_input(vi) {
+            // A graph input with no elements has no run-time value to feed:
+            // it is the empty constant (an `axes` of `[]`, an empty set).
+            if let Some(tt) = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()) {
+                l.dtypes.insert(vi.name.clone(), tt.elem_type);
+            }
+            l.bind(
+                &vi.name,
+                lower::Val::Const {
+                    name: vi.name.clone(),
+                    t: t.into(),
+                },
+            );
+            continue;
+        }
         let (dims, kind) = input_dims(vi, opts)?;
         glow_ir::limits::check_tensor(
             &format!("graph input `{}`", vi.name),
@@ -239,6 +254,28 @@ fn reread(imported: &Imported) -> Result<()> {
     Ok(())
 }
 
+/// The empty tensor a graph input with a zero dimension (and no symbolic
+/// one) always holds; `None` for any other input.
+fn empty_input(vi: &onnx::ValueInfoProto) -> Option<tensor::Tensor> {
+    let tt = vi.r#type.as_ref()?.tensor_type.as_ref()?;
+    let kind = lower::elem_of_dtype(tt.elem_type)?;
+    let mut dims = Vec::new();
+    for d in &tt.shape.as_ref()?.dim {
+        match &d.value {
+            Some(onnx::DimValue::DimValue(v)) if *v >= 0 => dims.push(*v as u64),
+            _ => return None,
+        }
+    }
+    if !dims.contains(&0) {
+        return None;
+    }
+    Some(if kind == glow_ir::ElemKind::Float {
+        tensor::Tensor::f32(dims, Vec::new())
+    } else {
+        tensor::Tensor::i64(dims, Vec::new())
+    })
+}
+
 /// Dims and IR element kind of a graph input: symbolic or unknown first
 /// dims take the batch.
 fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, glow_ir::ElemKind)> {
@@ -283,8 +320,9 @@ fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, gl
     }
     if dims.len() > glow_ir::types::MAX_DIMS {
         return Err(unsupported(format!(
-            "unsupported: rank {} is above the IR's 6",
-            dims.len()
+            "unsupported: rank {} is above the IR's {}",
+            dims.len(),
+            glow_ir::types::MAX_DIMS
         ))
         .into());
     }
@@ -298,11 +336,11 @@ mod tests {
     use glow_ir::{Mutability, Type};
 
     /// A function the in-memory verifier accepts but whose text glow-opt
-    /// rejects (rank 7) is an error, not a written file.
+    /// rejects (rank 9) is an error, not a written file.
     #[test]
     fn reread_rejects_text_the_verifier_rejects() {
         let mut f = Function::new("m");
-        Builder::new(&mut f).weight("x", Type::float(&[1; 7]), Mutability::Mutable);
+        Builder::new(&mut f).weight("x", Type::float(&[1; 9]), Mutability::Mutable);
         let imported = Imported {
             function: f,
             weights: Vec::new(),
@@ -311,7 +349,7 @@ mod tests {
         let e = reread(&imported).unwrap_err().to_string();
         assert!(e.contains("does not verify"), "{e}");
         assert!(e.contains("<imported .gir>:3:"), "{e}");
-        assert!(e.contains("at most 6 dimensions"), "{e}");
+        assert!(e.contains("at most 8 dimensions"), "{e}");
         let mut ok = Function::new("m");
         Builder::new(&mut ok).weight("x", Type::float(&[2]), Mutability::Mutable);
         let fine = Imported {

@@ -21,7 +21,6 @@ use common::{attr_float, have_cc, import, model, node, Edge};
 use glow_backend::elem::{read_int, write_int};
 use glow_backend::run::{Engine, Outputs};
 use glow_import::onnx::{dtype, AttributeProto, TensorProto};
-use glow_import::{import_model, Options};
 use glow_ir::{ElemKind, Opcode};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::{Arc, OnceLock};
@@ -218,7 +217,8 @@ fn cases() -> Vec<Case> {
         out.push(binary(&name, op, dtype::FLOAT, &f, dtype::FLOAT));
     }
     for (suffix, code, e) in &ints {
-        for op in ["Add", "Sub", "Mul", "Div", "Max", "Min"] {
+        // Pow of integers: by squaring, wrapping (`ops::ipow`).
+        for op in ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"] {
             let name = format!("{}_{suffix}", op.to_lowercase());
             out.push(binary(&name, op, *code, e, *code));
         }
@@ -456,30 +456,7 @@ fn check(c: &Case, runs: &Runs, engine: Engine) -> Result<(), Failed> {
     .into())
 }
 
-/// Integer Pow has no engine kernel: folding it is an error, as running it is
-/// (the folder used to compute an addition).
-fn integer_pow_is_unsupported() -> Result<(), Failed> {
-    let case = binary(
-        "pow_i64",
-        "Pow",
-        dtype::INT64,
-        &V::I(vec![2, 3]),
-        dtype::INT64,
-    );
-    let cases = [case];
-    for folded in [true, false] {
-        match import_model(&graph(&cases, folded), &Options::default()) {
-            Ok(i) => return Err(format!("imported:\n{}", i.gir_text()).into()),
-            Err(e) if folded && !e.to_string().contains("unsupported: elementpow of integer") => {
-                return Err(format!("folded: {e}").into())
-            }
-            Err(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// Mod folds (it has no run-time lowering to compare with); MIN % -1 is 0
+/// Mod folds with its own arithmetic (not an instruction's); MIN % -1 is 0
 /// rather than an overflow that aborted the import.
 fn integer_mod_folds_min_by_minus_one() -> Result<(), Failed> {
     let a = V::I(vec![i64::MIN, -7, 7, -7, 5]);
@@ -575,7 +552,6 @@ fn main() {
         println!("ignored: c::*: no `cc` on PATH");
     }
     let mut trials = vec![
-        Trial::test("integer_pow_is_unsupported", integer_pow_is_unsupported),
         Trial::test("lit_inputs_are_current", lit_inputs_are_current),
         Trial::test(
             "integer_mod_folds_min_by_minus_one",

@@ -70,6 +70,101 @@ fn reduce_sum_over_every_axis() {
 }
 
 #[test]
+fn composed_reductions_over_one_axis() {
+    // x = [[-1, 2], [3, -4]] reduced over axis 1.
+    let x = || (&[2i64, 2][..], vec![-1.0, 2.0, 3.0, -4.0]);
+    let axes = || vec![ints("axes", &[1])];
+    let keep = || vec![attr_int("keepdims", 0)];
+    assert_eq!(
+        run_one("ReduceL1", x(), axes(), keep(), &[2]),
+        vec![3.0, 7.0]
+    );
+    assert_eq!(
+        run_one("ReduceSumSquare", x(), axes(), keep(), &[2]),
+        vec![5.0, 25.0]
+    );
+    assert_eq!(
+        run_one("ReduceL2", x(), axes(), keep(), &[2]),
+        vec![5f32.sqrt(), 5.0]
+    );
+    assert_eq!(
+        run_one(
+            "ReduceLogSum",
+            (&[2, 2], vec![1.0, 2.0, 3.0, 5.0]),
+            axes(),
+            keep(),
+            &[2]
+        ),
+        vec![3f32.ln(), 8f32.ln()]
+    );
+    assert_eq!(
+        run_one(
+            "ReduceLogSumExp",
+            (&[1, 2], vec![0.0, 0.0]),
+            axes(),
+            keep(),
+            &[1]
+        ),
+        vec![2f32.ln()]
+    );
+}
+
+#[test]
+fn eye_like_is_a_constant_of_the_input_shape() {
+    let got = run_one(
+        "EyeLike",
+        (&[2, 3], vec![7.0; 6]),
+        vec![],
+        vec![attr_int("k", 1)],
+        &[2, 3],
+    );
+    assert_eq!(got, vec![0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+}
+
+#[test]
+fn topk_on_the_last_and_the_first_axis() {
+    use glow_import::onnx::dtype;
+    // x[2][3] = [[1, 5, 3], [4, 0, 4]]: the 2 largest of each row (the last
+    // axis), then the smallest of each column (axis 0, moved last and back).
+    let n = node(
+        "TopK",
+        &["x", "k"],
+        &["v", "i"],
+        vec![attr_int("axis", 1), attr_int("largest", 1)],
+    );
+    let bytes = model(
+        vec![n],
+        &[float("x", &[2, 3])],
+        &[("v", dtype::FLOAT, &[2, 2]), ("i", dtype::INT64, &[2, 2])],
+        vec![ints("k", &[2])],
+        18,
+    );
+    let outs = run_both(
+        &import(&bytes),
+        &[("x", f32_bytes(&[1.0, 5.0, 3.0, 4.0, 0.0, 4.0]))],
+    );
+    assert_eq!(output_f32(&outs, "v"), vec![5.0, 3.0, 4.0, 4.0]);
+    let n = node(
+        "TopK",
+        &["x", "k"],
+        &["v", "i"],
+        vec![attr_int("axis", 0), attr_int("largest", 0)],
+    );
+    let bytes = model(
+        vec![n],
+        &[float("x", &[2, 3])],
+        &[("v", dtype::FLOAT, &[1, 3]), ("i", dtype::INT64, &[1, 3])],
+        vec![ints("k", &[1])],
+        18,
+    );
+    let outs = run_both(
+        &import(&bytes),
+        &[("x", f32_bytes(&[1.0, 5.0, 3.0, 4.0, 0.0, 4.0]))],
+    );
+    assert_eq!(output_f32(&outs, "v"), vec![1.0, 0.0, 3.0]);
+}
+
+#[test]
 fn expand_broadcasts() {
     let got = run_one(
         "Expand",
@@ -391,7 +486,8 @@ fn lp_pool_sums_powers_over_the_window() {
 
 /// Every op whose row in the op table names one instruction becomes that
 /// instruction: a one-node model on `2 x 3` activations, as many as the
-/// instruction reads (float, bool for the logical ops).
+/// instruction reads (float, bool for the logical ops, int32 for the
+/// integer-only ones).
 #[test]
 fn each_op_becomes_the_instruction_its_table_row_names() {
     use glow_import::onnx::dtype;
@@ -401,7 +497,10 @@ fn each_op_becomes_the_instruction_its_table_row_names() {
     for d in glow_import::OPS {
         let Some(opcode) = d.opcode else { continue };
         let info = opcode.info();
+        let int_only = glow_backend::ops::binary(opcode).is_some_and(|b| b.float_form().is_none());
         let (input, output) = match info.family {
+            // The bitwise instructions have no float form.
+            Family::Binary if int_only => (dtype::INT32, dtype::INT32),
             Family::Unary | Family::Binary | Family::SoftMax => (dtype::FLOAT, dtype::FLOAT),
             Family::Compare => (dtype::FLOAT, dtype::BOOL),
             Family::Logical => (dtype::BOOL, dtype::BOOL),
@@ -479,7 +578,7 @@ fn unsupported_is_a_typed_error() {
         "{e:?}"
     );
     let e = err(
-        vec![node("Pow", &["x", "i"], &["y"], vec![])],
+        vec![node("PRelu", &["x", "i"], &["y"], vec![])],
         &[x[0], i[0]],
         &y,
     );

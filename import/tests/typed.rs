@@ -512,7 +512,8 @@ fn data_movement_keeps_integer_kinds() {
     );
 }
 
-/// A zero first dimension is a zero-size tensor, not a symbolic batch.
+/// A zero first dimension is a zero-size tensor, not a symbolic batch: the
+/// input is the empty constant, and a buffer of it is refused.
 #[test]
 fn a_zero_first_dimension_is_refused() {
     let e = import_err(&model(
@@ -523,7 +524,7 @@ fn a_zero_first_dimension_is_refused() {
         13,
     ));
     assert!(
-        e.contains("graph input `x`: unsupported: dimension 0 is zero (zero-size tensors)"),
+        e.contains("unsupported: tensor `x.1` has a zero dimension"),
         "{e}"
     );
 }

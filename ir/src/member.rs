@@ -194,6 +194,8 @@ keys! {
     AXIS: Int = "Axis";
     KEEP_DIMS: Bool = "KeepDims";
     SELECT_LAST_INDEX: Bool = "SelectLastIndex";
+    /// `topk`: the largest (true) or the smallest `K`.
+    LARGEST: Bool = "Largest";
     MIN: Float = "Min";
     MAX: Float = "Max";
     ALPHA: Float = "Alpha";

@@ -157,6 +157,9 @@ pub enum Family {
     OneHot,
     /// argmax, argmin: the index of the extreme element along `Axis`.
     ArgMinMax,
+    /// `topk`: the `K` largest (or smallest) along the last dimension, in
+    /// order, with their indices.
+    TopK,
     DebugPrint,
     /// Element-wise `Dest = LHS op RHS`.
     Binary,
@@ -391,6 +394,14 @@ opcodes! {
     ElementMax = "elementmax", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementPow = "elementpow", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
     ElementMin = "elementmin", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::elementwise, Binary;
+    // Integer element-wise operators (Glow's bitwise instructions, its
+    // `elementfmod`, and two shifts of our own for ONNX's BitShift).
+    ElementBitwiseAnd = "elementbitwiseand", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitwiseOr = "elementbitwiseor", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitwiseXor = "elementbitwisexor", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitShiftLeft = "elementbitshiftleft", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementBitShiftRight = "elementbitshiftright", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::int_elementwise, Binary;
+    ElementFmod = "elementfmod", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], BINARY_INPLACE, shapes::plain_elementwise, Binary;
     ElementCmpLTE = "elementcmplte", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
     ElementCmpEQ = "elementcmpeq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
     ElementCmpNEQ = "elementcmpneq", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::compare, Compare;
@@ -456,6 +467,10 @@ opcodes! {
     ArgMin = "argmin", [op("Dest", Out), op("Src", In)],
         [req(m::AXIS), opt(m::KEEP_DIMS, Default::Bool(true)), extra(m::SELECT_LAST_INDEX, Default::Bool(false))],
         &[], shapes::arg_min_max, ArgMinMax;
+    // Glow's TopK (without its Scratch operand); `K` shares LRN's float
+    // member and must be a whole number; `Largest` is ours (ONNX's smallest).
+    TopK = "topk", [op("Values", Out), op("Indices", Out), op("Input", In)],
+        [req(m::K), extra(m::LARGEST, Default::Bool(true))], &[], shapes::topk, TopK;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req(m::SHUFFLE)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req(m::OFFSETS), opt(m::COUNT, Default::Int(1)).rule(R::AtLeastOne), opt(m::AXIS, Default::Int(0))],

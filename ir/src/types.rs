@@ -1,9 +1,9 @@
-//! Tensor types: an element kind (with quantization parameters) and 1 to 6 dimensions.
+//! Tensor types: an element kind (with quantization parameters) and 1 to 8 dimensions.
 
 use std::fmt;
 
 /// The most dimensions a type may have.
-pub const MAX_DIMS: usize = 6;
+pub const MAX_DIMS: usize = 8;
 
 /// Element kinds. Quantized kinds carry `real = scale * (q - offset)`.
 #[derive(Clone, Copy, Debug, PartialEq)]

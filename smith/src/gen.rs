@@ -533,6 +533,7 @@ impl Gen<'_> {
             33 => self.gather_index(),
             34 | 35 => self.scatter(),
             36 => self.one_hot(),
+            37 if self.rng.chance(50) => self.topk(),
             37 => self.arg_min_max(),
             // The unary family is the largest: more draws.
             38 | 46 | 48 => self.unary(),
@@ -561,8 +562,18 @@ impl Gen<'_> {
         let op = *self.rng.pick(&Self::of_family(Family::Binary));
         let rank = self.rng.range(1, 4) as usize;
         // The backend's operator table says which have an integer form.
-        let int = glow_backend::ops::binary(op).is_some_and(|b| !b.c_int.is_empty());
-        let kind = if int {
+        let def = glow_backend::ops::binary(op);
+        let int = def.is_some_and(|b| !b.c_int.is_empty());
+        let float = def.is_some_and(|b| !b.c_float.is_empty());
+        let kind = if !float {
+            // Integer-only operators (the bitwise ones, the shifts).
+            *self.rng.pick(&[
+                ElemKind::Index32,
+                ElemKind::Index64,
+                ElemKind::Int8,
+                ElemKind::UInt8,
+            ])
+        } else if int {
             self.arith_kind()
         } else {
             ElemKind::Float
@@ -1589,6 +1600,28 @@ impl Gen<'_> {
         let members = format!("Axis: {axis}, KeepDims: {keep}, SelectLastIndex: {last}");
         let dest = Type::new(self.index_kind(), &dd);
         self.simple(op.name(), &dest, &[src], &[], &members);
+    }
+
+    /// `topk`: the K largest or smallest of each last-dimension row, with
+    /// index32 or index64 indices.
+    fn topk(&mut self) {
+        let ty = self.float_ty(1, 3);
+        let src = self.input(&ty);
+        let n = *ty.dims.last().unwrap_or(&1);
+        let k = self.rng.range(1, n as i64) as u64;
+        let mut kd = ty.dims.clone();
+        if let Some(last) = kd.last_mut() {
+            *last = k;
+        }
+        let values = self.output(&Type::float(&kd), &[src]);
+        let idx_ty = Type::new(self.index_kind(), &kd);
+        let indices = self.output(&idx_ty, &[src, values]);
+        let largest = self.rng.chance(50);
+        let members = format!("K: {k}, Largest: {largest}");
+        let name = self.fresh("i");
+        let ops: Ops = vec![("@out", values), ("@out", indices), ("@in", src)];
+        self.emit(&name, "topk", &ops, &members);
+        self.wrote(&[values, indices]);
     }
 
     /// `relugrad`/`sigmoidgrad`/`tanhgrad`, now and then in place of

@@ -27,7 +27,7 @@ pub fn binary(c: &mut KCtx) -> Result<(), BackendError> {
     c.decl("Dest", ct)?;
     c.decl("LHS", ct)?;
     c.decl("RHS", ct)?;
-    if d.elem == ElemKind::Float {
+    if d.elem == ElemKind::Float && !op.c_float.is_empty() {
         let k = ops::BINARY
             .iter()
             .position(|b| b.opcode == c.inst.opcode)
@@ -36,6 +36,11 @@ pub fn binary(c: &mut KCtx) -> Result<(), BackendError> {
         c.w.line(&format!("glow_binary_f32(Dest, LHS, RHS, {n}u, {k});"));
         return Ok(());
     }
+    if !is_index(d.elem) || op.c_int.is_empty() {
+        return Err(c.unsupported(&d));
+    }
+    // `glow_ipow` lives in the common section.
+    c.rt.use_kernel(Kernel::Common);
     c.w.for_loop("i", n);
     if is_index(d.elem) && !op.c_int.is_empty() {
         c.w.line("int64_t a = LHS[i];");

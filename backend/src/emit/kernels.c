@@ -52,6 +52,19 @@ static inline size_t glow_min(size_t a, size_t b) { return a < b ? a : b; }
 
 /*@act*/
 
+/* Integer power by squaring, wrapping (ops::ipow): a negative exponent gives
+ * 1 / a^-b truncated. */
+static inline int64_t glow_ipow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  uint64_t base = (uint64_t)a, e = (uint64_t)b, r = 1;
+  while (e) {
+    if (e & 1) r *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return (int64_t)r;
+}
+
 /* Stores `lanes` results of one output pixel (or row): d[l * ds] =
  * act(acc[l] + bias[l] (+ r[l * ds])). The activation is chosen outside the
  * loops so a contiguous row vectorises. */

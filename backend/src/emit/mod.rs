@@ -13,6 +13,7 @@ mod movement;
 mod norm_grad;
 mod quant;
 pub mod runtime;
+mod sort;
 mod sparse;
 mod spatial;
 
@@ -242,6 +243,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         ScatterND => index::scatter_nd(c),
         OneHot => index::one_hot(c),
         ArgMinMax => index::arg_min_max(c),
+        TopK => sort::topk(c),
         DebugPrint => movement::debugprint(c),
         Binary if quantized && crate::quant::has_integer_binary(op) => quant::binary(c),
         Binary => elementwise::binary(c),

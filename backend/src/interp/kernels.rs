@@ -34,6 +34,7 @@ pub fn exec(x: &mut Exec) -> R {
         ScatterND => super::index::scatter_nd(x),
         OneHot => super::index::one_hot(x),
         ArgMinMax => super::index::arg_min_max(x),
+        TopK => super::sort::topk(x),
         DebugPrint => debugprint(x),
         Binary if quantized(x) && crate::quant::has_integer_binary(x.opcode()) => {
             super::quant::binary(x)
@@ -216,9 +217,9 @@ fn binary(x: &mut Exec) -> R {
             return Err(x.unsupported(t));
         }
     }
-    if d.elem == ElemKind::Float {
+    if let (ElemKind::Float, Some(float)) = (d.elem, op.float_form()) {
         let (a, b) = (x.f32s("LHS")?, x.f32s("RHS")?);
-        let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| (op.float)(a, b)).collect();
+        let out: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| float(a, b)).collect();
         x.put_f32s("Dest", &out)
     } else if let (true, Some(int)) = (is_index(&d), op.int_form()) {
         let (a, b) = (x.ints("LHS")?, x.ints("RHS")?);

@@ -10,6 +10,7 @@ mod kernels;
 mod loss;
 mod norm_grad;
 mod quant;
+mod sort;
 mod sparse;
 
 pub use quant::filter_strides;

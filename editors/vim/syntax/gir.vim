@@ -12,10 +12,11 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ elementcosh elementdiv elementerf elementexp elementfloor elementlog elementmax elementmin
       \ elementmul elementneg elementnot elementor elementpow elementreciprocal elementround
       \ elementrsqrt elementselect elementsign elementsin elementsinh elementsqrt elementsub
-      \ elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
+      \ elementbitwiseand elementbitwiseor elementbitwisexor elementbitshiftleft
+      \ elementbitshiftright elementfmod elementtan elementxor elu extracttensor fullyconnected gather gatherelements gathernd gelu
       \ inserttensor intlookuptable layernormalization leakyrelu localresponsenormalization logsoftmax matmul
       \ maxpool maxpoolwithargmax maxpoolwithargmaxgrad onehot quantize relu rescalequantized rowwisequantizedfullyconnected scatterelements scatternd selu sigmoid softmax
-      \ softplus splat tanh tensorview touch transpose
+      \ softplus splat tanh tensorview topk touch transpose
       \ batchnormalizationgrad crossentropyloss crossentropylossgrad localresponsenormalizationgrad relugrad sgd sigmoidgrad softmaxgrad tanhgrad
       \ lengthssum sparselengthssum sparselengthsweightedsum embedding embeddingbag lengthstoranges lengthsrangefill gatherranges
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall

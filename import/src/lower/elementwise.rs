@@ -31,8 +31,15 @@ pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         return Ok(outs);
     }
     let out_name = node.output.first().cloned().unwrap_or_default();
-    if node.op_type == "Clip" && l.opset >= 11 && runtime_bounds(l, node)? {
-        // Bounds known only at run time: max with the lower, min with the upper.
+    if let Val::Act(a) = &x {
+        if l.kind(a) == ElemKind::Bool {
+            return Err(l.unsupported("Clip of a bool tensor"));
+        }
+    }
+    let int_x = matches!(&x, Val::Act(a) if l.kind(a).is_plain_int());
+    if node.op_type == "Clip" && l.opset >= 11 && (int_x || runtime_bounds(l, node)?) {
+        // Bounds known only at run time, or an integer tensor (`clip` is
+        // float): max with the lower, min with the upper, in x's kind.
         let base = l_node_name(node, &out_name);
         let mut acc = x;
         for (i, op) in [(1, Opcode::ElementMax), (2, Opcode::ElementMin)] {

@@ -18,6 +18,7 @@ mod dispatch;
 mod elementwise;
 mod fold;
 mod index;
+mod integer;
 mod linalg;
 mod math;
 mod nn;
@@ -28,6 +29,7 @@ mod qdq;
 mod recurrent;
 mod select;
 mod shape;
+mod sort;
 mod static_shape;
 mod window;
 

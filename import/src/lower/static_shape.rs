@@ -12,9 +12,13 @@ use crate::tensor::{strides, Tensor};
 use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode, Type};
 
-/// ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd over constant
-/// axes (attribute, or input 1 from opset 13/18): one `batchedreduce*` per axis (last first) on the
-/// ONNX-order buffer, a view for `keepdims`, Mean divided by the count.
+/// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd and the composed
+/// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp over
+/// constant axes (attribute, or input 1 from opset 13/18): one
+/// `batchedreduce*` per axis (last first) on the ONNX-order buffer, a view
+/// for `keepdims`, Mean divided by the count; the composed ones apply
+/// `elementabs`, `x * x` or `elementexp` before the sum and `elementsqrt`
+/// or `elementlog` after, as their ONNX function bodies do.
 pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let attrs = Attrs(&node.attribute);
     let out = node.output.first().cloned().unwrap_or_default();
@@ -55,8 +59,37 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         "ReduceProd" => Opcode::BatchedReduceProd,
         _ => Opcode::BatchedReduceAdd,
     };
+    if d.contains(&0) {
+        let bool_in =
+            node.input.first().and_then(|n| l.dtypes.get(n)) == Some(&crate::onnx::dtype::BOOL);
+        return Ok(vec![empty_reduce(
+            &node.op_type,
+            &x,
+            bool_in,
+            &out,
+            dims,
+            count,
+        )]);
+    }
     let a = l.act(&x);
     let mut cur = l.to_plain(&a, &out).v;
+    // The element-wise step before the sum (ONNX's function bodies).
+    let pre = match node.op_type.as_str() {
+        "ReduceL1" => Some(Opcode::ElementAbs),
+        "ReduceL2" | "ReduceSumSquare" => Some(Opcode::ElementMul),
+        "ReduceLogSumExp" => Some(Opcode::ElementExp),
+        _ => None,
+    };
+    if let Some(p) = pre {
+        let dest = l.alloc(&format!("{out}.pre"), &d);
+        let operands: &[_] = if p == Opcode::ElementMul {
+            &[dest, cur, cur]
+        } else {
+            &[dest, cur]
+        };
+        l.inst(&base, p, operands, &[]);
+        cur = dest;
+    }
     let mut cd = d.clone();
     for &ax in axes.iter().rev() {
         if cd.len() == 1 {
@@ -71,6 +104,21 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         l.inst(&base, op, &[dest, cur], &[m::AXIS.to(ax as i64)]);
         cur = dest;
     }
+    // The element-wise step after the sum.
+    let post = match node.op_type.as_str() {
+        "ReduceL2" => Some(Opcode::ElementSqrt),
+        "ReduceLogSum" | "ReduceLogSumExp" => Some(Opcode::ElementLog),
+        _ => None,
+    };
+    if let Some(p) = post {
+        let cur_dims =
+            l.f.value_type(cur)
+                .map(|t| t.dims.clone())
+                .unwrap_or_default();
+        let dest = l.alloc(&format!("{out}.post"), &cur_dims);
+        l.inst(&base, p, &[dest, cur], &[]);
+        cur = dest;
+    }
     let v = l.view(&out, cur, &dims);
     let mut res = Val::Act(Act { v, dims, cl: false });
     if node.op_type == "ReduceMean" && count > 1 {
@@ -81,6 +129,38 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         res = super::elementwise::apply(l, Opcode::ElementDiv, &res, &n, &out, &base)?;
     }
     Ok(vec![res])
+}
+
+/// A reduction of a tensor with no elements (a constant: an activation
+/// always has some): each output element reduces nothing, so it is the
+/// reduction's identity (ONNX's empty-set rule); an empty output stays empty.
+fn empty_reduce(op: &str, x: &Val, bool_in: bool, out: &str, dims: Vec<u64>, count: u64) -> Val {
+    let n: u64 = dims.iter().product();
+    debug_assert!(n == 0 || count == 0);
+    let float = match op {
+        "ReduceMax" => f32::NEG_INFINITY,
+        "ReduceMin" => f32::INFINITY,
+        "ReduceProd" => 1.0,
+        "ReduceLogSum" | "ReduceLogSumExp" => f32::NEG_INFINITY,
+        "ReduceMean" => f32::NAN,
+        _ => 0.0,
+    };
+    let t = match x {
+        Val::Const { t, .. } if matches!(t.data, crate::tensor::Data::I64(_)) => {
+            let v = match op {
+                // The smallest and largest bool are false and true.
+                "ReduceMax" if bool_in => 0,
+                "ReduceMin" if bool_in => 1,
+                "ReduceMax" => i64::MIN,
+                "ReduceMin" => i64::MAX,
+                "ReduceProd" => 1,
+                _ => 0,
+            };
+            Tensor::i64(dims, vec![v; n as usize])
+        }
+        _ => Tensor::f32(dims, vec![float; n as usize]),
+    };
+    konst(out, t)
 }
 
 /// Expand (constant shape) and Tile (constant repeats) on any value:

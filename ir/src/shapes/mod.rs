@@ -37,6 +37,7 @@ mod index;
 mod linalg;
 mod movement;
 mod quant;
+mod sort;
 mod sparse;
 mod spatial;
 
@@ -51,6 +52,7 @@ pub use linalg::{
     layer_normalization, lrn, matmul, rowwise_fully_connected, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
+pub use sort::topk;
 pub use sparse::{
     batch_sparse_to_dense, batched_unary_embeddings_bags, embedding, embedding_bag,
     fill_examples_with_indicator, fused_sls, gather_ranges, lengths_range_fill, lengths_sum,
@@ -132,6 +134,10 @@ pub(crate) enum Kinds {
     Index,
     /// `float`, a plain integer kind or `bool` (what `convertto` converts).
     Plain,
+    /// A plain integer kind: index32, index64, int8, uint8.
+    Int,
+    /// `float` or a plain integer kind.
+    FloatOrInt,
     Any,
 }
 
@@ -146,6 +152,8 @@ impl Kinds {
             Kinds::Bool => e == ElemKind::Bool,
             Kinds::Index => matches!(e, ElemKind::Index32 | ElemKind::Index64),
             Kinds::Plain => e == ElemKind::Float || e.is_plain_int() || e == ElemKind::Bool,
+            Kinds::Int => e.is_plain_int(),
+            Kinds::FloatOrInt => e == ElemKind::Float || e.is_plain_int(),
             Kinds::Any => true,
         }
     }
@@ -159,6 +167,8 @@ impl Kinds {
             Kinds::Bool => "`bool`",
             Kinds::Index => "`index32` or `index64`",
             Kinds::Plain => "`float`, `index32`, `index64`, `int8`, `uint8` or `bool`",
+            Kinds::Int => "`index32`, `index64`, `int8` or `uint8`",
+            Kinds::FloatOrInt => "`float`, `index32`, `index64`, `int8` or `uint8`",
             Kinds::Any => "any element type",
         }
     }
@@ -321,6 +331,21 @@ pub fn elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
         return errs;
     }
     uniform(ctx, &all_operands(ctx), Kinds::Numeric, &mut errs);
+    errs
+}
+
+/// The bitwise and shift instructions: same shape and kind, a plain
+/// integer kind.
+pub fn int_elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::Int, &mut errs);
+    errs
+}
+
+/// `elementfmod`: same shape and kind, `float` or a plain integer kind.
+pub fn plain_elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    uniform(ctx, &all_operands(ctx), Kinds::FloatOrInt, &mut errs);
     errs
 }
 

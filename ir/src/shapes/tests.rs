@@ -548,6 +548,27 @@ fn elementwise_kinds_and_shapes() {
     );
     accepts(w, "%a = elementmax @out %i, @in %i, @in %i");
     accepts(w, "%a = elementmul @out %q, @in %r, @in %q");
+    // The bitwise instructions and the shifts: plain integers only.
+    accepts(w, "%a = elementbitwiseand @out %i, @in %i, @in %i");
+    accepts(w, "%a = elementbitshiftleft @out %i, @in %i, @in %i");
+    rejects(
+        w,
+        "%a = elementbitwisexor @out %f, @in %f, @in %f",
+        "`index32`, `index64`, `int8` or `uint8`",
+    );
+    rejects(
+        w,
+        "%a = elementbitshiftright @out %q, @in %q, @in %q",
+        "`index32`, `index64`, `int8` or `uint8`",
+    );
+    // elementfmod: float or plain integers, not quantized.
+    accepts(w, "%a = elementfmod @out %f, @in %f, @in %f");
+    accepts(w, "%a = elementfmod @out %i, @in %i, @in %i");
+    rejects(
+        w,
+        "%a = elementfmod @out %q, @in %q, @in %q",
+        "`float`, `index32`, `index64`, `int8` or `uint8`",
+    );
     rejects(
         w,
         "%a = elementdiv @out %c, @in %c, @in %c",
