@@ -93,6 +93,8 @@ pub fn splat_bits(kind: ElemKind, v: f64) -> Option<u64> {
         ElemKind::Index64 => (v as i64) as u64,
         ElemKind::Int8 => (v as i8) as u8 as u64,
         ElemKind::UInt8 => (v as u8) as u64,
+        // A fused row is raw bytes (data, then its scale and offset).
+        ElemKind::Fused(_) => (v as u8) as u64,
         k => {
             let (s, o) = k.quant()?;
             let q = quantize(v as f32, s, o, k.quant_range()?);
