@@ -95,6 +95,24 @@ fn lengths_sum(c: &mut KCtx) -> R {
     Ok(())
 }
 
+/// Opens the walk of `segs` segments of `Lengths` over `n` indices, in
+/// Glow's order: inside it `s` is the segment, `i` the in-range row (rows
+/// outside `0..rows` are skipped, the walk stops when the indices run out)
+/// and, when `weighted`, `w` its weight. The caller closes two blocks.
+fn open_segments(c: &mut KCtx, segs: u64, n: u64, rows: u64, weighted: bool) {
+    c.w.line("size_t cur = 0;");
+    c.w.for_loop("s", segs);
+    c.w.line("const int64_t len = (int64_t)Lengths[s];");
+    c.w.open("for (int64_t j = 0; j < len; j++)");
+    c.w.line(&format!("if (cur >= {n}u) break;"));
+    c.w.line("const int64_t i = (int64_t)Indices[cur];");
+    if weighted {
+        c.w.line("const float w = Weights[cur];");
+    }
+    c.w.line("cur++;");
+    c.w.line(&format!("if (i < 0 || i >= {rows}ll) continue;"));
+}
+
 fn sparse_lengths_sum(c: &mut KCtx) -> R {
     let weighted = c.inst.opcode == Opcode::SparseLengthsWeightedSum;
     let dt = decl_f32(c, "Dest")?;
@@ -107,17 +125,7 @@ fn sparse_lengths_sum(c: &mut KCtx) -> R {
     let (r, line) = rows(&data);
     let n = it.size();
     zero_f32(c, "Dest", dt.size());
-    c.w.line("size_t cur = 0;");
-    c.w.for_loop("s", lt.size());
-    c.w.line("const int64_t len = (int64_t)Lengths[s];");
-    c.w.open("for (int64_t j = 0; j < len; j++)");
-    c.w.line(&format!("if (cur >= {n}u) break;"));
-    c.w.line("const int64_t i = (int64_t)Indices[cur];");
-    if weighted {
-        c.w.line("const float w = Weights[cur];");
-    }
-    c.w.line("cur++;");
-    c.w.line(&format!("if (i < 0 || i >= {r}ll) continue;"));
+    open_segments(c, lt.size(), n, r, weighted);
     let term = if weighted {
         format!("Data[(size_t)i * {line}u + k] * w")
     } else {
@@ -420,15 +428,7 @@ fn rowwise_sls(c: &mut KCtx) -> R {
     let (r, line) = rows(&data);
     let n = it.size();
     zero_f32(c, "Dest", dt.size());
-    c.w.line("size_t cur = 0;");
-    c.w.for_loop("s", lt.size());
-    c.w.line("const int64_t len = (int64_t)Lengths[s];");
-    c.w.open("for (int64_t j = 0; j < len; j++)");
-    c.w.line(&format!("if (cur >= {n}u) break;"));
-    c.w.line("const int64_t i = (int64_t)Indices[cur];");
-    c.w.line("const float w = Weights[cur];");
-    c.w.line("cur++;");
-    c.w.line(&format!("if (i < 0 || i >= {r}ll) continue;"));
+    open_segments(c, lt.size(), n, r, true);
     c.w.line("const float scale = Scales[i], offset = Offsets[i];");
     c.w.open(&format!("for (size_t k = 0; k < {line}u; k++)"));
     c.w.line(&format!(
