@@ -104,11 +104,12 @@ if os.path.isfile(not_tool):
 for name in ["glow-opt", "glow-lsp", "glow-run", "glow-import", "glow-memplan", "glow-lit", "glow-update-checks", "glow-reduce", "glow-train"]:
     tool(name, os.path.join(bin_dir, name))
 
-# The out-of-tree pass example's tool, when built (cargo test --workspace builds it).
-custom_opt = os.path.join(bin_dir, "custom-opt")
-if os.path.isfile(custom_opt):
-    tool("custom-opt", custom_opt)
-    config.available_features.add("custom-opt")
+# The out-of-tree pass example's tools, when built (cargo test --workspace builds them).
+for name in ["custom-opt", "custom-run"]:
+    path = os.path.join(bin_dir, name)
+    if os.path.isfile(path):
+        tool(name, path)
+        config.available_features.add(name)
 
 config.available_features.add("llvm-filecheck")
 for feature in suite.get("features", []):

@@ -37,10 +37,10 @@ pub const TOOL_NAMES: [&str; 10] = [
 ];
 
 /// Tools built by other workspace members (the out-of-tree pass example's
-/// `custom-opt`): a RUN line may name them, and when found each is also a
+/// `custom-opt` and `custom-run`): a RUN line may name them, and when found each is also a
 /// feature of the same name, so tests `REQUIRES:` it and show as
 /// UNSUPPORTED, not failed, in a build without it.
-pub const OPTIONAL_TOOL_NAMES: [&str; 1] = ["custom-opt"];
+pub const OPTIONAL_TOOL_NAMES: [&str; 2] = ["custom-opt", "custom-run"];
 
 /// Collects the tools among [`TOOL_NAMES`] and [`OPTIONAL_TOOL_NAMES`] that
 /// exist as executables in `dir`.

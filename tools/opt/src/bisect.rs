@@ -134,10 +134,10 @@ pub fn bisect_engines(
     Ok(reference.into_iter().zip(c).find(|(a, b)| a.data != b.data))
 }
 
-/// The report `glow-run --bisect-engines` prints.
-pub fn engines_report(f: &Function, a: &Written, b: &Written) -> String {
+/// The report `glow-run --bisect-engines` prints (`tool` names the tool).
+pub fn engines_report(tool: &str, f: &Function, a: &Written, b: &Written) -> String {
     let mut s = format!(
-        "glow-run: first instruction whose written buffer differs between the interpreter and the C engine: %{} ({} %{})\n",
+        "{tool}: first instruction whose written buffer differs between the interpreter and the C engine: %{} ({} %{})\n",
         b.inst, b.operand, b.value
     );
     let _ = writeln!(s, "  {}", line_at(f, a.position));
@@ -145,19 +145,22 @@ pub fn engines_report(f: &Function, a: &Written, b: &Written) -> String {
     s
 }
 
-/// The report `glow-run --bisect` prints.
-pub fn report(finding: &Finding, pipeline: &str) -> String {
+/// The report `glow-run --bisect` prints (`tool` names the tool).
+pub fn report(tool: &str, finding: &Finding, pipeline: &str) -> String {
     let mut s = format!(
-        "glow-run: outputs first differ after pass ({}) {} of `{pipeline}`\n",
+        "{tool}: outputs first differ after pass ({}) {} of `{pipeline}`\n",
         finding.step, finding.pass
     );
     let (Some((a, b)), Some((la, lb))) = (&finding.first, &finding.lines) else {
-        s.push_str("glow-run: no instruction of both programs writes a different buffer\n");
+        let _ = writeln!(
+            s,
+            "{tool}: no instruction of both programs writes a different buffer"
+        );
         return s;
     };
     let _ = writeln!(
         s,
-        "glow-run: first instruction whose written buffer differs: %{} ({} %{})",
+        "{tool}: first instruction whose written buffer differs: %{} ({} %{})",
         b.inst, b.operand, b.value
     );
     let _ = writeln!(s, "  before: {la}");
@@ -242,7 +245,7 @@ code {
             .expect("runs")
             .expect("a miscompile");
         assert_eq!((found.step, found.pass), (2, "test-bump-splats"));
-        let text = report(&found, "dead-alloc,test-bump-splats,dse");
+        let text = report("glow-run", &found, "dead-alloc,test-bump-splats,dse");
         assert!(
             text.contains("first instruction whose written buffer differs: %s (Dest %out)"),
             "{text}"

@@ -12,6 +12,7 @@ pub mod bisect;
 pub mod dot;
 pub mod profile;
 pub mod reduce;
+pub mod run;
 #[cfg(test)]
 mod test_passes;
 
