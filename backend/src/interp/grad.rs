@@ -47,60 +47,65 @@ pub fn convolution_grad(x: &mut Exec) -> R {
         bias[o as usize] = sum;
     }
     let mut fgrad = x.scratch(filt.len(), 0f32)?;
-    for o in 0..oc {
-        for ky in 0..kh {
-            for kx in 0..kw {
-                for ic in 0..cg {
-                    let c = (o / ocg) * cg + ic;
-                    let mut sum = 0f32;
-                    for b in 0..n {
-                        for y in 0..oh {
-                            let ih = (y * st[0] + ky * dil[0]) as i64 - pads[0] as i64;
-                            if ih < 0 || ih >= h as i64 {
-                                continue;
-                            }
-                            for xx in 0..ow {
-                                let iw = (xx * st[1] + kx * dil[1]) as i64 - pads[1] as i64;
-                                if iw < 0 || iw >= w as i64 {
+    with_fma!({
+        for o in 0..oc {
+            for ky in 0..kh {
+                for kx in 0..kw {
+                    for ic in 0..cg {
+                        let c = (o / ocg) * cg + ic;
+                        let mut sum = 0f32;
+                        for b in 0..n {
+                            for y in 0..oh {
+                                let ih = (y * st[0] + ky * dil[0]) as i64 - pads[0] as i64;
+                                if ih < 0 || ih >= h as i64 {
                                     continue;
                                 }
-                                let d = dg[at(g.ds, [b, o, y, xx])];
-                                sum = d.mul_add(src[at(g.ss, [b, c, ih as u64, iw as u64])], sum);
+                                for xx in 0..ow {
+                                    let iw = (xx * st[1] + kx * dil[1]) as i64 - pads[1] as i64;
+                                    if iw < 0 || iw >= w as i64 {
+                                        continue;
+                                    }
+                                    let d = dg[at(g.ds, [b, o, y, xx])];
+                                    sum =
+                                        d.mul_add(src[at(g.ss, [b, c, ih as u64, iw as u64])], sum);
+                                }
                             }
                         }
+                        fgrad[at(g.fs, [o, ky, kx, ic])] = sum;
                     }
-                    fgrad[at(g.fs, [o, ky, kx, ic])] = sum;
                 }
             }
         }
-    }
+    });
     let mut sgrad = x.scratch(src.len(), 0f32)?;
-    for b in 0..n {
-        for c in 0..ch {
-            let (gi, ic) = (c / cg, c % cg);
-            for ih in 0..h {
-                for iw in 0..w {
-                    let mut sum = 0f32;
-                    for ky in 0..kh {
-                        let Some(y) = g.tap(ih, ky, 0) else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(xx) = g.tap(iw, kx, 1) else {
+    with_fma!({
+        for b in 0..n {
+            for c in 0..ch {
+                let (gi, ic) = (c / cg, c % cg);
+                for ih in 0..h {
+                    for iw in 0..w {
+                        let mut sum = 0f32;
+                        for ky in 0..kh {
+                            let Some(y) = g.tap(ih, ky, 0) else {
                                 continue;
                             };
-                            for og in 0..ocg {
-                                let o = gi * ocg + og;
-                                let d = dg[at(g.ds, [b, o, y, xx])];
-                                sum = d.mul_add(filt[at(g.fs, [o, ky, kx, ic])], sum);
+                            for kx in 0..kw {
+                                let Some(xx) = g.tap(iw, kx, 1) else {
+                                    continue;
+                                };
+                                for og in 0..ocg {
+                                    let o = gi * ocg + og;
+                                    let d = dg[at(g.ds, [b, o, y, xx])];
+                                    sum = d.mul_add(filt[at(g.fs, [o, ky, kx, ic])], sum);
+                                }
                             }
                         }
+                        sgrad[at(g.ss, [b, c, ih, iw])] = sum;
                     }
-                    sgrad[at(g.ss, [b, c, ih, iw])] = sum;
                 }
             }
         }
-    }
+    });
     x.put_f32s("BiasGrad", &bias)?;
     x.put_f32s("FilterGrad", &fgrad)?;
     x.put_f32s("SrcGrad", &sgrad)

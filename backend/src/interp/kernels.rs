@@ -451,24 +451,26 @@ fn matmul_core(
 ) -> Vec<f32> {
     let (nb, rows, inner, cols) = dims;
     let mut out = vec![0f32; nb * rows * cols];
-    for b in 0..nb {
-        for i in 0..rows {
-            for j in 0..cols {
-                let mut sum = 0f32;
-                for k in 0..inner {
-                    let (x, w) = (
-                        l[b * rows * inner + i * inner + k],
-                        r[b * inner * cols + k * cols + j],
-                    );
-                    sum = x.mul_add(w, sum);
+    with_fma!({
+        for b in 0..nb {
+            for i in 0..rows {
+                for j in 0..cols {
+                    let mut sum = 0f32;
+                    for k in 0..inner {
+                        let (x, w) = (
+                            l[b * rows * inner + i * inner + k],
+                            r[b * inner * cols + k * cols + j],
+                        );
+                        sum = x.mul_add(w, sum);
+                    }
+                    out[b * rows * cols + i * cols + j] = match bias {
+                        Some(bias) => sum + bias[j],
+                        None => sum,
+                    };
                 }
-                out[b * rows * cols + i * cols + j] = match bias {
-                    Some(bias) => sum + bias[j],
-                    None => sum,
-                };
             }
         }
-    }
+    });
     out
 }
 
@@ -643,31 +645,33 @@ fn convolution(x: &mut Exec) -> R {
     let _ = fl;
     let at = |st: [u64; 4], i: [u64; 4]| (0..4).map(|k| st[k] * i[k]).sum::<u64>() as usize;
     let mut out = x.scratch(d.size() as usize, 0f32)?;
-    for b in 0..n {
-        for y in 0..oh {
-            for xx in 0..ow {
-                for o in 0..oc {
-                    let g = o / ocg;
-                    let mut sum = 0f32;
-                    for_window(&win, y, xx, h, w, |a, r, p, q| {
-                        for c in 0..cg {
-                            let (x, f) = (
-                                src[at(ss, [b, g * cg + c, p, q])],
-                                filt[at(fs, [o, a, r, c])],
-                            );
-                            sum = x.mul_add(f, sum);
-                        }
-                    });
-                    let i = at(ds, [b, o, y, xx]);
-                    let v = sum + bias[o as usize];
-                    out[i] = fused(match &residual {
-                        Some(r) => v + r[i],
-                        None => v,
-                    });
+    with_fma!({
+        for b in 0..n {
+            for y in 0..oh {
+                for xx in 0..ow {
+                    for o in 0..oc {
+                        let g = o / ocg;
+                        let mut sum = 0f32;
+                        for_window(&win, y, xx, h, w, |a, r, p, q| {
+                            for c in 0..cg {
+                                let (x, f) = (
+                                    src[at(ss, [b, g * cg + c, p, q])],
+                                    filt[at(fs, [o, a, r, c])],
+                                );
+                                sum = x.mul_add(f, sum);
+                            }
+                        });
+                        let i = at(ds, [b, o, y, xx]);
+                        let v = sum + bias[o as usize];
+                        out[i] = fused(match &residual {
+                            Some(r) => v + r[i],
+                            None => v,
+                        });
+                    }
                 }
             }
         }
-    }
+    });
     x.put_f32s("Dest", &out)
 }
 
@@ -693,34 +697,36 @@ fn conv_transpose(x: &mut Exec) -> R {
         (i < lim).then_some(i)
     };
     let mut out = x.scratch(d.size() as usize, 0f32)?;
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for o in 0..oc {
-                    let (g, og) = (o / ocg, o % ocg);
-                    let mut sum = 0f32;
-                    for ky in 0..kh {
-                        let Some(iy) = source(oy, ky, 0, h) else {
-                            continue;
-                        };
-                        for kx in 0..kw {
-                            let Some(ix) = source(ox, kx, 1, w) else {
+    with_fma!({
+        for b in 0..n {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    for o in 0..oc {
+                        let (g, og) = (o / ocg, o % ocg);
+                        let mut sum = 0f32;
+                        for ky in 0..kh {
+                            let Some(iy) = source(oy, ky, 0, h) else {
                                 continue;
                             };
-                            for ci in 0..cg {
-                                let ic = g * cg + ci;
-                                let si = b * h * w * ch + iy * w * ch + ix * ch + ic;
-                                let fi = ic * kh * kw * ocg + ky * kw * ocg + kx * ocg + og;
-                                sum = src[si as usize].mul_add(filt[fi as usize], sum);
+                            for kx in 0..kw {
+                                let Some(ix) = source(ox, kx, 1, w) else {
+                                    continue;
+                                };
+                                for ci in 0..cg {
+                                    let ic = g * cg + ci;
+                                    let si = b * h * w * ch + iy * w * ch + ix * ch + ic;
+                                    let fi = ic * kh * kw * ocg + ky * kw * ocg + kx * ocg + og;
+                                    sum = src[si as usize].mul_add(filt[fi as usize], sum);
+                                }
                             }
                         }
+                        out[(b * oh * ow * oc + oy * ow * oc + ox * oc + o) as usize] =
+                            sum + bias[o as usize];
                     }
-                    out[(b * oh * ow * oc + oy * ow * oc + ox * oc + o) as usize] =
-                        sum + bias[o as usize];
                 }
             }
         }
-    }
+    });
     x.put_f32s("Dest", &out)
 }
 

@@ -4,6 +4,33 @@
 //! its inputs into plain vectors, computes with obviously-correct loops in
 //! the same operation order as the C text, and writes the result back.
 
+/// Runs a block compiled a second time with the CPU's FMA instructions, when
+/// it has them: `mul_add` is then one `vfmadd` instead of a call to libm's
+/// `fmaf`. Both are the same single rounding, so the bits do not change.
+/// The block is expanded twice into closures called once, which LLVM inlines
+/// into the FMA-enabled function.
+macro_rules! with_fma {
+    ($body:block) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "fma")]
+            unsafe fn fast<T>(f: impl FnOnce() -> T) -> T {
+                f()
+            }
+            if std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has FMA, checked just above.
+                unsafe { fast(|| $body) }
+            } else {
+                (|| $body)()
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            (|| $body)()
+        }
+    }};
+}
+
 mod grad;
 mod index;
 mod kernels;
