@@ -7,8 +7,8 @@
 /// Runs a block compiled a second time with the CPU's FMA instructions, when
 /// it has them: `mul_add` is then one `vfmadd` instead of a call to libm's
 /// `fmaf`. Both are the same single rounding, so the bits do not change.
-/// The block is expanded twice into closures called once, which LLVM inlines
-/// into the FMA-enabled function.
+/// The block is expanded twice: once as a closure called once, which LLVM
+/// inlines into the FMA-enabled function, once in place. It must not `return`.
 macro_rules! with_fma {
     ($body:block) => {{
         #[cfg(target_arch = "x86_64")]
@@ -21,12 +21,12 @@ macro_rules! with_fma {
                 // SAFETY: the CPU has FMA, checked just above.
                 unsafe { fast(|| $body) }
             } else {
-                (|| $body)()
+                $body
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            (|| $body)()
+            $body
         }
     }};
 }
