@@ -55,6 +55,9 @@ pub struct Config {
     pub cflags: String,
     /// Run the C engine on only the first this many programs.
     pub c_limit: u64,
+    /// Seeds checked so far, shared by every clone (a progress display
+    /// reads it while the runners work).
+    pub checked: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for Config {
@@ -66,6 +69,7 @@ impl Default for Config {
             failure_dir: PathBuf::from("smith-failures"),
             cflags: "-O1".to_string(),
             c_limit: u64::MAX,
+            checked: Default::default(),
         }
     }
 }
@@ -808,6 +812,8 @@ pub fn run_seeds(
             progress(&f);
             report.failures.push(f);
         }
+        cfg.checked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if jobs.len() >= cfg.batch.max(1) * 2 {
             flush(&mut jobs, &mut report, &mut failed_seeds, &mut progress);
         }

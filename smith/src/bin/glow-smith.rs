@@ -13,6 +13,7 @@ use clap::Parser;
 use glow_smith::oracle::{check_text, failure_kind, run_seeds_parallel, Config, Failure};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -108,11 +109,35 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
     let end = seed
         .checked_add(count)
         .ok_or("--seed plus --count overflows")?;
-    let report = run_seeds_parallel(seed..end, jobs, &cfg, |f| {
-        eprintln!("glow-smith: seed {} FAILED: {}", f.seed, f.message);
-        if let Some(p) = &f.file {
-            eprintln!("glow-smith: program written to {}", p.display());
-        }
+    let failed = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        // A line every 10 s while it runs, so a long campaign shows progress.
+        s.spawn(|| {
+            let mut last = u64::MAX;
+            let mut ticks = 0u32;
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(250));
+                ticks += 1;
+                let n = cfg.checked.load(Ordering::Relaxed);
+                if ticks.is_multiple_of(40) && n != last {
+                    last = n;
+                    eprintln!(
+                        "glow-smith: {n}/{count} seeds checked, {} failed so far",
+                        failed.load(Ordering::Relaxed)
+                    );
+                }
+            }
+        });
+        let report = run_seeds_parallel(seed..end, jobs, &cfg, |f| {
+            failed.fetch_add(1, Ordering::Relaxed);
+            eprintln!("glow-smith: seed {} FAILED: {}", f.seed, f.message);
+            if let Some(p) = &f.file {
+                eprintln!("glow-smith: program written to {}", p.display());
+            }
+        });
+        done.store(true, Ordering::Relaxed);
+        report
     });
     if reduce {
         for f in &report.failures {
