@@ -97,6 +97,17 @@ fn main() -> ExitCode {
             if msg.starts_with("Too many positional arguments") {
                 msg.push_str(&format!(": See: {} --help", raw[0]));
             }
+            // LLVM's cl: where to look, then the nearest option.
+            let unknown = msg
+                .strip_prefix("Unknown command line argument '")
+                .and_then(|rest| rest.strip_suffix("'."))
+                .map(str::to_string);
+            if let Some(arg) = unknown {
+                msg.push_str(&format!("  Try: '{} --help'", raw[0]));
+                if let Some(near) = cli::nearest_option(&arg) {
+                    msg.push_str(&format!("\n{prog}: Did you mean '{near}'?"));
+                }
+            }
             eprintln!("{prog}: {msg}");
             return ExitCode::from(1);
         }

@@ -160,6 +160,45 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("D", Kind::Prefix),
 ];
 
+/// The option LLVM's `Did you mean` names for an unknown `arg`: the table's
+/// name nearest to the argument's name (edit distance, first in the table on
+/// a tie), spelled with `-` for a one-letter name and `--` otherwise, and
+/// with the argument's `=value` kept.
+pub fn nearest_option(arg: &str) -> Option<String> {
+    let body = arg.trim_start_matches('-');
+    let (name, value) = match body.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (body, None),
+    };
+    let best = OPTIONS
+        .iter()
+        .map(|(n, _)| *n)
+        .min_by_key(|n| edit_distance(n, name))?;
+    let dashes = if best.len() == 1 { "-" } else { "--" };
+    Some(match value {
+        Some(v) => format!("{dashes}{best}={v}"),
+        None => format!("{dashes}{best}"),
+    })
+}
+
+/// Levenshtein distance (insertions, deletions and replacements cost one).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != *cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// LLVM's colour detection for a stream without `--color`: a terminal whose `TERM` is set
 /// and not `dumb` (LLVM asks terminfo; this is its common answer).
 pub fn auto_color(is_terminal: bool) -> bool {
@@ -258,6 +297,8 @@ pub fn parse(env_opts: Option<&str>, args: &[String]) -> Result<Cli, String> {
             Some(&(n, k)) => (n, k, inline),
             // `-DVAR=VALUE`: the prefix option takes the rest of the argument.
             None if body.starts_with('D') => ("D", Kind::Prefix, Some(body[1..].to_string())),
+            // `-vvv`: LLVM's `-v` groups with itself (`-v -v -v`); `-vv` is its own option.
+            None if name.len() > 2 && name.bytes().all(|b| b == b'v') => ("v", Kind::Flag, inline),
             None => return Err(format!("Unknown command line argument '{arg}'.")),
         };
         let value = match kind {
@@ -425,6 +466,29 @@ mod tests {
             tokenize(r#"-DA='x y' "-DB=\"q\"" c\ d"#),
             ["-DA=x y", "-DB=\"q\"", "c d"]
         );
+    }
+
+    #[test]
+    fn nearest_option_is_llvms_suggestion() {
+        assert_eq!(
+            nearest_option("--match-ful-lines").as_deref(),
+            Some("--match-full-lines")
+        );
+        assert_eq!(
+            nearest_option("--dump-inpt=always").as_deref(),
+            Some("--dump-input=always")
+        );
+        assert_eq!(nearest_option("-x").as_deref(), Some("-v"));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn repeated_v_is_verbose() {
+        let c = p(&["-vvv", "f"]).unwrap();
+        assert!(c.verbose && !c.verbose_verbose);
+        assert!(p(&["--vvvv", "f"]).unwrap().verbose);
+        assert!(p(&["-vx", "f"]).is_err());
     }
 
     #[test]
