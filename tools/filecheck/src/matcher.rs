@@ -458,7 +458,7 @@ impl Matcher<'_> {
                 self.env.strings.insert(n.clone(), v.clone());
             }
             for (n, v, fmt) in &f.num_defs {
-                self.env.nums.insert(n.clone(), (*v, *fmt));
+                self.env.nums.insert(n.clone(), (v.clone(), *fmt));
             }
         }
         r

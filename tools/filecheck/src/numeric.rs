@@ -1,10 +1,14 @@
 //! Numeric substitution blocks: `[[#%x,VAR:]]`, `[[#VAR+1]]`, `[[#@LINE]]`.
 //!
 //! Parses the block body into an optional format, an optional definition and
-//! an optional expression, and evaluates expressions over 128-bit integers so
-//! that overflow is an error instead of a panic.
+//! an optional expression, and evaluates expressions over unbounded integers,
+//! as LLVM 19 does (its `APInt` values widen on overflow).
 
+use num_bigint::{BigInt, Sign};
 use std::collections::BTreeMap;
+
+/// A numeric variable's or expression's value.
+pub type Num = BigInt;
 
 /// How a numeric value is printed and matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,24 +59,25 @@ impl Format {
     }
 
     /// Prints a value in this format.
-    pub fn render(&self, v: i128) -> Result<String, String> {
-        if v < 0 && self.kind != 'd' {
+    pub fn render(&self, v: &Num) -> Result<String, String> {
+        let negative = v.sign() == Sign::Minus;
+        if negative && self.kind != 'd' {
             return Err(format!("value {v} is negative but the format is unsigned"));
         }
-        let mag = v.unsigned_abs();
+        let mag = v.magnitude();
         let digits = match self.kind {
-            'x' => format!("{mag:x}"),
-            'X' => format!("{mag:X}"),
-            _ => format!("{mag}"),
+            'x' => mag.to_str_radix(16),
+            'X' => mag.to_str_radix(16).to_ascii_uppercase(),
+            _ => mag.to_str_radix(10),
         };
         let padded = format!("{:0>width$}", digits, width = self.precision);
-        let sign = if v < 0 { "-" } else { "" };
+        let sign = if negative { "-" } else { "" };
         let prefix = if self.alt { "0x" } else { "" };
         Ok(format!("{sign}{prefix}{padded}"))
     }
 
     /// Parses a matched text back into a value.
-    pub fn parse(&self, text: &str) -> Option<i128> {
+    pub fn parse(&self, text: &str) -> Option<Num> {
         let (neg, rest) = match text.strip_prefix('-') {
             Some(r) => (true, r),
             None => (false, text),
@@ -83,7 +88,7 @@ impl Format {
         } else {
             10
         };
-        let v = i128::from_str_radix(rest, radix).ok()?;
+        let v = Num::parse_bytes(rest.as_bytes(), radix)?;
         Some(if neg { -v } else { v })
     }
 }
@@ -92,7 +97,7 @@ impl Format {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
     /// A literal and its text.
-    Lit(i128, String),
+    Lit(Num, String),
     /// A variable and the offset of its name in the block text.
     Var(String, usize),
     Line,
@@ -106,40 +111,41 @@ impl Expr {
     /// Evaluates with `vars`; `line` is the value of `@LINE`.
     pub fn eval(
         &self,
-        vars: &BTreeMap<String, (i128, Format)>,
+        vars: &BTreeMap<String, (Num, Format)>,
         line: usize,
-    ) -> Result<i128, String> {
+    ) -> Result<Num, String> {
         Ok(match self {
-            Expr::Lit(v, _) => *v,
-            Expr::Line => line as i128,
+            Expr::Lit(v, _) => v.clone(),
+            Expr::Line => Num::from(line),
             Expr::Var(n, _) => match vars.get(n) {
-                Some((v, _)) => *v,
+                Some((v, _)) => v.clone(),
                 None => return Err(format!("undefined variable: {n}")),
             },
             Expr::Bin(op, a, b, ..) => {
                 let (a, b) = (a.eval(vars, line)?, b.eval(vars, line)?);
-                let r = if *op == '+' {
-                    a.checked_add(b)
+                if *op == '+' {
+                    a + b
                 } else {
-                    a.checked_sub(b)
-                };
-                r.ok_or("unable to represent numeric value")?
+                    a - b
+                }
             }
             Expr::Call(f, args, ..) => {
-                let vals: Result<Vec<i128>, String> =
+                let vals: Result<Vec<Num>, String> =
                     args.iter().map(|a| a.eval(vars, line)).collect();
-                let v = vals?;
-                let (a, b) = (v[0], v[1]);
-                let r = match f.as_str() {
-                    "add" => a.checked_add(b),
-                    "sub" => a.checked_sub(b),
-                    "mul" => a.checked_mul(b),
-                    "div" if b == 0 => return Err("division by zero".into()),
-                    "div" => a.checked_div(b),
-                    "max" => Some(a.max(b)),
-                    _ => Some(a.min(b)),
+                let mut v = vals?.into_iter();
+                let (Some(a), Some(b)) = (v.next(), v.next()) else {
+                    return Err(format!("function '{f}' takes 2 arguments"));
                 };
-                r.ok_or("unable to represent numeric value")?
+                match f.as_str() {
+                    "add" => a + b,
+                    "sub" => a - b,
+                    "mul" => a * b,
+                    "div" if b.sign() == Sign::NoSign => return Err("division by zero".into()),
+                    // Truncates toward zero, as APInt's sdiv.
+                    "div" => a / b,
+                    "max" => a.max(b),
+                    _ => a.min(b),
+                }
             }
         })
     }
@@ -210,7 +216,7 @@ impl Expr {
     /// text: LLVM reports them all, not only the first.
     pub fn undefined<'e>(
         &'e self,
-        vars: &BTreeMap<String, (i128, Format)>,
+        vars: &BTreeMap<String, (Num, Format)>,
         out: &mut Vec<(usize, &'e str)>,
     ) {
         match self {
@@ -535,16 +541,11 @@ impl Parser<'_> {
             auto_radix(self.s, &mut j)
         };
         let digits_at = j;
-        let mut v: i128 = 0;
-        let mut overflow = false;
-        while let Some(d) = self.s.get(j).and_then(|&c| (c as char).to_digit(radix)) {
-            match v
-                .checked_mul(radix as i128)
-                .and_then(|x| x.checked_add(d as i128))
-            {
-                Some(x) => v = x,
-                None => overflow = true,
-            }
+        while self
+            .s
+            .get(j)
+            .is_some_and(|&c| (c as char).to_digit(radix).is_some())
+        {
             j += 1;
         }
         if j == digits_at {
@@ -555,9 +556,8 @@ impl Parser<'_> {
             };
             return Err((start, format!("invalid {what}operand format")));
         }
-        if overflow {
-            return Err((start, "unable to represent numeric value".into()));
-        }
+        let v = Num::parse_bytes(&self.s[digits_at..j], radix)
+            .ok_or((start, "invalid operand format".to_string()))?;
         self.i = j;
         Ok(Expr::Lit(if neg { -v } else { v }, self.text(start, j)))
     }

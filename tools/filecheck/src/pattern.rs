@@ -119,7 +119,7 @@ pub struct Pattern {
 #[derive(Clone, Default, Debug)]
 pub struct Env {
     pub strings: BTreeMap<String, String>,
-    pub nums: BTreeMap<String, (i128, Format)>,
+    pub nums: BTreeMap<String, (crate::numeric::Num, Format)>,
 }
 
 impl Env {
@@ -136,7 +136,7 @@ pub struct Found {
     pub start: usize,
     pub end: usize,
     pub str_defs: Vec<(String, String)>,
-    pub num_defs: Vec<(String, i128, Format)>,
+    pub num_defs: Vec<(String, crate::numeric::Num, Format)>,
     /// Each variable defined by the match and the range it captured, in input order.
     pub captures: Vec<(String, usize, usize)>,
 }
@@ -345,7 +345,7 @@ impl Pattern {
                     if let Some(shown) = expr
                         .eval(&env.nums, self.line)
                         .ok()
-                        .and_then(|v| f.render(v).ok())
+                        .and_then(|v| f.render(&v).ok())
                     {
                         out.push(note(text, &shown));
                     }
@@ -540,8 +540,8 @@ impl Pattern {
     }
 
     /// The text a numeric expression stands for, or its errors: each undefined variable at
-    /// its name, anything else (a negative value in an unsigned format, a division by zero, a
-    /// value past 128 bits) as LLVM's overflow error at the expression.
+    /// its name, anything else (a negative value in an unsigned format, a division by zero)
+    /// as LLVM's overflow error at the expression.
     fn substitute(
         &self,
         expr: &Expr,
@@ -562,7 +562,7 @@ impl Pattern {
         let value = expr
             .eval(&env.nums, self.line)
             .ok()
-            .and_then(|v| f.render(v).ok());
+            .and_then(|v| f.render(&v).ok());
         if value.is_none() {
             errors.push(SubstError {
                 at,

@@ -185,6 +185,23 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "a\u{0}b\tc\n",
         &["--strict-whitespace"],
     ),
+    // Values past 64 and 128 bits: LLVM 19's APInt widens instead of overflowing.
+    (
+        "CHECK: a [[#A:]]\nCHECK: b [[#A+1]] [[#mul(A,A)]]\n",
+        "a 340282366920938463463374607431768211456\nb 340282366920938463463374607431768211457 115792089237316195423570985008687907853269984665640564039457584007913129639936\n",
+        &[],
+    ),
+    (
+        "CHECK: [[#%d,N:]]\nCHECK: [[#%d,sub(N,0x10000000000000000)]]\n",
+        "-9223372036854775809\n-27670116110564327425\n",
+        &[],
+    ),
+    (
+        "CHECK: [[#%X,div(0x1FFFFFFFFFFFFFFFFFFFF,-3)]]\n",
+        "0\n",
+        &[],
+    ),
+    ("CHECK: [[#%d,div(-7,2)]] [[#div(-7,2)]]\n", "-3 3\n", &[]),
 ];
 
 /// Cases whose stderr glow does not reproduce exactly (documented differences).
