@@ -109,11 +109,7 @@ pub enum Expr {
 
 impl Expr {
     /// Evaluates with `vars`; `line` is the value of `@LINE`.
-    pub fn eval(
-        &self,
-        vars: &BTreeMap<String, (Num, Format)>,
-        line: usize,
-    ) -> Result<Num, String> {
+    pub fn eval(&self, vars: &BTreeMap<String, (Num, Format)>, line: usize) -> Result<Num, String> {
         Ok(match self {
             Expr::Lit(v, _) => v.clone(),
             Expr::Line => Num::from(line),
@@ -541,11 +537,7 @@ impl Parser<'_> {
             auto_radix(self.s, &mut j)
         };
         let digits_at = j;
-        while self
-            .s
-            .get(j)
-            .is_some_and(|&c| (c as char).to_digit(radix).is_some())
-        {
+        while self.s.get(j).is_some_and(|&c| (c as char).is_digit(radix)) {
             j += 1;
         }
         if j == digits_at {
