@@ -125,6 +125,51 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         .iter()
         .filter(|i| !inits.contains(i.name.as_str()))
         .collect();
+    // A frozen input must be a graph input whose declared shape it has.
+    for (name, t) in &opts.frozen_inputs {
+        let Some(vi) = inputs.iter().find(|vi| vi.name == *name) else {
+            let names: Vec<&str> = inputs.iter().map(|vi| vi.name.as_str()).collect();
+            return Err(ImportError::model(format!(
+                "cannot bind `{name}`: the model has no graph input of that name (its inputs: {})",
+                names.join(", ")
+            )));
+        };
+        let elem = vi
+            .r#type
+            .as_ref()
+            .and_then(|t| t.tensor_type.as_ref())
+            .map(|t| t.elem_type);
+        if let Some(elem) = elem {
+            // FLOAT, FLOAT16, DOUBLE, BFLOAT16.
+            let float_input = matches!(elem, 1 | 10 | 11 | 16);
+            let float_value = matches!(t.data, tensor::Data::F32(_));
+            if float_input != float_value {
+                return Err(ImportError::model(format!(
+                    "cannot bind `{name}`: the value holds {}, the graph input is {}",
+                    if float_value { "floats" } else { "integers" },
+                    onnx::dtype::name(elem)
+                )));
+            }
+        }
+        if let Some(declared) = declared_dims(vi) {
+            let fits = declared.len() == t.dims.len()
+                && declared
+                    .iter()
+                    .zip(&t.dims)
+                    .all(|(d, &g)| d.is_none_or(|d| d == g));
+            if !fits {
+                let shown: Vec<String> = declared
+                    .iter()
+                    .map(|d| d.map_or("?".to_string(), |d| d.to_string()))
+                    .collect();
+                return Err(ImportError::model(format!(
+                    "cannot bind `{name}`: the value has shape {:?}, the graph input is declared [{}]",
+                    t.dims,
+                    shown.join(", ")
+                )));
+            }
+        }
+    }
     // Outputs keep their declared element type (an integer or bool result
     // is a weight of the matching IR kind).
     let mut outputs = Vec::new();
@@ -278,6 +323,86 @@ fn empty_input(vi: &onnx::ValueInfoProto) -> Option<tensor::Tensor> {
 
 /// Dims and IR element kind of a graph input: symbolic or unknown first
 /// dims take the batch.
+/// A graph input's declared dimensions (`None` for a symbolic one), if it
+/// declares a shape at all.
+fn declared_dims(vi: &onnx::ValueInfoProto) -> Option<Vec<Option<u64>>> {
+    let shape = vi.r#type.as_ref()?.tensor_type.as_ref()?.shape.as_ref()?;
+    Some(
+        shape
+            .dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(onnx::DimValue::DimValue(v)) if *v >= 0 => Some(*v as u64),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// The value of `glow-import --bind NAME=FILE`: a `.npy` file (told by its
+/// magic) or an ONNX `TensorProto` (a test data set's `input_0.pb`). Floats
+/// become f32; integers and bools i64, as every constant the importer holds.
+pub fn read_bound_tensor(bytes: &[u8]) -> std::result::Result<tensor::Tensor, String> {
+    if bytes.starts_with(b"\x93NUMPY") {
+        let npy = glow_backend::npy::read(bytes)?;
+        let n = npy.shape.iter().product::<u64>() as usize;
+        let descr = npy.descr.trim_start_matches(['<', '|', '=']);
+        let width = match descr {
+            "f4" | "i4" | "u4" => 4,
+            "f8" | "i8" | "u8" => 8,
+            "i2" | "u2" => 2,
+            "i1" | "u1" | "b1" => 1,
+            _ => return Err(format!("unsupported .npy element type `{}`", npy.descr)),
+        };
+        if npy.data.len() != n * width {
+            return Err(format!(
+                "the .npy data holds {} bytes, its shape {:?} needs {}",
+                npy.data.len(),
+                npy.shape,
+                n * width
+            ));
+        }
+        let chunks = npy.data.chunks_exact(width);
+        let arr = |c: &[u8]| -> [u8; 8] {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            b
+        };
+        let t = match descr {
+            "f4" => tensor::Tensor::f32(
+                npy.shape,
+                chunks
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+            "f8" => tensor::Tensor::f32(
+                npy.shape,
+                chunks.map(|c| f64::from_le_bytes(arr(c)) as f32).collect(),
+            ),
+            _ => {
+                let signed = descr.starts_with('i');
+                let v = chunks
+                    .map(|c| {
+                        let raw = u64::from_le_bytes(arr(c));
+                        let bits = 8 * width as u32;
+                        if signed && bits < 64 {
+                            // Sign-extend from the element's width.
+                            ((raw << (64 - bits)) as i64) >> (64 - bits)
+                        } else {
+                            raw as i64
+                        }
+                    })
+                    .collect();
+                tensor::Tensor::i64(npy.shape, v)
+            }
+        };
+        return Ok(t);
+    }
+    let proto = onnx::decode_tensor(bytes)
+        .map_err(|e| format!("neither a .npy file nor an ONNX TensorProto: {e}"))?;
+    tensor::decode(&proto, None, tensor::StrippedPolicy::default()).map_err(|e| e.to_string())
+}
+
 fn input_dims(vi: &onnx::ValueInfoProto, opts: &Options) -> Result<(Vec<u64>, glow_ir::ElemKind)> {
     let bad = |msg: String| ImportError::model(format!("graph input `{}`: {msg}", vi.name));
     let unsupported = |what: String| Unsupported::Graph {

@@ -39,6 +39,11 @@ struct Args {
     /// BYTES in total; at most the default, 4294967296.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=glow_ir::limits::MAX_TOTAL_BYTES))]
     max_constant_bytes: Option<u64>,
+    /// Freeze graph input NAME to the value in FILE (`.npy` or an ONNX `TensorProto` such as
+    /// `input_1.pb`): it becomes a constant, so a shape, axes or sizes fed at run time are
+    /// known at import time (repeatable).
+    #[arg(long = "bind", value_name = "NAME=FILE")]
+    bind: Vec<String>,
 }
 
 fn run(args: &Args) -> Result<()> {
@@ -53,7 +58,7 @@ fn run(args: &Args) -> Result<()> {
         fill_stripped: args.fill_stripped,
         inline_weights: args.weights.is_none(),
         base_dir: args.model.parent().map(PathBuf::from),
-        frozen_inputs: Vec::new(),
+        frozen_inputs: bound_inputs(&args.bind)?,
         max_constant_bytes: args.max_constant_bytes,
     };
     if matches!(args.batch, Some(0)) {
@@ -77,6 +82,24 @@ fn run(args: &Args) -> Result<()> {
         write_atomic(std::path::Path::new(&args.output), text.as_bytes())?;
     }
     Ok(())
+}
+
+/// The `--bind NAME=FILE` values, read and decoded.
+fn bound_inputs(binds: &[String]) -> Result<Vec<(String, glow_import::tensor::Tensor)>> {
+    let mut out: Vec<(String, glow_import::tensor::Tensor)> = Vec::new();
+    for b in binds {
+        let Some((name, file)) = b.split_once('=') else {
+            anyhow::bail!("--bind `{b}`: expected NAME=FILE");
+        };
+        if out.iter().any(|(n, _)| n == name) {
+            anyhow::bail!("--bind: graph input `{name}` is bound twice");
+        }
+        let bytes = std::fs::read(file).with_context(|| format!("cannot read {file}"))?;
+        let t = glow_import::read_bound_tensor(&bytes)
+            .map_err(|e| anyhow::anyhow!("--bind {name}={file}: {e}"))?;
+        out.push((name.to_string(), t));
+    }
+    Ok(out)
 }
 
 fn main() -> ExitCode {
