@@ -146,6 +146,13 @@ fn compare(what: &str, analytic: &[f32], losses: &[f64], steps: &[(f64, f64)]) -
     worst
 }
 
+/// The loss `sum y * r` of each stacked copy of `y` (`r`'s length each).
+fn dot_losses(ys: &[f32], r: &[f32]) -> Vec<f64> {
+    ys.chunks(r.len())
+        .map(|y| y.iter().zip(r).map(|(&y, &r)| y as f64 * r as f64).sum())
+        .collect()
+}
+
 const DELTA: f32 = 1.0 / 128.0;
 /// Glow's GradCheck allows 0.01 or 0.001; these small programs stay under the stricter one.
 const ALLOWED: f64 = 1e-3;
@@ -235,10 +242,7 @@ fn lrn_case(dims: &[u64], members: &str, seed: u64) -> f64 {
     );
     let given = BTreeMap::from([("xs".to_string(), bytes(&xs)), ("r".to_string(), bytes(&r))]);
     let out = run_both(&text, &given);
-    let losses: Vec<f64> = floats(&out["ys"])
-        .chunks(n as usize)
-        .map(|y| y.iter().zip(&r).map(|(&y, &r)| y as f64 * r as f64).sum())
-        .collect();
+    let losses = dot_losses(&floats(&out["ys"]), &r);
     compare(
         &format!("localresponsenormalizationgrad {ty} {{ {members} }}"),
         &floats(&out["sg"]),
@@ -646,10 +650,7 @@ fn pairwise_case(n: u64, b: u64, v: u64, seed: u64) -> f64 {
         views.join(", ")
     );
     let out = run_both(&text, &given);
-    let losses: Vec<f64> = floats(&out["ys"])
-        .chunks((b * pairs) as usize)
-        .map(|y| y.iter().zip(&r).map(|(&y, &r)| y as f64 * r as f64).sum())
-        .collect();
+    let losses = dot_losses(&floats(&out["ys"]), &r);
     let analytic: Vec<f32> = (0..n)
         .flat_map(|i| floats(&out[&format!("g{i}")]))
         .collect();
@@ -699,10 +700,7 @@ fn threshold_case(dims: &[u64], t: f32, seed: u64) -> f64 {
     );
     let given = BTreeMap::from([("xs".to_string(), bytes(&xs)), ("r".to_string(), bytes(&r))]);
     let out = run_both(&text, &given);
-    let losses: Vec<f64> = floats(&out["ys"])
-        .chunks(n as usize)
-        .map(|y| y.iter().zip(&r).map(|(&y, &r)| y as f64 * r as f64).sum())
-        .collect();
+    let losses = dot_losses(&floats(&out["ys"]), &r);
     compare(
         &format!("thresholdgrad {ty} {{ Threshold: {t} }}"),
         &floats(&out["sg"]),
