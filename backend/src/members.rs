@@ -63,4 +63,24 @@ impl<'a> Members<'a> {
             })
             .collect()
     }
+
+    /// Every `Int` and `Bool` member of the opcode, in table order (a bool
+    /// as 1 or 0): the parameters of an `IntUnary` operator (`modulo`:
+    /// Divisor, SignFollowDivisor).
+    pub fn int_params(&self) -> Result<Vec<i64>, BackendError> {
+        let inst = self.f.inst(self.id);
+        inst.opcode
+            .info()
+            .members
+            .iter()
+            .filter(|m| matches!(m.ty, MemberType::Int | MemberType::Bool))
+            .map(|m| {
+                let v = self.by_name(m.name)?;
+                match m.ty {
+                    MemberType::Bool => Ok(i64::from(v.as_bool() == Some(true))),
+                    _ => v.as_int().ok_or_else(|| self.missing(m.name)),
+                }
+            })
+            .collect()
+    }
 }

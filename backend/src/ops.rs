@@ -476,7 +476,118 @@ pub static UNARY: &[UnOp] = &[
         c: "(m[0] != 0.0f ? 0.5f * x * (1.0f + tanhf(0.7978846f * (x + 0.044715f * x * x * x))) : 0.5f * x * (1.0f + erff(x * 0.70710677f)))",
         f: |x, m| gelu(x, m[0] != 0.0),
     },
+    // Glow's constant-operand instructions: m[0] is the member `LHS`.
+    UnOp {
+        opcode: Opcode::ElementRsubConst,
+        c: "(m[0] - x)",
+        f: |x, m| m[0] - x,
+    },
+    UnOp {
+        opcode: Opcode::ElementMulConst,
+        c: "(m[0] * x)",
+        f: |x, m| m[0] * x,
+    },
+    UnOp {
+        opcode: Opcode::ElementTruncate,
+        c: "truncf(x)",
+        f: |x, _| x.trunc(),
+    },
+    // m[0], m[1], m[2]: `Nan`, `PosInf`, `NegInf`.
+    UnOp {
+        opcode: Opcode::NanToNum,
+        c: "(isnan(x) ? m[0] : isinf(x) ? (x > 0.0f ? m[1] : m[2]) : x)",
+        f: |x, m| nan_to_num(x, m[0], m[1], m[2]),
+    },
+    // Glow's lowering: `(x * min(max(x + 3, 0), 6)) * 0.166666667`, with
+    // its max (`a < b ? b : a`) and min (`b < a ? b : a`).
+    UnOp {
+        opcode: Opcode::HardSwish,
+        c: "(x * (6.0f < ((x + 3.0f) < 0.0f ? 0.0f : (x + 3.0f)) ? 6.0f : ((x + 3.0f) < 0.0f ? 0.0f : (x + 3.0f))) * 0.166666667f)",
+        f: |x, _| hard_swish(x),
+    },
 ];
+
+/// `nantonum`: NaN, +inf and -inf replaced, other values kept.
+pub fn nan_to_num(x: f32, nan: f32, pos: f32, neg: f32) -> f32 {
+    if x.is_nan() {
+        nan
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            pos
+        } else {
+            neg
+        }
+    } else {
+        x
+    }
+}
+
+/// `hardswish` as Glow lowers it (see `UNARY`).
+pub fn hard_swish(x: f32) -> f32 {
+    let a = x + 3.0;
+    let r = if a < 0.0 { 0.0 } else { a };
+    let r = if 6.0 < r { 6.0 } else { r };
+    (x * r) * 0.166_666_67
+}
+
+/// A float predicate of the `Predicate` family: `Dest` (bool) = `f(Src)`;
+/// the C expression over `x`.
+pub struct PredOp {
+    pub opcode: Opcode,
+    pub c: &'static str,
+    pub f: fn(f32) -> bool,
+}
+
+pub static PREDICATE: &[PredOp] = &[PredOp {
+    opcode: Opcode::ElementIsNaN,
+    c: "isnan(x)",
+    f: |x| x.is_nan(),
+}];
+
+pub fn predicate(op: Opcode) -> Option<&'static PredOp> {
+    PREDICATE.iter().find(|p| p.opcode == op)
+}
+
+/// An operator of the `IntUnary` family over a plain integer `x` widened to
+/// 64 bits and the opcode's integer and bool members `m[0]`, `m[1]`, ...
+/// (bools as 0/1); the result wraps to `Dest`'s width. The C expression is
+/// over `int64_t x` and `const int64_t m[]`.
+pub struct IntUnOp {
+    pub opcode: Opcode,
+    pub c: &'static str,
+    pub f: fn(i64, &[i64]) -> i64,
+}
+
+pub static INT_UNARY: &[IntUnOp] = &[
+    IntUnOp {
+        opcode: Opcode::ElementBitwiseNot,
+        c: "~x",
+        f: |x, _| !x,
+    },
+    // m[0] `Divisor`, m[1] `SignFollowDivisor`.
+    IntUnOp {
+        opcode: Opcode::Modulo,
+        c: "glow_modulo(x, m[0], m[1])",
+        f: |x, m| modulo(x, m[0], m[1] != 0),
+    },
+];
+
+pub fn int_unary(op: Opcode) -> Option<&'static IntUnOp> {
+    INT_UNARY.iter().find(|o| o.opcode == op)
+}
+
+/// Glow's `modulo`: C's truncating `x % d` (0 for `d` = -1, where
+/// `MIN % -1` would overflow), plus `d` when `follow` and the remainder is
+/// negative (Glow adds it whatever the divisor's sign), wrapping. The
+/// verifier rejects `d` = 0; it gives 0 here.
+pub fn modulo(x: i64, d: i64, follow: bool) -> i64 {
+    let r = if d == 0 || d == -1 { 0 } else { x % d };
+    if follow && r < 0 {
+        r.wrapping_add(d)
+    } else {
+        r
+    }
+}
 
 /// A gradient of the `ActivationGrad` family (docs/training.md): `SrcGrad`
 /// from the forward output `d` (`Dest`) and its gradient `g` (`DestGrad`).
@@ -745,7 +856,7 @@ pub enum Scalar {
 }
 
 /// A C integer literal of type `int64_t` (the minimum has no literal).
-fn c_int(v: i64) -> String {
+pub fn c_int(v: i64) -> String {
     if v == i64::MIN {
         "INT64_MIN".into()
     } else {

@@ -190,7 +190,7 @@ fn written_slots(f: &Function, layout: &MemoryLayout) -> Vec<Slot> {
                 position: pos,
                 inst: inst.name.clone(),
                 opcode: info.name,
-                operand: info.operands.get(k).map_or("", |d| d.name),
+                operand: inst.operand_name(k).unwrap_or(""),
                 value,
                 ty: ty.clone(),
                 region: place.region,

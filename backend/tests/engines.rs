@@ -491,6 +491,12 @@ fn build() -> String {
         p.op("celu", &t, &[&t], "Alpha: 1.5");
         p.op("gelu", &t, &[&t], "");
         p.op("gelu", &t, &[&t], "Approximate: true");
+        p.op("elementrsubconst", &t, &[&t], "LHS: 0.5");
+        p.op("elementmulconst", &t, &[&t], "LHS: -1.75");
+        p.op("elementtruncate", &t, &[&t], "");
+        p.op("hardswish", &t, &[&t], "");
+        p.op("nantonum", &t, &[&t], "Nan: 1, PosInf: 2, NegInf: -3");
+        p.op("elementisnan", &t.replace("float", "bool"), &[&t], "");
         let b = t.replace("float", "bool");
         for op in [
             "elementcmplte",
@@ -541,6 +547,14 @@ fn build() -> String {
             ] {
                 p.op(op, &it, &[&it, &it], "");
             }
+            p.op("elementbitwisenot", &it, &[&it], "");
+            p.op("modulo", &it, &[&it], "Divisor: 3");
+            p.op(
+                "modulo",
+                &it,
+                &[&it],
+                "Divisor: -5, SignFollowDivisor: true",
+            );
             p.op("elementcmplte", &b, &[&it, &it], "");
             p.op("elementcmplt", &b, &[&it, &it], "");
             p.op("elementselect", &it, &[&b, &it, &it], "");
@@ -857,6 +871,56 @@ fn training_cases(p: &mut Prog) {
     p.inst(&format!(
         "crossentropylossgrad @in %{cg}, @in %{prob}, @in %{lab}, @out %{pg}, @out %{lg}"
     ));
+    // The binary cross-entropy losses over logits: weights of `Input`'s
+    // dims and one per column, each reduction.
+    for dims in [&[7u64][..], &[3, 5], &[2, 3, 4]] {
+        let t = f(dims);
+        let col = f(&dims[dims.len() - 1..]);
+        for (op, weights) in [
+            ("simplebinarycrossentropywithlogits", vec![]),
+            ("weightbinarycrossentropywithlogits", vec![t.clone()]),
+            ("weightbinarycrossentropywithlogits", vec![col.clone()]),
+            ("posweightbinarycrossentropywithlogits", vec![col.clone()]),
+            ("binarycrossentropywithlogits", vec![t.clone(), col.clone()]),
+        ] {
+            for r in 0..3 {
+                let (x, y) = (p.weight(&t), p.weight(&t));
+                let mut ins = format!("@in %{x}, @in %{y}");
+                for w in &weights {
+                    ins.push_str(&format!(", @in %{}", p.weight(w)));
+                }
+                let d = p.weight(if r == 0 { &t } else { "float<1>" });
+                p.inst(&format!("{op} @out %{d}, {ins} {{ Reduction: {r} }}"));
+            }
+        }
+    }
+    // The pairwise dot products over variadic inputs and their gradient,
+    // and the threshold gradient.
+    for (n, batch, v) in [(2u64, 3u64, 5u64), (3, 1, 8), (5, 4, 3)] {
+        let vt = f(&[batch, v]);
+        let pt = f(&[batch, n * (n - 1) / 2]);
+        let members = format!("{{ NumInputs: {n}, VectorSize: {v} }}");
+        let srcs: Vec<String> = (0..n).map(|_| format!("@in %{}", p.weight(&vt))).collect();
+        let d = p.weight(&pt);
+        p.inst(&format!(
+            "batchedpairwisedotproduct @out %{d}, {} {members}",
+            srcs.join(", ")
+        ));
+        let grads: Vec<String> = (0..n).map(|_| format!("@out %{}", p.weight(&vt))).collect();
+        let dg = p.weight(&pt);
+        p.inst(&format!(
+            "batchedpairwisedotproductgrad @in %{dg}, {}, {} {members}",
+            grads.join(", "),
+            srcs.join(", ")
+        ));
+    }
+    for s in [&[7u64][..], &[3, 5]] {
+        let t = f(s);
+        let (d, g, x) = (p.weight(&t), p.weight(&t), p.weight(&t));
+        p.inst(&format!(
+            "thresholdgrad @out %{d}, @in %{g}, @in %{x} {{ Threshold: 0.25 }}"
+        ));
+    }
     for members in [
         "LearningRate: 0.1",
         "LearningRate: 0.05, Momentum: 0.9, L2Decay: 0.0001",

@@ -146,6 +146,13 @@ fn compare(what: &str, analytic: &[f32], losses: &[f64], steps: &[(f64, f64)]) -
     worst
 }
 
+/// The loss `sum y * r` of each stacked copy of `y` (`r`'s length each).
+fn dot_losses(ys: &[f32], r: &[f32]) -> Vec<f64> {
+    ys.chunks(r.len())
+        .map(|y| y.iter().zip(r).map(|(&y, &r)| y as f64 * r as f64).sum())
+        .collect()
+}
+
 const DELTA: f32 = 1.0 / 128.0;
 /// Glow's GradCheck allows 0.01 or 0.001; these small programs stay under the stricter one.
 const ALLOWED: f64 = 1e-3;
@@ -235,10 +242,7 @@ fn lrn_case(dims: &[u64], members: &str, seed: u64) -> f64 {
     );
     let given = BTreeMap::from([("xs".to_string(), bytes(&xs)), ("r".to_string(), bytes(&r))]);
     let out = run_both(&text, &given);
-    let losses: Vec<f64> = floats(&out["ys"])
-        .chunks(n as usize)
-        .map(|y| y.iter().zip(&r).map(|(&y, &r)| y as f64 * r as f64).sum())
-        .collect();
+    let losses = dot_losses(&floats(&out["ys"]), &r);
     compare(
         &format!("localresponsenormalizationgrad {ty} {{ {members} }}"),
         &floats(&out["sg"]),
@@ -596,6 +600,136 @@ fn two_sgd_steps_with_a_torch_recipe_stay_within_rounding_of_the_formula() {
             v[i]
         );
     }
+}
+
+/// `batchedpairwisedotproduct` over `n` inputs `[b, v]`: every input's
+/// elements perturbed in turn, the copies stacked along the batch (each
+/// row's products are its own), the loss `sum y * r` (so `DestGrad = r`),
+/// and the gradient on the unperturbed copy (two variadic lists).
+fn pairwise_case(n: u64, b: u64, v: u64, seed: u64) -> f64 {
+    let mut rng = Rng(seed);
+    let each = (b * v) as usize;
+    let pairs = n * (n - 1) / 2;
+    let x: Vec<f32> = (0..n * b * v).map(|_| rng.uniform(-2.0, 2.0)).collect();
+    let r: Vec<f32> = (0..b * pairs).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let (xs, steps) = stacked(&x, DELTA);
+    let k = 2 * x.len() as u64 + 1;
+    let mut decls = String::new();
+    let mut given = BTreeMap::from([("r".to_string(), bytes(&r))]);
+    let (mut srcs, mut views, mut grads, mut code) = (vec![], vec![], vec![], String::new());
+    for i in 0..n as usize {
+        // Input i of every copy, one after another.
+        let si: Vec<f32> = xs
+            .chunks(x.len())
+            .flat_map(|c| c[i * each..(i + 1) * each].to_vec())
+            .collect();
+        given.insert(format!("s{i}"), bytes(&si));
+        decls += &format!(
+            "  %s{i} = WeightVar float<{} x {v}> mutable
+",
+            k * b
+        );
+        decls += &format!(
+            "  %g{i} = WeightVar float<{b} x {v}> mutable
+"
+        );
+        srcs.push(format!("@in %s{i}"));
+        code += &format!(
+            "  %v{i} = tensorview @in %s{i} {{ Ty: float<{b} x {v}>, Offsets: [0, 0] }}
+"
+        );
+        views.push(format!("@in %v{i}"));
+        grads.push(format!("@out %g{i}"));
+    }
+    let members = format!("{{ NumInputs: {n}, VectorSize: {v} }}");
+    let text = format!(
+        "function gc\ndeclare {{\n{decls}  %ys = WeightVar float<{} x {pairs}> mutable\n  %r = WeightVar float<{b} x {pairs}> mutable\n}}\n\ncode {{\n  %f = batchedpairwisedotproduct @out %ys, {} {members}\n{code}  %g = batchedpairwisedotproductgrad @in %r, {}, {} {members}\n}}\n",
+        k * b,
+        srcs.join(", "),
+        grads.join(", "),
+        views.join(", ")
+    );
+    let out = run_both(&text, &given);
+    let losses = dot_losses(&floats(&out["ys"]), &r);
+    let analytic: Vec<f32> = (0..n)
+        .flat_map(|i| floats(&out[&format!("g{i}")]))
+        .collect();
+    compare(
+        &format!("batchedpairwisedotproductgrad n={n} [{b} x {v}]"),
+        &analytic,
+        &losses,
+        &steps,
+    )
+}
+
+#[test]
+fn pairwise_dot_gradient_matches_central_differences() {
+    for (i, (n, b, v)) in [(2u64, 1u64, 3u64), (3, 2, 4), (4, 3, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let e = pairwise_case(n, b, v, 70 + i as u64);
+        assert!(e <= ALLOWED, "n={n} [{b} x {v}]: error {e}");
+    }
+}
+
+/// The threshold's forward `x > t ? x : 0` (an `elementcmplt` and an
+/// `elementselect`) on the stacked copies, the loss `sum y * r`, and
+/// `thresholdgrad` on the unperturbed copy; inputs stay away from `t`.
+fn threshold_case(dims: &[u64], t: f32, seed: u64) -> f64 {
+    let mut rng = Rng(seed);
+    let n: u64 = dims.iter().product();
+    let x: Vec<f32> = (0..n)
+        .map(|_| loop {
+            let v = rng.uniform(-2.0, 2.0);
+            if (v - t).abs() > 4.0 * DELTA {
+                break v;
+            }
+        })
+        .collect();
+    let r: Vec<f32> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let (xs, steps) = stacked(&x, DELTA);
+    let ty = format!("float<{}>", dims_text(dims));
+    let mut sdims = vec![2 * n + 1];
+    sdims.extend(dims);
+    let sty = format!("float<{}>", dims_text(&sdims));
+    let bty = sty.replace("float", "bool");
+    let zeros = vec!["0"; sdims.len()].join(", ");
+    let text = format!(
+        "function gc\ndeclare {{\n  %xs = WeightVar {sty} mutable\n  %ys = WeightVar {sty} mutable\n  %ts = WeightVar {sty} mutable\n  %zs = WeightVar {sty} mutable\n  %above = WeightVar {bty} mutable\n  %r = WeightVar {ty} mutable\n  %sg = WeightVar {ty} mutable\n}}\n\ncode {{\n  %t = splat @out %ts {{ Value: {t:?} }}\n  %z = splat @out %zs {{ Value: 0.0 }}\n  %c = elementcmplt @out %above, @in %ts, @in %xs\n  %f = elementselect @out %ys, @in %above, @in %xs, @in %zs\n  %x0 = tensorview @in %xs {{ Ty: {ty}, Offsets: [{zeros}] }}\n  %g = thresholdgrad @out %sg, @in %r, @in %x0 {{ Threshold: {t:?} }}\n}}\n"
+    );
+    let given = BTreeMap::from([("xs".to_string(), bytes(&xs)), ("r".to_string(), bytes(&r))]);
+    let out = run_both(&text, &given);
+    let losses = dot_losses(&floats(&out["ys"]), &r);
+    compare(
+        &format!("thresholdgrad {ty} {{ Threshold: {t} }}"),
+        &floats(&out["sg"]),
+        &losses,
+        &steps,
+    )
+}
+
+#[test]
+fn threshold_gradient_matches_central_differences() {
+    for (i, (dims, t)) in [(&[6u64][..], 0.0f32), (&[2, 3], 0.5), (&[2, 2, 3], -0.75)]
+        .into_iter()
+        .enumerate()
+    {
+        let e = threshold_case(dims, t, 90 + i as u64);
+        assert!(e <= ALLOWED, "{dims:?}: error {e}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn pairwise_dot_gradient_matches_central_differences_on_c() {
+    with_c(pairwise_dot_gradient_matches_central_differences);
+}
+
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn threshold_gradient_matches_central_differences_on_c() {
+    with_c(threshold_gradient_matches_central_differences);
 }
 
 #[test]

@@ -502,7 +502,7 @@ fn each_op_becomes_the_instruction_its_table_row_names() {
             // The bitwise instructions have no float form.
             Family::Binary if int_only => (dtype::INT32, dtype::INT32),
             Family::Unary | Family::Binary | Family::SoftMax => (dtype::FLOAT, dtype::FLOAT),
-            Family::Compare => (dtype::FLOAT, dtype::BOOL),
+            Family::Compare | Family::Predicate => (dtype::FLOAT, dtype::BOOL),
             Family::Logical => (dtype::BOOL, dtype::BOOL),
             f => panic!(
                 "{}: this test builds no model for a {f:?} instruction",

@@ -5,7 +5,7 @@ use crate::fxhash::FxHashMap as HashMap;
 use crate::layout::Layout;
 use crate::member::{self as m, Key, Kind, Member};
 use crate::names::Names;
-use crate::opcode::{Default, MemberType, Opcode, OperandKind};
+use crate::opcode::{Default, MemberType, Opcode, OperandDef, OperandKind};
 use crate::span::SourceMap;
 use crate::types::Type;
 
@@ -191,25 +191,60 @@ impl InstData {
     ) -> InstData {
         let info = opcode.info();
         assert!(
-            (info.required_operands()..=info.operands.len()).contains(&operands.len()),
+            info.accepts_operand_count(operands.len()),
             "`{}` takes {} operands, {} given",
             info.name,
             info.operands.len(),
             operands.len()
         );
+        // Operands past the fixed ones join the one variadic list; with two
+        // lists their kinds cannot be told from values (`with_operands`).
+        let lists: Vec<&OperandDef> = info.operands.iter().filter(|d| d.variadic).collect();
+        assert!(
+            lists.len() < 2 || operands.len() == info.required_operands(),
+            "`{}` has two operand lists: build it with `InstData::with_operands`",
+            info.name
+        );
         let operands = operands
             .iter()
-            .zip(info.operands)
-            .map(|(&value, d)| Operand {
-                kind: d.kind,
+            .enumerate()
+            .map(|(k, &value)| Operand {
+                kind: info.operands.get(k).filter(|d| !d.variadic).map_or_else(
+                    || lists.first().map_or(OperandKind::In, |d| d.kind),
+                    |d| d.kind,
+                ),
                 value,
             })
             .collect();
+        InstData::build(name.into(), opcode, operands, members)
+    }
+
+    /// An instruction with operands of the given kinds (the one way to
+    /// build an opcode with two variadic lists, whose split the kinds say);
+    /// panics, as `new` does, when they fit no split of the table.
+    pub fn with_operands(
+        name: impl Into<String>,
+        opcode: Opcode,
+        operands: &[Operand],
+        members: &[Member],
+    ) -> InstData {
+        let info = opcode.info();
+        if let Err((k, _)) = info.operand_defs(operands.iter().map(|o| o.kind)) {
+            panic!(
+                "`{}`: operand {k} fits none of its operand lists",
+                info.name
+            );
+        }
+        InstData::build(name.into(), opcode, operands.to_vec(), members)
+    }
+
+    fn build(name: String, opcode: Opcode, operands: Vec<Operand>, members: &[Member]) -> InstData {
         let mut data = InstData {
-            name: name.into(),
+            name,
             opcode,
             operands,
-            members: info
+            members: opcode
+                .info()
                 .members
                 .iter()
                 .map(|m| MemberValue::from_default(m.default))
@@ -221,9 +256,61 @@ impl InstData {
         data
     }
 
-    /// The operand the opcode table calls `name`, if the instruction has it.
+    /// The operand the opcode table calls `name`, if the instruction has it
+    /// (a fixed operand; a variadic list is [`InstData::operand_list`]).
     pub fn operand_named(&self, name: &str) -> Option<&Operand> {
-        self.operands.get(self.opcode.info().operand_index(name)?)
+        let k = self.opcode.info().operand_index(name)?;
+        if self.opcode.info().operands[k].variadic {
+            return None;
+        }
+        self.operands.get(k)
+    }
+
+    /// The table's definition of each operand, `None` for the operands past
+    /// the ones the table (and its variadic lists' kinds) can place.
+    pub fn operand_defs(&self) -> Vec<Option<&'static OperandDef>> {
+        let info = self.opcode.info();
+        let kinds = self.operands.iter().map(|o| o.kind);
+        let defs = match info.operand_defs(kinds) {
+            Ok(d) => d,
+            Err((k, _)) => info
+                .operand_defs(self.operands[..k].iter().map(|o| o.kind))
+                .unwrap_or_default(),
+        };
+        (0..self.operands.len())
+            .map(|k| defs.get(k).map(|&d| &info.operands[d]))
+            .collect()
+    }
+
+    /// The table's name of operand `k` (a variadic list's name for each of
+    /// its operands), `None` past what the table places.
+    pub fn operand_name(&self, k: usize) -> Option<&'static str> {
+        let info = self.opcode.info();
+        if !info.is_variadic() {
+            return info.operands.get(k).map(|d| d.name);
+        }
+        self.operand_defs()
+            .get(k)
+            .copied()
+            .flatten()
+            .map(|d| d.name)
+    }
+
+    /// The positions of the operands of the table's operand `name`: a
+    /// variadic list's run (maybe empty), or the one position of a fixed
+    /// operand the instruction has.
+    pub fn operand_list(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        let info = self.opcode.info();
+        let d = info.operand_index(name)?;
+        if !info.operands[d].variadic {
+            return (d < self.operands.len()).then_some(d..d + 1);
+        }
+        let defs = info
+            .operand_defs(self.operands.iter().map(|o| o.kind))
+            .ok()?;
+        let start = defs.iter().position(|&x| x >= d).unwrap_or(defs.len());
+        let end = defs.iter().position(|&x| x > d).unwrap_or(defs.len());
+        Some(start..end)
     }
 
     /// A member's value, if the opcode has it and it is set.

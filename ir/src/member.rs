@@ -245,6 +245,28 @@ keys! {
     FUNCTION_NAME: Str = "FunctionName";
     FUNCTION_IMPL: Str = "FunctionImpl";
     FUNCTION_KIND: Str = "FunctionKind";
+    /// The constant left operand of `elementrsubconst` and `elementmulconst`.
+    LHS: Float = "LHS";
+    /// `modulo`'s divisor.
+    DIVISOR: Int = "Divisor";
+    /// `modulo`: a negative remainder has the divisor added.
+    SIGN_FOLLOW_DIVISOR: Bool = "SignFollowDivisor";
+    /// `nantonum`'s replacements for NaN, +inf and -inf.
+    NAN: Float = "Nan";
+    POS_INF: Float = "PosInf";
+    NEG_INF: Float = "NegInf";
+    /// The binary cross-entropy losses' `Reduction`, Glow's unsigned code
+    /// (0 none, 1 mean, 2 sum). The name is `REDUCTION`'s too: a name may
+    /// have one key per type, and each opcode's table row picks one.
+    LOSS_REDUCTION: Int = "Reduction";
+    /// `batchedpairwisedotproduct(grad)`: how many inputs, and their width.
+    NUM_INPUTS: Int = "NumInputs";
+    VECTOR_SIZE: Int = "VectorSize";
+    /// `thresholdgrad`: inputs at or below it pass no gradient.
+    THRESHOLD: Float = "Threshold";
+    /// `tflitecustomoperator`: the operator's name and its options.
+    OPERATOR_TYPE: Str = "OperatorType";
+    OPERATOR_OPTIONS: Str = "OperatorOptions";
 }
 
 #[cfg(test)]
@@ -253,12 +275,15 @@ mod tests {
     use crate::opcode::Opcode;
 
     #[test]
-    fn keys_have_distinct_names() {
-        let mut names: Vec<_> = ALL.iter().map(|(n, _)| *n).collect();
-        names.sort_unstable();
-        let before = names.len();
-        names.dedup();
-        assert_eq!(before, names.len());
+    fn keys_are_distinct_by_name_and_type() {
+        for (i, (n, t)) in ALL.iter().enumerate() {
+            for (m, u) in &ALL[..i] {
+                assert!(
+                    n != m || t != u,
+                    "key `{n}` is declared twice with one type"
+                );
+            }
+        }
     }
 
     #[test]
@@ -274,8 +299,13 @@ mod tests {
     fn the_table_types_each_member_as_its_key_does() {
         for o in Opcode::ALL {
             for m in o.info().members {
-                let key = ALL.iter().find(|(n, _)| *n == m.name);
-                assert_eq!(key.map(|k| k.1), Some(m.ty), "{}.{}", o.name(), m.name);
+                let key = ALL.iter().find(|(n, t)| *n == m.name && *t == m.ty);
+                assert!(
+                    key.is_some(),
+                    "{}.{}: no key of that name and type",
+                    o.name(),
+                    m.name
+                );
             }
         }
     }
@@ -292,6 +322,28 @@ mod tests {
     fn too_many_operands_are_an_error_at_once() {
         let x = crate::Value::Weight(crate::WeightId(0));
         crate::InstData::new("c", Opcode::Copy, &[x, x, x], &[]);
+    }
+
+    #[test]
+    fn one_name_read_through_the_key_of_its_type() {
+        let x = crate::Value::Weight(crate::WeightId(0));
+        let scatter = crate::InstData::new(
+            "s",
+            Opcode::ScatterND,
+            &[x, x, x, x],
+            &[REDUCTION.to("add")],
+        );
+        let loss = crate::InstData::new(
+            "l",
+            Opcode::SimpleBinaryCrossEntropyWithLogits,
+            &[x, x, x],
+            &[LOSS_REDUCTION.to(2)],
+        );
+        assert_eq!(scatter.get(REDUCTION), Some("add"));
+        assert_eq!(loss.get(LOSS_REDUCTION), Some(2));
+        // The other type's key reads as absent.
+        assert_eq!(scatter.get(LOSS_REDUCTION), None);
+        assert_eq!(loss.get(REDUCTION), None);
     }
 
     #[test]

@@ -81,6 +81,9 @@ pub struct OperandDef {
     pub kind: OperandKind,
     /// May be left out; only trailing operands are optional.
     pub optional: bool,
+    /// A list of any number of operands of this kind (Glow's variable
+    /// operands); only after the fixed ones (see [`OpcodeInfo::operand_defs`]).
+    pub variadic: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +110,10 @@ pub enum MemberRule {
     /// An integer of at least 1.
     AtLeastOne,
     NonNegative,
+    /// An integer other than 0 (a divisor).
+    NonZero,
+    /// Glow's loss reduction code: 0 (none), 1 (mean) or 2 (sum).
+    LossReduction,
 }
 
 impl MemberDef {
@@ -219,12 +226,77 @@ pub enum Family {
     /// `batchnormalizationgrad`: input, scale and bias gradients of a batch
     /// normalization over the batch's own statistics.
     BatchNormGrad,
+    /// Element-wise `Dest` (bool) = `pred(Src)` over float (`elementisnan`).
+    Predicate,
+    /// Element-wise `Dest = op(Src; integer members)` over plain integer
+    /// kinds (`elementbitwisenot`, `modulo`).
+    IntUnary,
+    /// The binary cross-entropy losses over logits, element-wise or reduced.
+    BceWithLogits,
+    /// `batchedpairwisedotproduct`: the dot products of every pair of its
+    /// variadic inputs, per batch row.
+    PairwiseDot,
+    /// `batchedpairwisedotproductgrad`: the inputs' gradients of it.
+    PairwiseDotGrad,
+    /// `thresholdgrad`: the gradient through a threshold.
+    ThresholdGrad,
 }
 
 impl OpcodeInfo {
-    /// Operands every instruction of this opcode has (the optional ones follow).
+    /// Operands every instruction of this opcode has (the optional ones and
+    /// the variadic lists follow).
     pub fn required_operands(&self) -> usize {
-        self.operands.iter().filter(|o| !o.optional).count()
+        self.operands
+            .iter()
+            .filter(|o| !o.optional && !o.variadic)
+            .count()
+    }
+    /// Whether the opcode ends with variadic operand lists.
+    pub fn is_variadic(&self) -> bool {
+        self.operands.iter().any(|o| o.variadic)
+    }
+    /// The most operands an instruction may have (`None`: no limit).
+    pub fn max_operands(&self) -> Option<usize> {
+        (!self.is_variadic()).then_some(self.operands.len())
+    }
+    /// Whether an instruction may have `n` operands.
+    pub fn accepts_operand_count(&self, n: usize) -> bool {
+        n >= self.required_operands() && self.max_operands().is_none_or(|m| n <= m)
+    }
+    /// The definition each of an instruction's operands (given by their
+    /// kinds) belongs to, as indices into `operands`: the fixed operands by
+    /// position, then each variadic list takes the run of operands of its
+    /// kind that follows (adjacent lists differ in kind, so the split is
+    /// the one the kinds say). `Err((k, d))`: operand `k` fits no
+    /// definition (too many operands, or a kind no remaining list has);
+    /// `d` is the last variadic list, which it could not join (`None`
+    /// for an opcode without one).
+    pub fn operand_defs(
+        &self,
+        kinds: impl IntoIterator<Item = OperandKind>,
+    ) -> Result<Vec<usize>, (usize, Option<usize>)> {
+        let mut out = Vec::new();
+        let mut d = 0;
+        for (k, kind) in kinds.into_iter().enumerate() {
+            // Leave each variadic list whose kind this operand is not.
+            while d < self.operands.len()
+                && self.operands[d].variadic
+                && self.operands[d].kind != kind
+            {
+                d += 1;
+            }
+            match self.operands.get(d) {
+                Some(def) if def.variadic => out.push(d),
+                // A fixed operand of the wrong kind is the verifier's
+                // operand-kind error, not a wrong split.
+                Some(_) => {
+                    out.push(d);
+                    d += 1;
+                }
+                None => return Err((k, self.operands.iter().rposition(|o| o.variadic))),
+            }
+        }
+        Ok(out)
     }
     pub fn operand_index(&self, name: &str) -> Option<usize> {
         self.operands.iter().position(|o| o.name == name)
@@ -244,6 +316,7 @@ const fn op(name: &'static str, kind: OperandKind) -> OperandDef {
         name,
         kind,
         optional: false,
+        variadic: false,
     }
 }
 /// A trailing operand that may be left out.
@@ -252,6 +325,16 @@ const fn opt_op(name: &'static str, kind: OperandKind) -> OperandDef {
         name,
         kind,
         optional: true,
+        variadic: false,
+    }
+}
+/// A list of any number of operands of one kind, after the fixed operands.
+const fn var_op(name: &'static str, kind: OperandKind) -> OperandDef {
+    OperandDef {
+        name,
+        kind,
+        optional: false,
+        variadic: true,
     }
 }
 const fn req<K: Kind>(key: Key<K>) -> MemberDef {
@@ -446,6 +529,23 @@ opcodes! {
         &[(0, 1)], shapes::float_unary, Unary;
     Celu = "celu", [op("Dest", Out), op("Src", In)], [opt(m::ALPHA, Default::Float(1.0))], &[(0, 1)], shapes::float_unary, Unary;
     Gelu = "gelu", [op("Dest", Out), op("Src", In)], [opt(m::APPROXIMATE, Default::Bool(false))], &[(0, 1)], shapes::float_unary, Unary;
+    // Glow's element-wise instructions with a constant operand (`LHS - RHS`,
+    // `LHS * RHS` with the float member `LHS`), truncation, NaN and
+    // infinity replacement and hard swish (its lowering's arithmetic).
+    ElementRsubConst = "elementrsubconst", [op("Dest", Out), op("RHS", In)], [req(m::LHS)], &[(0, 1)], shapes::float_unary, Unary;
+    ElementMulConst = "elementmulconst", [op("Dest", Out), op("RHS", In)], [req(m::LHS)], &[(0, 1)], shapes::float_unary, Unary;
+    ElementTruncate = "elementtruncate", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    NanToNum = "nantonum", [op("Dest", Out), op("Src", In)],
+        [opt(m::NAN, Default::Float(0.0)),
+         opt(m::POS_INF, Default::Float(f32::MAX as f64)),
+         opt(m::NEG_INF, Default::Float(f32::MIN as f64))],
+        &[(0, 1)], shapes::float_unary, Unary;
+    HardSwish = "hardswish", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::float_unary, Unary;
+    ElementIsNaN = "elementisnan", [op("Dest", Out), op("Src", In)], [], &[], shapes::float_predicate, Predicate;
+    ElementBitwiseNot = "elementbitwisenot", [op("Dest", Out), op("Src", In)], [], &[(0, 1)], shapes::int_elementwise, IntUnary;
+    Modulo = "modulo", [op("Dest", Out), op("Src", In)],
+        [req(m::DIVISOR).rule(R::NonZero), opt(m::SIGN_FOLLOW_DIVISOR, Default::Bool(false))],
+        &[(0, 1)], shapes::int_elementwise, IntUnary;
     SoftMax = "softmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
     LogSoftMax = "logsoftmax", [op("Dest", Out), op("Src", In)], [], &[], shapes::softmax, SoftMax;
     Gather = "gather", [op("Dest", Out), op("Data", In), op("Indices", In)], [opt(m::AXIS, Default::Int(0))], &[], shapes::gather, Gather;
@@ -538,6 +638,35 @@ opcodes! {
     CrossEntropyLossGrad = "crossentropylossgrad",
         [op("CEGrad", In), op("P", In), op("Labels", In), op("Pgrad", Out), op("Labelsgrad", Out)],
         [], &[], shapes::cross_entropy_loss_grad, LossGrad;
+    // Variadic operands: Glow's pairwise dot products take their inputs
+    // (and the gradient its input gradients, then the inputs) as lists.
+    BatchedPairwiseDotProduct = "batchedpairwisedotproduct",
+        [op("Dest", Out), var_op("Inputs", In)],
+        [req(m::NUM_INPUTS).rule(R::AtLeastOne), req(m::VECTOR_SIZE).rule(R::AtLeastOne)],
+        &[], shapes::pairwise_dot, PairwiseDot;
+    BatchedPairwiseDotProductGrad = "batchedpairwisedotproductgrad",
+        [op("DestGrad", In), var_op("SrcGrads", Out), var_op("Srcs", In)],
+        [req(m::NUM_INPUTS).rule(R::AtLeastOne), req(m::VECTOR_SIZE).rule(R::AtLeastOne)],
+        &[], shapes::pairwise_dot_grad, PairwiseDotGrad;
+    // PyTorch's threshold_backward: `Input <= Threshold ? 0 : Grad`.
+    ThresholdGrad = "thresholdgrad", [op("Dest", Out), op("Grad", In), op("Input", In)],
+        [req(m::THRESHOLD)], &[(0, 1)], shapes::threshold_grad, ThresholdGrad;
+    // Glow's binary cross-entropy losses over logits (torch's
+    // binary_cross_entropy_with_logits); `Reduction` is Glow's unsigned
+    // code (0 none, 1 mean, 2 sum), a key of its own beside the scatters'
+    // enum of the same name (docs/gir.md, "Members").
+    SimpleBinaryCrossEntropyWithLogits = "simplebinarycrossentropywithlogits",
+        [op("Dest", Out), op("Input", In), op("Target", In)],
+        [req(m::LOSS_REDUCTION).rule(R::LossReduction)], &[], shapes::bce_with_logits, BceWithLogits;
+    WeightBinaryCrossEntropyWithLogits = "weightbinarycrossentropywithlogits",
+        [op("Dest", Out), op("Input", In), op("Target", In), op("Weight", In)],
+        [req(m::LOSS_REDUCTION).rule(R::LossReduction)], &[], shapes::bce_with_logits, BceWithLogits;
+    PosWeightBinaryCrossEntropyWithLogits = "posweightbinarycrossentropywithlogits",
+        [op("Dest", Out), op("Input", In), op("Target", In), op("PosWeight", In)],
+        [req(m::LOSS_REDUCTION).rule(R::LossReduction)], &[], shapes::bce_with_logits, BceWithLogits;
+    BinaryCrossEntropyWithLogits = "binarycrossentropywithlogits",
+        [op("Dest", Out), op("Input", In), op("Target", In), op("Weight", In), op("PosWeight", In)],
+        [req(m::LOSS_REDUCTION).rule(R::LossReduction)], &[], shapes::bce_with_logits, BceWithLogits;
     LocalResponseNormalizationGrad = "localresponsenormalizationgrad",
         [op("Dest", In), op("Src", In), op("Scale", In), op("DestGrad", In), op("SrcGrad", Out)],
         [req(m::HALF_WINDOW_SIZE).rule(R::NonNegative), opt(m::ALPHA, Default::Float(1e-4)),
@@ -630,6 +759,12 @@ opcodes! {
     ExternalFunctionCall = "externalfunctioncall", [op("Dest", Out)],
         [opt(m::FUNCTION_NAME, Default::Str("")), opt(m::FUNCTION_IMPL, Default::Str("")), opt(m::FUNCTION_KIND, Default::Str(""))],
         &[], shapes::none, NoKernel;
+    // A TensorFlow Lite custom operator: its outputs and inputs are lists;
+    // no kernel can exist (the operator is code outside the IR).
+    TFLiteCustomOperator = "tflitecustomoperator",
+        [op("OperandsInfo", Out), var_op("Outputs", Out), var_op("Inputs", In)],
+        [opt(m::OPERATOR_TYPE, Default::Str("")), opt(m::OPERATOR_OPTIONS, Default::Str(""))],
+        &[], shapes::none, NoKernel;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;
@@ -661,6 +796,42 @@ mod tests {
             assert_eq!(o as usize, i);
             assert_eq!(Opcode::from_name(o.name()), Some(o));
         }
+    }
+
+    #[test]
+    fn variadic_lists_follow_the_fixed_operands() {
+        for &o in Opcode::ALL {
+            let ops = o.info().operands;
+            let Some(first) = ops.iter().position(|d| d.variadic) else {
+                continue;
+            };
+            assert!(ops[first..].iter().all(|d| d.variadic), "{}", o.name());
+            assert!(!ops.iter().any(|d| d.optional), "{}", o.name());
+            for w in ops[first..].windows(2) {
+                assert_ne!(
+                    w[0].kind,
+                    w[1].kind,
+                    "{}: adjacent lists of one kind",
+                    o.name()
+                );
+            }
+            for &(d, s) in o.info().inplace {
+                assert!(d < first && s < first, "{}", o.name());
+            }
+        }
+    }
+
+    #[test]
+    fn variadic_operands_split_by_kind() {
+        let info = Opcode::TFLiteCustomOperator.info();
+        assert_eq!(info.operand_defs([Out, Out, Out, In]), Ok(vec![0, 1, 1, 2]));
+        assert_eq!(info.operand_defs([Out, In, In]), Ok(vec![0, 2, 2]));
+        assert_eq!(info.operand_defs([Out]), Ok(vec![0]));
+        // An output after an input joins no list.
+        assert_eq!(info.operand_defs([Out, In, Out]), Err((2, Some(2))));
+        let fixed = Opcode::Copy.info();
+        assert_eq!(fixed.operand_defs([Out, In, In]), Err((2, None)));
+        assert!(!fixed.accepts_operand_count(3) && info.accepts_operand_count(9));
     }
 
     #[test]

@@ -546,8 +546,8 @@ fn check_aliasing(f: &Function, id: InstId, mv: &Move, rewrites: &[Rewrite]) -> 
                     "{} %{} would use it as both {} and {}",
                     info.name,
                     inst.name,
-                    info.operands.get(i).map_or("?", |o| o.name),
-                    info.operands.get(j).map_or("?", |o| o.name)
+                    inst.operand_name(i).unwrap_or("?"),
+                    inst.operand_name(j).unwrap_or("?")
                 ));
             }
         }

@@ -527,7 +527,11 @@ impl Gen<'_> {
             27 => self.debugprint(),
             28 => self.free_view(),
             29 => self.layernorm(),
-            30 => self.logical(),
+            30 => match self.rng.below(4) {
+                0 => self.predicate(),
+                1 => self.int_unary(),
+                _ => self.logical(),
+            },
             31 => self.gather(),
             32 => self.conv_transpose(),
             33 => self.gather_index(),
@@ -539,7 +543,10 @@ impl Gen<'_> {
             38 | 46 | 48 => self.unary(),
             39 => self.convert(),
             40..=42 => self.quantized(),
+            43 if self.rng.chance(25) => self.pairwise_dot(),
+            43 if self.rng.chance(20) => self.threshold_grad(),
             43 => self.activation_grad(),
+            44 if self.rng.chance(40) => self.bce_with_logits(),
             44 => self.loss(),
             45 => self.sgd(),
             47 => self.training(),
@@ -1202,6 +1209,65 @@ impl Gen<'_> {
         }
     }
 
+    /// A binary cross-entropy loss over logits: weights of `Input`'s dims
+    /// or one per column, any reduction.
+    fn bce_with_logits(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::BceWithLogits));
+        let ty = self.float_ty(1, 3);
+        let col = Type::float(&ty.dims[ty.dims.len() - 1..]);
+        let mut ins = vec![self.input(&ty), self.input(&ty)];
+        for _ in 3..op.info().operands.len() {
+            let w = if self.rng.chance(50) {
+                ty.clone()
+            } else {
+                col.clone()
+            };
+            ins.push(self.input(&w));
+        }
+        let r = self.rng.below(3);
+        let dest = if r == 0 { ty } else { Type::float(&[1]) };
+        self.simple(op.name(), &dest, &ins, &[], &format!("Reduction: {r}"));
+    }
+
+    /// `elementisnan`: a `bool` of a float input's shape.
+    fn predicate(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Predicate));
+        let ty = self.float_ty(1, 4);
+        let a = self.input(&ty);
+        let dest = Type::new(ElemKind::Bool, &ty.dims);
+        self.simple(op.name(), &dest, &[a], &[], "");
+    }
+
+    /// `elementbitwisenot`, `modulo` over a plain integer kind; a divisor
+    /// of either sign, never 0.
+    fn int_unary(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::IntUnary));
+        let kind = *self.rng.pick(&[
+            ElemKind::Index32,
+            ElemKind::Index64,
+            ElemKind::Int8,
+            ElemKind::UInt8,
+        ]);
+        let rank = self.rng.range(1, 4) as usize;
+        let ty = Type::new(kind, &self.dims(rank));
+        let a = self.input(&ty);
+        let mut members = Vec::new();
+        for m in op.info().members {
+            match m.ty {
+                glow_ir::opcode::MemberType::Bool => {
+                    let b = if self.rng.chance(50) { "true" } else { "false" };
+                    members.push(format!("{}: {b}", m.name));
+                }
+                _ => {
+                    let d = self.rng.range(1, 9);
+                    let d = if self.rng.chance(30) { -d } else { d };
+                    members.push(format!("{}: {d}", m.name));
+                }
+            }
+        }
+        self.simple(op.name(), &ty, &[a], &[0], &members.join(", "));
+    }
+
     fn logical(&mut self) {
         let op = *self.rng.pick(&Self::of_family(Family::Logical));
         let rank = self.rng.range(1, 4) as usize;
@@ -1626,6 +1692,51 @@ impl Gen<'_> {
 
     /// `relugrad`/`sigmoidgrad`/`tanhgrad`, now and then in place of
     /// `DestGrad` (the table's pair).
+    /// `batchedpairwisedotproduct` over a variadic list of 2 to 4 inputs,
+    /// half the time followed by its gradient (two lists).
+    fn pairwise_dot(&mut self) {
+        let n = self.rng.range(2, 4) as u64;
+        let (b, v) = (self.rng.range(1, 4) as u64, self.rng.range(1, 6) as u64);
+        let vt = Type::float(&[b, v]);
+        let pt = Type::float(&[b, n * (n - 1) / 2]);
+        let srcs: Vec<usize> = (0..n).map(|_| self.input(&vt)).collect();
+        let members = format!("NumInputs: {n}, VectorSize: {v}");
+        self.simple("batchedpairwisedotproduct", &pt, &srcs, &[], &members);
+        if self.rng.chance(50) {
+            let dg = self.input(&pt);
+            let mut taken = srcs.clone();
+            taken.push(dg);
+            let mut grads = Vec::new();
+            for _ in 0..n {
+                let g = self.output(&vt, &taken);
+                taken.push(g);
+                grads.push(g);
+            }
+            let mut ops: Ops = vec![("@in", dg)];
+            ops.extend(grads.iter().map(|&g| ("@out", g)));
+            ops.extend(srcs.iter().map(|&x| ("@in", x)));
+            let name = self.fresh("i");
+            self.emit(&name, "batchedpairwisedotproductgrad", &ops, &members);
+            self.wrote(&grads);
+        }
+    }
+
+    /// `thresholdgrad`, its threshold in [-1, 1).
+    fn threshold_grad(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let g = self.input(&ty);
+        let x = self.input(&ty);
+        let mut t = String::new();
+        format_f32(self.rng.unit(), &mut t);
+        self.simple(
+            "thresholdgrad",
+            &ty,
+            &[g, x],
+            &[0],
+            &format!("Threshold: {t}"),
+        );
+    }
+
     fn activation_grad(&mut self) {
         let op = *self.rng.pick(&Self::of_family(Family::ActivationGrad));
         let ty = self.float_ty(1, 4);

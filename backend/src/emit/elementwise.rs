@@ -139,11 +139,13 @@ pub fn unary(c: &mut KCtx) -> Result<(), BackendError> {
         .iter()
         .position(|u| u.opcode == c.inst.opcode)
         .ok_or_else(|| c.err("not a unary operator"))?;
-    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    // The input is the second operand (`Src`; `RHS` of the constant forms).
+    let src = c.inst.opcode.info().operands[1].name;
+    let (d, s) = (c.ty("Dest")?, c.ty(src)?);
     c.require_f32(&d)?;
     c.require_f32(&s)?;
     c.decl("Dest", "float")?;
-    c.decl("Src", "float")?;
+    c.decl(src, "float")?;
     let params = c.m().float_params()?;
     let list: Vec<String> = params.iter().map(|&v| c_float(v)).collect();
     let list = if list.is_empty() {
@@ -154,9 +156,58 @@ pub fn unary(c: &mut KCtx) -> Result<(), BackendError> {
     c.rt.use_kernel(Kernel::Unary);
     c.w.line(&format!("static const float m[] = {{{list}}};"));
     c.w.line(&format!(
-        "glow_unary_f32(Dest, Src, {}u, {k}, m);",
+        "glow_unary_f32(Dest, {src}, {}u, {k}, m);",
         d.size()
     ));
+    Ok(())
+}
+
+/// The `Predicate` family: `Dest` (bool) = `ops::PREDICATE`'s test of each
+/// float element.
+pub fn predicate(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = ops::predicate(c.inst.opcode).ok_or_else(|| c.err("not a predicate"))?;
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    c.require_f32(&s)?;
+    if d.elem != ElemKind::Bool {
+        return Err(c.unsupported(&d));
+    }
+    c.decl("Dest", "uint8_t")?;
+    c.decl("Src", "float")?;
+    c.w.for_loop("i", d.size());
+    c.w.line("const float x = Src[i];");
+    c.w.line(&format!("Dest[i] = (uint8_t)({});", op.c));
+    c.w.close();
+    Ok(())
+}
+
+/// The `IntUnary` family: `ops::INT_UNARY`'s expression over each element
+/// widened to `int64_t`, with the opcode's integer members as `m`.
+pub fn int_unary(c: &mut KCtx) -> Result<(), BackendError> {
+    let op = ops::int_unary(c.inst.opcode).ok_or_else(|| c.err("not an integer operator"))?;
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    for t in [&d, &s] {
+        if !is_index(t.elem) {
+            return Err(c.unsupported(t));
+        }
+    }
+    let params = c.m().int_params()?;
+    let list: Vec<String> = params.iter().map(|&v| ops::c_int(v)).collect();
+    let list = if list.is_empty() {
+        "0".to_string()
+    } else {
+        list.join(", ")
+    };
+    let ct = ctype(d.elem);
+    c.decl("Dest", ct)?;
+    c.decl("Src", ctype(s.elem))?;
+    // `glow_modulo` lives in the common section.
+    c.rt.use_kernel(Kernel::Common);
+    c.w.line(&format!("static const int64_t m[] = {{{list}}};"));
+    c.w.line("(void)m;");
+    c.w.for_loop("i", d.size());
+    c.w.line("const int64_t x = Src[i];");
+    c.w.line(&format!("Dest[i] = ({ct})({});", op.c));
+    c.w.close();
     Ok(())
 }
 

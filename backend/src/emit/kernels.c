@@ -65,6 +65,13 @@ static inline int64_t glow_ipow(int64_t a, int64_t b) {
   return (int64_t)r;
 }
 
+/* Glow's modulo (ops::modulo): truncating, 0 for d = -1, plus d for a
+ * negative remainder when follow is set, wrapping. */
+static inline int64_t glow_modulo(int64_t x, int64_t d, int64_t follow) {
+  int64_t r = (d == 0 || d == -1) ? 0 : x % d;
+  return (follow && r < 0) ? (int64_t)((uint64_t)r + (uint64_t)d) : r;
+}
+
 /* Stores `lanes` results of one output pixel (or row): d[l * ds] =
  * act(acc[l] + bias[l] (+ r[l * ds])). The activation is chosen outside the
  * loops so a contiguous row vectorises. */

@@ -154,3 +154,64 @@ pub fn sgd(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.close();
     Ok(())
 }
+
+/// The binary cross-entropy losses over logits (docs/training.md, "Binary
+/// cross-entropy with logits"): per element `(1 - t) * x` plus
+/// `softplus(-x)` (times `(PosWeight - 1) * t + 1`), times `Weight`; then
+/// summed from +0 in order for a reduction (divided by the count for mean).
+pub fn bce_with_logits(c: &mut KCtx) -> Result<(), BackendError> {
+    let info = c.inst.opcode.info();
+    let (d, t) = (c.ty("Dest")?, c.ty("Input")?);
+    c.require_f32(&d)?;
+    c.require_f32(&t)?;
+    let n = t.size();
+    let cols = *t.dims.last().unwrap_or(&1);
+    let reduction = c.m().get(glow_ir::member::LOSS_REDUCTION)?;
+    c.decl("Dest", "float")?;
+    c.decl("Input", "float")?;
+    c.decl("Target", "float")?;
+    // A weight with `Input`'s dims is read at `i`, a 1-D one at `i % cols`.
+    let mut index = |name: &str| -> Result<Option<&'static str>, BackendError> {
+        if info.operand_index(name).is_none() {
+            return Ok(None);
+        }
+        let w = c.ty(name)?;
+        c.require_f32(&w)?;
+        c.decl(name, "float")?;
+        Ok(Some(if w.dims == t.dims { "i" } else { "i % COLS" }))
+    };
+    let w = index("Weight")?;
+    let pw = index("PosWeight")?;
+    if reduction != 0 {
+        c.w.line("float s = 0.0f;");
+    }
+    c.w.for_loop("i", n);
+    c.w.line("const float x = Input[i], y = Target[i], nx = -x;");
+    c.w.line("const float sp = nx > 0.0f ? nx + log1pf(expf(-nx)) : log1pf(expf(nx));");
+    c.w.line("float l = (1.0f - y) * x;");
+    match pw {
+        Some(j) => c.w.line(&format!(
+            "l = l + ((PosWeight[{}] - 1.0f) * y + 1.0f) * sp;",
+            j.replace("COLS", &format!("{cols}u"))
+        )),
+        None => c.w.line("l = l + sp;"),
+    }
+    if let Some(j) = w {
+        c.w.line(&format!(
+            "l = l * Weight[{}];",
+            j.replace("COLS", &format!("{cols}u"))
+        ));
+    }
+    if reduction == 0 {
+        c.w.line("Dest[i] = l;");
+    } else {
+        c.w.line("s = s + l;");
+    }
+    c.w.close();
+    match reduction {
+        0 => {}
+        1 => c.w.line(&format!("Dest[0] = s / {};", c_float(n as f32))),
+        _ => c.w.line("Dest[0] = s;"),
+    }
+    Ok(())
+}

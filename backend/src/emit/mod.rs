@@ -11,6 +11,7 @@ mod linalg;
 mod loss;
 mod movement;
 mod norm_grad;
+mod pairwise;
 mod quant;
 pub mod runtime;
 mod sort;
@@ -119,6 +120,60 @@ impl KCtx<'_, '_> {
             place.offset
         ));
         Ok(())
+    }
+
+    /// Declares the operand list `name` as an array of pointers,
+    /// `<ctype> *const <name>[] = { ... };` (`const` data when read-only),
+    /// and gives its length; an empty list is an error (C has no empty
+    /// initializer; the shape rules require one operand at least).
+    pub fn decl_list(&mut self, name: &str, ctype: &str) -> Result<usize, BackendError> {
+        let range = self
+            .inst
+            .operand_list(name)
+            .ok_or_else(|| self.err(format!("no operand list {name}")))?;
+        let mut cq = "const ";
+        let mut items = Vec::with_capacity(range.len());
+        for k in range {
+            let op = self.inst.operands[k];
+            let place = self
+                .mem
+                .place(self.f, op.value)
+                .ok_or_else(|| self.err(format!("operand {k} has no memory")))?;
+            if op.kind.writes() {
+                cq = "";
+            }
+            let base = match place.region {
+                Region::Constant => "constantWeight",
+                Region::Mutable => "mutableWeight",
+                Region::Activations => "activations",
+            };
+            items.push((base, place.offset));
+        }
+        if items.is_empty() {
+            return Err(self.err(format!("the operand list {name} is empty")));
+        }
+        let list: Vec<String> = items
+            .iter()
+            .map(|(base, off)| format!("({cq}{ctype} *)({base} + {off})"))
+            .collect();
+        self.w.line(&format!(
+            "{cq}{ctype} *const {name}[] = {{{}}};",
+            list.join(", ")
+        ));
+        Ok(items.len())
+    }
+
+    /// The type of operand `k` (by position).
+    pub fn ty_at(&self, k: usize) -> Result<Type, BackendError> {
+        let op = self
+            .inst
+            .operands
+            .get(k)
+            .ok_or_else(|| self.err(format!("missing operand {k}")))?;
+        self.f
+            .value_type(op.value)
+            .cloned()
+            .ok_or_else(|| self.err(format!("operand {k} is not a buffer")))
     }
 
     /// The weight index of operand `name` when it is a constant weight itself
@@ -286,6 +341,12 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Sparse => sparse::emit(c),
         NoKernel => Err(c.err(crate::error::NO_KERNEL)),
         BatchNormGrad => norm_grad::batch_norm_grad(c),
+        Predicate => elementwise::predicate(c),
+        IntUnary => elementwise::int_unary(c),
+        BceWithLogits => loss::bce_with_logits(c),
+        PairwiseDot => pairwise::pairwise_dot(c),
+        PairwiseDotGrad => pairwise::pairwise_dot_grad(c),
+        ThresholdGrad => pairwise::threshold_grad(c),
     }
 }
 

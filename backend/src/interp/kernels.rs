@@ -81,6 +81,12 @@ pub fn exec(x: &mut Exec) -> R {
         Sparse => super::sparse::exec(x),
         NoKernel => Err(x.err(crate::error::NO_KERNEL)),
         BatchNormGrad => super::norm_grad::batch_norm_grad(x),
+        Predicate => predicate(x),
+        IntUnary => int_unary(x),
+        BceWithLogits => super::loss::bce_with_logits(x),
+        PairwiseDot => super::pairwise::pairwise_dot(x),
+        PairwiseDotGrad => super::pairwise::pairwise_dot_grad(x),
+        ThresholdGrad => super::pairwise::threshold_grad(x),
     }
 }
 
@@ -312,8 +318,32 @@ fn unary(x: &mut Exec) -> R {
         return Err(x.unsupported(&d));
     }
     let m = x.m().float_params()?;
-    let out: Vec<f32> = x.f32s("Src")?.iter().map(|&v| (op.f)(v, &m)).collect();
+    // The input is the second operand (`Src`; `RHS` of the constant forms).
+    let src = x.opcode().info().operands[1].name;
+    let out: Vec<f32> = x.f32s(src)?.iter().map(|&v| (op.f)(v, &m)).collect();
     x.put_f32s("Dest", &out)
+}
+
+/// The `Predicate` family: `ops::PREDICATE`'s test of each float element.
+fn predicate(x: &mut Exec) -> R {
+    let op = ops::predicate(x.opcode()).ok_or_else(|| x.err("not a predicate"))?;
+    let out: Vec<i64> = x.f32s("Src")?.iter().map(|&v| (op.f)(v) as i64).collect();
+    x.put_ints("Dest", &out)
+}
+
+/// The `IntUnary` family: `ops::INT_UNARY`'s function with the opcode's
+/// integer members, each result wrapped to `Dest`'s width.
+fn int_unary(x: &mut Exec) -> R {
+    let op = ops::int_unary(x.opcode()).ok_or_else(|| x.err("not an integer operator"))?;
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    for t in [&d, &s] {
+        if !t.elem.is_plain_int() {
+            return Err(x.unsupported(t));
+        }
+    }
+    let m = x.m().int_params()?;
+    let out: Vec<i64> = x.ints("Src")?.iter().map(|&v| (op.f)(v, &m)).collect();
+    x.put_ints("Dest", &out)
 }
 
 fn quantization(x: &mut Exec) -> R {

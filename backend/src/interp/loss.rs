@@ -2,7 +2,9 @@
 //! update, in the operation order of the C kernels in `emit/loss.rs`.
 
 use super::Exec;
+use crate::error::BackendError;
 use crate::ops;
+use glow_ir::member as m;
 use glow_ir::{ElemKind, Type};
 
 type R = Result<(), crate::error::BackendError>;
@@ -100,4 +102,51 @@ pub fn sgd(x: &mut Exec) -> R {
     }
     x.put_f32s("Weight", &nw)?;
     x.put_f32s("Velocity", &nv)
+}
+
+/// The binary cross-entropy losses over logits (docs/training.md, "Binary
+/// cross-entropy with logits"), in the C kernel's order.
+pub fn bce_with_logits(x: &mut Exec) -> R {
+    let info = x.opcode().info();
+    let t = x.ty("Input")?;
+    let n = t.size() as usize;
+    let cols = *t.dims.last().unwrap_or(&1) as usize;
+    let input = x.f32s("Input")?;
+    let target = x.f32s("Target")?;
+    // A weight with `Input`'s dims is read at `i`, a 1-D one at `i % cols`.
+    let weight = |x: &Exec, name: &str| -> Result<Option<(Vec<f32>, bool)>, BackendError> {
+        if info.operand_index(name).is_none() {
+            return Ok(None);
+        }
+        let full = x.ty(name)?.dims == t.dims;
+        Ok(Some((x.f32s(name)?, full)))
+    };
+    let w = weight(x, "Weight")?;
+    let pw = weight(x, "PosWeight")?;
+    let at = |v: &(Vec<f32>, bool), i: usize| v.0[if v.1 { i } else { i % cols }];
+    let mut out = x.scratch(n, 0f32)?;
+    for (i, o) in out.iter_mut().enumerate() {
+        let (v, y) = (input[i], target[i]);
+        let sp = ops::softplus(-v);
+        let mut l = (1.0 - y) * v;
+        l = match &pw {
+            Some(p) => l + ((at(p, i) - 1.0) * y + 1.0) * sp,
+            None => l + sp,
+        };
+        if let Some(w) = &w {
+            l *= at(w, i);
+        }
+        *o = l;
+    }
+    match x.m().get(m::LOSS_REDUCTION)? {
+        0 => x.put_f32s("Dest", &out),
+        r => {
+            let mut s = 0f32;
+            for &l in &out {
+                s += l;
+            }
+            let v = if r == 1 { s / n as f32 } else { s };
+            x.put_f32s("Dest", &[v])
+        }
+    }
 }

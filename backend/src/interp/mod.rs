@@ -36,6 +36,7 @@ mod index;
 mod kernels;
 mod loss;
 mod norm_grad;
+mod pairwise;
 mod quant;
 mod sort;
 mod sparse;
@@ -186,6 +187,60 @@ impl Exec<'_> {
             .operand_named(name)
             .ok_or_else(|| self.err(format!("missing operand {name}")))?
             .value;
+        self.locate_value(v, name)
+    }
+
+    /// The positions of the operands of the table's operand list `name`.
+    pub fn list(&self, name: &str) -> Result<std::ops::Range<usize>, BackendError> {
+        self.inst
+            .operand_list(name)
+            .ok_or_else(|| self.err(format!("missing operand list {name}")))
+    }
+
+    /// Type and byte range of operand `k` (by position).
+    fn locate_at(&self, k: usize) -> Result<(Type, Region, usize), BackendError> {
+        let op = self
+            .inst
+            .operands
+            .get(k)
+            .ok_or_else(|| self.err(format!("missing operand {k}")))?;
+        self.locate_value(op.value, &format!("{k}"))
+    }
+
+    /// Operand `k`'s elements as f32 (it must be `float`).
+    pub fn f32s_at(&self, k: usize) -> Result<Vec<f32>, BackendError> {
+        let (ty, r, off) = self.locate_at(k)?;
+        if ty.elem != ElemKind::Float {
+            return Err(self.unsupported(&ty));
+        }
+        let b = &self.mem.region(r)[off..off + ty.bytes() as usize];
+        let mut out = self.room(ty.size() as usize)?;
+        out.extend((0..ty.size() as usize).map(|i| crate::elem::read_f32(b, i)));
+        Ok(out)
+    }
+
+    /// Writes `v` to operand `k` (a `float` one).
+    pub fn put_f32s_at(&mut self, k: usize, v: &[f32]) -> Result<(), BackendError> {
+        let (ty, r, off) = self.locate_at(k)?;
+        if ty.elem != ElemKind::Float {
+            return Err(self.unsupported(&ty));
+        }
+        let b = &mut self.mem.region_mut(r)[off..off + ty.bytes() as usize];
+        for (i, x) in v.iter().enumerate() {
+            crate::elem::write_f32(b, i, *x);
+        }
+        Ok(())
+    }
+
+    pub fn ty_at(&self, k: usize) -> Result<Type, BackendError> {
+        Ok(self.locate_at(k)?.0)
+    }
+
+    fn locate_value(
+        &self,
+        v: glow_ir::Value,
+        name: &str,
+    ) -> Result<(Type, Region, usize), BackendError> {
         let ty = self
             .f
             .value_type(v)

@@ -22,6 +22,9 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
       \ rowwisequantizedsparselengthsweightedsum batchedunaryembeddingsbags permutepooledembeddings
       \ fusedrowwisequantizedsparselengthsweightedsum fusedrowwisequantizedsparselengthssum embeddingbagbyterowwiseoffsets
+      \ elementrsubconst elementmulconst elementtruncate nantonum hardswish elementisnan elementbitwisenot modulo
+      \ simplebinarycrossentropywithlogits weightbinarycrossentropywithlogits posweightbinarycrossentropywithlogits binarycrossentropywithlogits
+      \ batchedpairwisedotproduct batchedpairwisedotproductgrad thresholdgrad tflitecustomoperator
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

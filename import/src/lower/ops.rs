@@ -239,7 +239,7 @@ pub static OPS: &[OpDef] = &[
     op("Identity", math::unary, None, Any).qdq(Fold(Movement)),
     op("InstanceNormalization", compose::normalization, None, Float),
     op("IsInf", is_special, None, Float),
-    op("IsNaN", is_special, None, Float),
+    op("IsNaN", is_special, Some(O::ElementIsNaN), Float),
     op("LayerNormalization", norm::layer_norm, None, Float),
     op("LeakyRelu", elementwise::unary, Some(O::LeakyRelu), Float),
     op("Less", fold::lower, Some(O::ElementCmpLT), Any),

@@ -310,9 +310,12 @@ pub(super) fn is_special(l: &mut Lowerer, node: &NodeProto, out: &str) -> Result
     let base = node_base(node, out);
     let phys = a.phys();
     let c = l.alloc_kind(out, &phys, ElemKind::Bool);
-    let (op, lhs, rhs) = if nan {
-        (Opcode::ElementCmpNEQ, a.v, a.v)
-    } else if pos && neg {
+    if nan {
+        // Glow's one instruction for it.
+        l.inst(&base, Opcode::ElementIsNaN, &[c, a.v], &[]);
+        return Ok(Val::Act(Act { v: c, ..a }));
+    }
+    let (op, lhs, rhs) = if pos && neg {
         let abs = l.alloc(&format!("{out}.abs"), &phys);
         l.inst(&base, Opcode::ElementAbs, &[abs, a.v], &[]);
         let inf = l.splat_buffer(&format!("{out}.inf"), &phys, f64::INFINITY);

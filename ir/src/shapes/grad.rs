@@ -222,3 +222,134 @@ pub fn sgd(ctx: &ShapeCtx) -> Vec<ShapeError> {
     same_type_as(ctx, 2, 0, &mut errs);
     errs
 }
+
+/// The binary cross-entropy losses over logits, `@out Dest, @in Input,
+/// @in Target` then `Weight` and/or `PosWeight`: all `float`; `Target` has
+/// `Input`'s type; a weight has `Input`'s dims or is 1-D of `Input`'s last
+/// dimension (one per column); `Dest` has `Input`'s type without a
+/// reduction (`Reduction: 0`) and one element with one.
+pub fn bce_with_logits(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, input, target) = (0, 1, 2);
+    let mut errs = Vec::new();
+    let ops: Vec<usize> = (0..ctx.types.len()).collect();
+    if !all_f32(ctx, &ops, &mut errs) {
+        return errs;
+    }
+    same_type_as(ctx, target, input, &mut errs);
+    let dims = &ctx.ty(input).dims;
+    let last = *dims.last().unwrap_or(&1);
+    for k in 3..ctx.types.len() {
+        let w = &ctx.ty(k).dims;
+        if w != dims && w[..] != [last] {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has type {} but must have the dims of `Input` ({}) or be 1-D of its last dimension ({last})",
+                    ctx.name(k),
+                    ctx.ty(k),
+                    ctx.ty(input)
+                ),
+            ));
+        }
+    }
+    match ctx.inst.get(crate::member::LOSS_REDUCTION) {
+        Some(0) => same_type_as(ctx, dest, input, &mut errs),
+        Some(_) => one_float(ctx, dest, &mut errs),
+        None => {}
+    }
+    errs
+}
+
+/// `thresholdgrad @out Dest, @in Grad, @in Input`: one `float` type.
+pub fn threshold_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    if all_f32(ctx, &[0, 1, 2], &mut errs) {
+        same_type_as(ctx, 1, 0, &mut errs);
+        same_type_as(ctx, 2, 0, &mut errs);
+    }
+    errs
+}
+
+/// Each operand in `list` is `float<B x VectorSize>`; the count is
+/// `NumInputs`.
+fn pairwise_vectors(
+    ctx: &ShapeCtx,
+    list: std::ops::Range<usize>,
+    batch: u64,
+    errs: &mut Vec<ShapeError>,
+) {
+    let (n, v) = (
+        ctx.inst.get(crate::member::NUM_INPUTS).unwrap_or(0),
+        ctx.inst.get(crate::member::VECTOR_SIZE).unwrap_or(0),
+    );
+    if list.len() as i64 != n {
+        errs.push(ShapeError::at_member(
+            "NumInputs",
+            format!(
+                "`NumInputs` is {n} but `{}` has {} operand(s)",
+                ctx.opcode(),
+                list.len()
+            ),
+        ));
+    }
+    for k in list {
+        if !all_f32(ctx, &[k], errs) {
+            continue;
+        }
+        if ctx.ty(k).dims[..] != [batch, v as u64] {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has type {} but must be float<{batch} x {v}> (the batch, then `VectorSize`)",
+                    ctx.name(k),
+                    ctx.ty(k)
+                ),
+            ));
+        }
+    }
+}
+
+/// `Dest` (or `DestGrad`) is `float<B x n(n - 1)/2>`, a column per pair.
+fn pairwise_dest(ctx: &ShapeCtx, k: usize, errs: &mut Vec<ShapeError>) -> Option<u64> {
+    if !all_f32(ctx, &[k], errs) {
+        return None;
+    }
+    let n = ctx.inst.get(crate::member::NUM_INPUTS).unwrap_or(0).max(0) as u64;
+    let pairs = n * n.saturating_sub(1) / 2;
+    let dims = &ctx.ty(k).dims;
+    if dims.len() != 2 || dims[1] != pairs {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has type {} but must be float<B x {pairs}>, one column per pair of the {n} inputs",
+                ctx.name(k),
+                ctx.ty(k)
+            ),
+        ));
+        return None;
+    }
+    Some(dims[0])
+}
+
+/// `batchedpairwisedotproduct @out Dest, @in Inputs...`.
+pub fn pairwise_dot(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    if let Some(b) = pairwise_dest(ctx, 0, &mut errs) {
+        let list = ctx.inst.operand_list("Inputs").unwrap_or(1..1);
+        pairwise_vectors(ctx, list, b, &mut errs);
+    }
+    errs
+}
+
+/// `batchedpairwisedotproductgrad @in DestGrad, @out SrcGrads...,
+/// @in Srcs...`: as many gradients as inputs, each of its input's type.
+pub fn pairwise_dot_grad(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    if let Some(b) = pairwise_dest(ctx, 0, &mut errs) {
+        for list in ["SrcGrads", "Srcs"] {
+            let r = ctx.inst.operand_list(list).unwrap_or(1..1);
+            pairwise_vectors(ctx, r, b, &mut errs);
+        }
+    }
+    errs
+}

@@ -42,9 +42,9 @@ mod sparse;
 mod spatial;
 
 pub use grad::{
-    activation_grad, avg_pool_grad, batch_norm_grad, convolution_grad, cross_entropy_loss,
-    cross_entropy_loss_grad, lrn_grad, max_pool_with_argmax, max_pool_with_argmax_grad, sgd,
-    softmax_grad,
+    activation_grad, avg_pool_grad, batch_norm_grad, bce_with_logits, convolution_grad,
+    cross_entropy_loss, cross_entropy_loss_grad, lrn_grad, max_pool_with_argmax,
+    max_pool_with_argmax_grad, pairwise_dot, pairwise_dot_grad, sgd, softmax_grad, threshold_grad,
 };
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
 pub use linalg::{
@@ -105,12 +105,7 @@ impl<'a> ShapeCtx<'a> {
     }
     /// The table name of operand `k` (`Dest`, `Src`, ...).
     fn name(&self, k: usize) -> &'static str {
-        self.inst
-            .opcode
-            .info()
-            .operands
-            .get(k)
-            .map_or("operand", |o| o.name)
+        self.inst.operand_name(k).unwrap_or("operand")
     }
     fn opcode(&self) -> &'static str {
         self.inst.opcode.name()
@@ -339,6 +334,15 @@ pub fn elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
 pub fn int_elementwise(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let mut errs = Vec::new();
     uniform(ctx, &all_operands(ctx), Kinds::Int, &mut errs);
+    errs
+}
+
+/// `elementisnan`: `Dest` is `bool` of the shape of the `float` `Src`.
+pub fn float_predicate(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    check_kind(ctx, 0, Kinds::Bool, &mut errs);
+    check_kind(ctx, 1, Kinds::Float, &mut errs);
+    check_same_shape(ctx, 1, 0, &mut errs);
     errs
 }
 

@@ -561,6 +561,27 @@ fn elementwise_kinds_and_shapes() {
         "%a = elementbitshiftright @out %q, @in %q, @in %q",
         "`index32`, `index64`, `int8` or `uint8`",
     );
+    // Glow's remaining element-wise instructions.
+    accepts(w, "%a = elementrsubconst @out %f, @in %f { LHS: 2 }");
+    accepts(w, "%a = hardswish @out %f, @in %f");
+    rejects(
+        w,
+        "%a = elementmulconst @out %i, @in %i { LHS: 2 }",
+        "`elementmulconst` accepts float element types here",
+    );
+    accepts(w, "%a = elementisnan @out %c, @in %f");
+    rejects(
+        w,
+        "%a = elementisnan @out %c, @in %i",
+        "`Src` has element type index32 but `elementisnan` accepts float element types here",
+    );
+    accepts(w, "%a = elementbitwisenot @out %i, @in %i");
+    accepts(w, "%a = modulo @out %i, @in %i { Divisor: -3 }");
+    rejects(
+        w,
+        "%a = modulo @out %q, @in %q { Divisor: 3 }",
+        "`index32`, `index64`, `int8` or `uint8`",
+    );
     // elementfmod: float or plain integers, not quantized.
     accepts(w, "%a = elementfmod @out %f, @in %f, @in %f");
     accepts(w, "%a = elementfmod @out %i, @in %i, @in %i");
@@ -1304,5 +1325,38 @@ fn activation_gradient_loss_and_sgd_shapes() {
         sgd,
         "%s = sgd @inout %w, @in %g, @inout %v { LearningRate: 0.1, BatchSize: 0 }",
         "BatchSize",
+    );
+}
+
+#[test]
+fn bce_with_logits_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3> mutable",
+        "%y = WeightVar float<2 x 3> mutable",
+        "%c = WeightVar float<3> mutable",
+        "%b = WeightVar float<2> mutable",
+        "%one = WeightVar float<1> mutable",
+        "%i = WeightVar index32<2 x 3> mutable",
+    ];
+    accepts(
+        w,
+        "%a = simplebinarycrossentropywithlogits @out %y, @in %x, @in %x { Reduction: 0 }",
+    );
+    accepts(w, "%a = binarycrossentropywithlogits @out %one, @in %x, @in %x, @in %x, @in %c { Reduction: 1 }");
+    accepts(w, "%a = posweightbinarycrossentropywithlogits @out %one, @in %x, @in %x, @in %c { Reduction: 2 }");
+    rejects(
+        w,
+        "%a = weightbinarycrossentropywithlogits @out %one, @in %x, @in %x, @in %b { Reduction: 2 }",
+        "or be 1-D of its last dimension (3)",
+    );
+    rejects(
+        w,
+        "%a = simplebinarycrossentropywithlogits @out %y, @in %x, @in %i { Reduction: 0 }",
+        "`Target` has element type index32",
+    );
+    rejects(
+        w,
+        "%a = simplebinarycrossentropywithlogits @out %one, @in %x, @in %x { Reduction: 0 }",
+        "must have the type of `Input`",
     );
 }

@@ -41,7 +41,8 @@ pub enum VerifyError {
         inst: InstId,
         opcode: &'static str,
         expected: usize,
-        /// More than `expected` when trailing operands are optional.
+        /// More than `expected` when trailing operands are optional;
+        /// `usize::MAX` for variadic operand lists.
         max: usize,
         found: usize,
     },
@@ -288,6 +289,10 @@ fn subject(f: &Function, loc: Loc) -> String {
 
 /// `4`, or `4 or 5` when operands are optional.
 fn count_range(min: usize, max: usize) -> String {
+    if max == usize::MAX {
+        // An opcode with variadic operand lists.
+        return format!("at least {min}");
+    }
     match max - min.min(max) {
         0 => min.to_string(),
         1 => format!("{min} or {max}"),

@@ -89,6 +89,11 @@ fn sanity(name: &str, rule: MemberRule, v: &MemberValue) -> Option<String> {
         (MemberRule::NonNegative, MemberValue::Int(x)) => {
             (*x < 0).then(|| format!("`{name}` must not be negative, found {x}"))
         }
+        (MemberRule::NonZero, MemberValue::Int(x)) => {
+            (*x == 0).then(|| format!("`{name}` must not be 0"))
+        }
+        (MemberRule::LossReduction, MemberValue::Int(x)) => (!(0..=2).contains(x))
+            .then(|| format!("`{name}` must be 0 (none), 1 (mean) or 2 (sum), found {x}")),
         _ => None,
     }
 }

@@ -195,16 +195,29 @@ impl<'f> Checker<'f> {
     fn check_inst(&mut self, i: InstId, p: usize) {
         let inst = self.f.inst(i);
         let info = inst.opcode.info();
-        let count_ok =
-            (info.required_operands()..=info.operands.len()).contains(&inst.operands.len());
+        let mut count_ok = info.accepts_operand_count(inst.operands.len());
         if !count_ok {
             self.errors.push(VerifyError::OperandCount {
                 inst: i,
                 opcode: info.name,
                 expected: info.required_operands(),
-                max: info.operands.len(),
+                max: info.max_operands().unwrap_or(usize::MAX),
                 found: inst.operands.len(),
             });
+        } else if info.is_variadic() {
+            // The variadic lists take runs of their kinds; an operand that
+            // joins none is reported at itself.
+            if let Err((k, Some(d))) = info.operand_defs(inst.operands.iter().map(|o| o.kind)) {
+                count_ok = false;
+                self.errors.push(VerifyError::OperandKind {
+                    inst: i,
+                    k,
+                    opcode: info.name,
+                    operand: info.operands[d].name,
+                    expected: info.operands[d].kind.as_str(),
+                    found: inst.operands[k].kind.as_str(),
+                });
+            }
         }
         let mut bufs = Vec::with_capacity(inst.operands.len());
         for k in 0..inst.operands.len() {
@@ -232,7 +245,8 @@ impl<'f> Checker<'f> {
         let inst = self.f.inst(i);
         let op = inst.operands[k];
         let info = inst.opcode.info();
-        if let Some(def) = info.operands.get(k) {
+        // A variadic list's kinds are checked with the split (`check_inst`).
+        if let Some(def) = info.operands.get(k).filter(|d| !d.variadic) {
             if def.kind != op.kind {
                 self.errors.push(VerifyError::OperandKind {
                     inst: i,
@@ -333,7 +347,7 @@ impl<'f> Checker<'f> {
         if both_in || info.is_inplace_pair(j, k) || inst.opcode == Opcode::Copy {
             return;
         }
-        let slot = |k: usize| info.operands.get(k).map_or("operand", |d| d.name);
+        let slot = |k: usize| inst.operand_name(k).unwrap_or("operand");
         self.errors.push(VerifyError::Alias {
             inst: i,
             first: j,

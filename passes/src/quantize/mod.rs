@@ -641,8 +641,9 @@ impl Rewriter<'_> {
         let bias_k = if has_bias { name_of("Bias") } else { None };
         let mut channelwise = None;
         let mut rowwise = None;
+        let kinds: Vec<OperandKind> = f.inst(i).operands.iter().map(|o| o.kind).collect();
         for (k, &v) in ops.iter().enumerate() {
-            if info.operands[k].kind != OperandKind::In || Some(k) == bias_k {
+            if kinds[k] != OperandKind::In || Some(k) == bias_k {
                 continue;
             }
             if Some(k) == weights_k {

@@ -142,6 +142,9 @@ fn signature(info: &OpcodeInfo) -> String {
             s.push('[');
         }
         s.push_str(&format!("{} {}", o.kind.as_str(), o.name));
+        if o.variadic {
+            s.push_str("...");
+        }
         if o.optional {
             s.push(']');
         }
@@ -176,6 +179,8 @@ fn member_line(d: &MemberDef) -> String {
         MemberRule::TwoNonNegative => Some("two non-negative integers"),
         MemberRule::AtLeastOne => Some("at least 1"),
         MemberRule::NonNegative => Some("non-negative"),
+        MemberRule::NonZero => Some("not 0"),
+        MemberRule::LossReduction => Some("0 (none), 1 (mean) or 2 (sum)"),
     };
     if let Some(r) = rule {
         s.push_str(&format!("; {r}"));
