@@ -196,6 +196,21 @@ keys! {
     SELECT_LAST_INDEX: Bool = "SelectLastIndex";
     /// `topk`: the largest (true) or the smallest `K`.
     LARGEST: Bool = "Largest";
+    /// `pad`: the pads before each dimension, then after (Glow's `Pad`).
+    PAD: Ints = "Pad";
+    /// `pad`: 0 constant, 1 reflect, 2 edge (Glow's `PaddingMode`), 3 wrap.
+    PADDING_MODE: Int = "PaddingMode";
+    /// `resizenearest`, `resizebilinear`: one scale per dimension. The
+    /// name is also `embedding`'s bool `Scale` (a key per name and type).
+    RESIZE_SCALE: Floats = "Scale";
+    /// `spacetodepth`: the side of the square block moved into channels.
+    BLOCK_SIZE: Int = "BlockSize";
+    /// `cumsum`: the dimension summed along (negative: from the end).
+    DIM: Int = "Dim";
+    /// `cumsum`: each sum leaves out its own element.
+    EXCLUSIVE: Bool = "Exclusive";
+    /// `cumsum`: sums run from the end of the dimension.
+    REVERSE: Bool = "Reverse";
     MIN: Float = "Min";
     MAX: Float = "Max";
     ALPHA: Float = "Alpha";
@@ -254,7 +269,9 @@ mod tests {
 
     #[test]
     fn keys_have_distinct_names() {
-        let mut names: Vec<_> = ALL.iter().map(|(n, _)| *n).collect();
+        // A name may have two keys only when their types differ (Glow's
+        // `Scale` is a bool of `embedding` and the floats of the resizes).
+        let mut names: Vec<_> = ALL.iter().map(|(n, t)| (*n, format!("{t:?}"))).collect();
         names.sort_unstable();
         let before = names.len();
         names.dedup();
@@ -274,8 +291,13 @@ mod tests {
     fn the_table_types_each_member_as_its_key_does() {
         for o in Opcode::ALL {
             for m in o.info().members {
-                let key = ALL.iter().find(|(n, _)| *n == m.name);
-                assert_eq!(key.map(|k| k.1), Some(m.ty), "{}.{}", o.name(), m.name);
+                let key = ALL.iter().find(|(n, t)| *n == m.name && *t == m.ty);
+                assert!(
+                    key.is_some(),
+                    "{}.{}: no key of its name and type",
+                    o.name(),
+                    m.name
+                );
             }
         }
     }

@@ -160,6 +160,10 @@ pub enum Family {
     /// `topk`: the `K` largest (or smallest) along the last dimension, in
     /// order, with their indices.
     TopK,
+    /// Glow's rearranging instructions (`pad`, the resizes, `spacetodepth`,
+    /// `flip`, `cumsum`, `nonzero`); within the family the engines'
+    /// `rearrange` modules pick the kernel by opcode.
+    Rearrange,
     DebugPrint,
     /// Element-wise `Dest = LHS op RHS`.
     Binary,
@@ -471,6 +475,20 @@ opcodes! {
     // member and must be a whole number; `Largest` is ours (ONNX's smallest).
     TopK = "topk", [op("Values", Out), op("Indices", Out), op("Input", In)],
         [req(m::K), extra(m::LARGEST, Default::Bool(true))], &[], shapes::topk, TopK;
+    // Glow's rearranging instructions (docs/gir.md, "Rearranging").
+    Pad = "pad", [op("Dest", Out), op("Src", In)],
+        [req(m::PAD), opt(m::PADDING_MODE, Default::Int(0)), opt(m::VALUE, Default::Float(0.0))],
+        &[], shapes::pad, Rearrange;
+    ResizeNearest = "resizenearest", [op("Dest", Out), op("Src", In)], [req(m::RESIZE_SCALE)], &[], shapes::resize, Rearrange;
+    ResizeBilinear = "resizebilinear", [op("Dest", Out), op("Src", In)], [req(m::RESIZE_SCALE)], &[], shapes::resize, Rearrange;
+    SpaceToDepth = "spacetodepth", [op("Dest", Out), op("Src", In)],
+        [req(m::BLOCK_SIZE).rule(R::AtLeastOne)], &[], shapes::space_to_depth, Rearrange;
+    Flip = "flip", [op("Dest", Out), op("Src", In)], [req(m::AXIS)], &[], shapes::flip, Rearrange;
+    // Glow's CumSum; its in-place pair is left out (a sum reads other elements).
+    CumSum = "cumsum", [op("Dest", Out), op("Input", In)],
+        [opt(m::DIM, Default::Int(0)), opt(m::EXCLUSIVE, Default::Bool(false)), opt(m::REVERSE, Default::Bool(false))],
+        &[], shapes::cumsum, Rearrange;
+    NonZero = "nonzero", [op("Dest", Out), op("Cond", In)], [], &[], shapes::nonzero, Rearrange;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req(m::SHUFFLE)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req(m::OFFSETS), opt(m::COUNT, Default::Int(1)).rule(R::AtLeastOne), opt(m::AXIS, Default::Int(0))],

@@ -10,6 +10,7 @@ mod kernels;
 mod loss;
 mod norm_grad;
 mod quant;
+mod rearrange;
 mod sort;
 mod sparse;
 

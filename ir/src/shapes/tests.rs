@@ -1306,3 +1306,135 @@ fn activation_gradient_loss_and_sgd_shapes() {
         "BatchSize",
     );
 }
+
+#[test]
+fn rearrange_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3> mutable",
+        "%p = WeightVar float<5 x 7> mutable",
+        "%q = WeightVar index32<5 x 7> mutable",
+        "%img = WeightVar float<1 x 2 x 4 x 3> mutable",
+        "%up = WeightVar float<1 x 4 x 6 x 3> mutable",
+        "%s2d = WeightVar float<1 x 1 x 2 x 12> mutable",
+        "%ix = WeightVar index32<2 x 3> mutable",
+        "%iy = WeightVar index32<2 x 3> mutable",
+        "%c2 = WeightVar bool<2 x 3> mutable",
+        "%cond = WeightVar bool<2 x 3> mutable",
+        "%nz = WeightVar index32<6> mutable",
+        "%nz64 = WeightVar index64<6> mutable",
+    ];
+    accepts(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2, 2], PaddingMode: 3 }",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2, 1] }",
+        "`Dest` has type float<5 x 7> but `pad` produces float<5 x 6>",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2] }",
+        "`Pad` has 3 elements but `Src` has rank 2",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [-3, 0, 0, 0] }",
+        "the size -1; it must be at least 1",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2, 2], PaddingMode: 4 }",
+        "`PaddingMode: 4` is not a padding mode",
+    );
+    rejects(
+        w,
+        "%i = pad @out %q, @in %x { Pad: [1, 2, 2, 2] }",
+        "`Dest` has element type index32 but `Src` has float",
+    );
+    accepts(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 1.5, 1] }",
+    );
+    accepts(
+        w,
+        "%i = resizebilinear @out %up, @in %img { Scale: [1, 2, 1.5, 1] }",
+    );
+    rejects(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 1.4, 1] }",
+        "but `resizenearest` produces float<1 x 4 x 5 x 3>",
+    );
+    rejects(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 1.5] }",
+        "`Scale` has 3 elements",
+    );
+    rejects(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 0, 1] }",
+        "must be positive",
+    );
+    rejects(
+        w,
+        "%i = resizebilinear @out %up, @in %img { Scale: [1, 1, 1, 2] }",
+        "scales only H and W",
+    );
+    rejects(
+        w,
+        "%i = resizebilinear @out %iy, @in %ix { Scale: [1, 1] }",
+        "accepts float element types",
+    );
+    accepts(w, "%i = spacetodepth @out %s2d, @in %img { BlockSize: 2 }");
+    rejects(
+        w,
+        "%i = spacetodepth @out %s2d, @in %up { BlockSize: 4 }",
+        "not multiples of `BlockSize` 4",
+    );
+    rejects(
+        w,
+        "%i = spacetodepth @out %s2d, @in %x { BlockSize: 2 }",
+        "must be 4-D",
+    );
+    rejects(
+        w,
+        "%i = spacetodepth @out %s2d, @in %img { BlockSize: 0 }",
+        "BlockSize",
+    );
+    accepts(w, "%i = flip @out %iy, @in %ix { Axis: 1 }");
+    rejects(
+        w,
+        "%i = flip @out %iy, @in %ix { Axis: 2 }",
+        "`Axis: 2` is out of range",
+    );
+    accepts(
+        w,
+        "%i = cumsum @out %iy, @in %ix { Dim: -2, Reverse: true }",
+    );
+    rejects(
+        w,
+        "%i = cumsum @out %iy, @in %ix { Dim: 2 }",
+        "`Dim: 2` is out of range for `Input` of rank 2 (valid: -2 to 1)",
+    );
+    rejects(
+        w,
+        "%i = cumsum @out %c2, @in %cond",
+        "accepts `float`, `index32`",
+    );
+    accepts(w, "%i = nonzero @out %nz, @in %cond");
+    rejects(
+        w,
+        "%i = nonzero @out %nz64, @in %cond",
+        "`nonzero` writes index32",
+    );
+    rejects(
+        w,
+        "%i = nonzero @out %iy, @in %ix",
+        "`Cond` has element type index32",
+    );
+    rejects(
+        w,
+        "%i = nonzero @out %p, @in %cond",
+        "writes one place per element of `Cond`",
+    );
+}
