@@ -858,6 +858,77 @@ fn rearrange_cases(p: &mut Prog) {
         }
     }
     p.op("nonzero", "index32<12>", &["bool<3 x 4>"], "");
+    indexing_cases(p);
+}
+
+/// bucketize, batchonehot (float, integer and quantized), scatterdata
+/// (copy of any kind, cumulative float and integer; random indices in 0..8,
+/// some outside `Data`), adaptiveavgpool (up and down), indexadd on each
+/// dimension.
+fn indexing_cases(p: &mut Prog) {
+    let ty = |k: &str, d: &[u64]| f(d).replace("float", k);
+    p.op(
+        "bucketize",
+        "index32<3 x 7>",
+        &[&f(&[3, 7])],
+        "Boundaries: [-0.5, 0, 0, 0.25, 0.9]",
+    );
+    p.op("bucketize", "index32<4>", &[&f(&[4])], "Boundaries: []");
+    for k in ["float", "index64", "index32", "i8[S:0.5 O:1]"] {
+        p.op(
+            "batchonehot",
+            &ty(k, &[3, 9]),
+            &[&ty(k, &[3, 4]), "index32<4>", &ty(k, &[9])],
+            "",
+        );
+    }
+    for (k, cumulative) in [
+        ("float", false),
+        ("bool", false),
+        ("int8", false),
+        ("float", true),
+        ("index64", true),
+        ("uint8", true),
+    ] {
+        let data = p.weight(&ty(k, &[8, 3, 2]));
+        let idx = p.weight("index64<6 x 2>");
+        let sl = p.weight(&ty(k, &[6, 2]));
+        p.inst(&format!(
+            "scatterdata @inout %{data}, @in %{idx}, @in %{sl} {{ Cumulative: {cumulative} }}"
+        ));
+        let idx1 = p.weight("index32<5 x 1>");
+        let sl1 = p.weight(&ty(k, &[5, 3, 2]));
+        p.inst(&format!(
+            "scatterdata @inout %{data}, @in %{idx1}, @in %{sl1} {{ Cumulative: {cumulative} }}"
+        ));
+    }
+    for (s, d) in [
+        ([2, 5, 7, 3], [2, 3, 2, 3]),
+        ([1, 3, 4, 2], [1, 7, 9, 2]),
+        ([1, 6, 6, 1], [1, 6, 6, 1]),
+    ] {
+        p.op("adaptiveavgpool", &f(&d), &[&f(&s)], "");
+    }
+    for (seed, d) in [(0, &[7u64][..]), (-3, &[3, 4, 5]), (123456789, &[2, 33])] {
+        let t = f(d);
+        p.op(
+            "gaussianfill",
+            &t,
+            &[&t.replace("float", "index64")],
+            &format!("Mean: -0.5, Scale: 0.75, Seed: {seed}"),
+        );
+    }
+    let dims = [3u64, 4, 5];
+    for dim in 0..3 {
+        let mut sd = dims.to_vec();
+        sd[dim] = 6;
+        p.op(
+            "indexadd",
+            &f(&dims),
+            &[&f(&dims), "index64<6>", &f(&sd)],
+            &format!("Dim: {dim}, Alpha: -1.5"),
+        );
+    }
 }
 
 /// topk: the K largest and smallest of each last-dimension row.

@@ -211,6 +211,18 @@ keys! {
     EXCLUSIVE: Bool = "Exclusive";
     /// `cumsum`: sums run from the end of the dimension.
     REVERSE: Bool = "Reverse";
+    /// `bucketize`: the ascending bucket boundaries.
+    BOUNDARIES: Floats = "Boundaries";
+    /// `scatterdata`: add the slices instead of writing them.
+    CUMULATIVE: Bool = "Cumulative";
+    /// `gaussianfill`: the normal distribution's mean.
+    MEAN: Float = "Mean";
+    /// `gaussianfill`: the standard deviation (Glow's `Scale`; a third type
+    /// of the name).
+    FILL_SCALE: Float = "Scale";
+    /// `gaussianfill`: the generator's seed (a float in Glow's dumps; its
+    /// integer part is used).
+    SEED: Float = "Seed";
     MIN: Float = "Min";
     MAX: Float = "Max";
     ALPHA: Float = "Alpha";

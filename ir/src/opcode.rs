@@ -160,9 +160,10 @@ pub enum Family {
     /// `topk`: the `K` largest (or smallest) along the last dimension, in
     /// order, with their indices.
     TopK,
-    /// Glow's rearranging instructions (`pad`, the resizes, `spacetodepth`,
-    /// `flip`, `cumsum`, `nonzero`); within the family the engines'
-    /// `rearrange` modules pick the kernel by opcode.
+    /// Glow's rearranging and small indexing instructions (`pad`, the
+    /// resizes, `spacetodepth`, `flip`, `cumsum`, `nonzero`, `bucketize`,
+    /// `batchonehot`, `scatterdata`, `adaptiveavgpool`, `indexadd`); within
+    /// the family the engines' `rearrange` modules pick the kernel by opcode.
     Rearrange,
     DebugPrint,
     /// Element-wise `Dest = LHS op RHS`.
@@ -489,6 +490,20 @@ opcodes! {
         [opt(m::DIM, Default::Int(0)), opt(m::EXCLUSIVE, Default::Bool(false)), opt(m::REVERSE, Default::Bool(false))],
         &[], shapes::cumsum, Rearrange;
     NonZero = "nonzero", [op("Dest", Out), op("Cond", In)], [], &[], shapes::nonzero, Rearrange;
+    Bucketize = "bucketize", [op("Dest", Out), op("Src", In)], [req(m::BOUNDARIES)], &[], shapes::bucketize, Rearrange;
+    BatchOneHot = "batchonehot", [op("Dest", Out), op("Data", In), op("Lengths", In), op("Values", In)],
+        [], &[], shapes::batch_one_hot, Rearrange;
+    ScatterData = "scatterdata", [op("Data", InOut), op("Indices", In), op("Slices", In)],
+        [opt(m::CUMULATIVE, Default::Bool(false))], &[], shapes::scatter_data, Rearrange;
+    AdaptiveAvgPool = "adaptiveavgpool", [op("Dest", Out), op("Src", In)], [], &[], shapes::adaptive_avg_pool, Rearrange;
+    // PyTorch's index_add (Glow's interpreter has no kernel): Dest = Input,
+    // then Alpha times each Source slice added at the slot Index names.
+    // Glow's GaussianFill with our documented generator (docs/gir.md).
+    GaussianFill = "gaussianfill", [op("Dest", Out), op("Input", In)],
+        [opt(m::MEAN, Default::Float(0.0)), opt(m::FILL_SCALE, Default::Float(1.0)), opt(m::SEED, Default::Float(0.0))],
+        &[], shapes::gaussian_fill, Rearrange;
+    IndexAdd = "indexadd", [op("Dest", Out), op("Input", In), op("Index", In), op("Source", In)],
+        [opt(m::DIM, Default::Int(0)), opt(m::ALPHA, Default::Float(1.0))], &[], shapes::index_add, Rearrange;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req(m::SHUFFLE)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req(m::OFFSETS), opt(m::COUNT, Default::Int(1)).rule(R::AtLeastOne), opt(m::AXIS, Default::Int(0))],

@@ -1719,6 +1719,110 @@ impl Gen<'_> {
                 );
                 self.simple("cumsum", &ty, &[a], &[], &members);
             }
+            Opcode::Bucketize => {
+                let ty = self.float_ty(1, 3);
+                let a = self.input(&ty);
+                let mut bounds: Vec<f32> =
+                    (0..self.rng.below(5)).map(|_| self.rng.unit()).collect();
+                bounds.sort_by(f32::total_cmp);
+                let list: Vec<String> = bounds
+                    .iter()
+                    .map(|&v| {
+                        let mut t = String::new();
+                        format_f32(v, &mut t);
+                        t
+                    })
+                    .collect();
+                let out = Type::new(ElemKind::Index32, &ty.dims);
+                let members = format!("Boundaries: [{}]", list.join(", "));
+                self.simple("bucketize", &out, &[a], &[], &members);
+            }
+            Opcode::BatchOneHot => {
+                let kind = *self.rng.pick(&[
+                    ElemKind::Float,
+                    ElemKind::Index64,
+                    ElemKind::Index32,
+                    ElemKind::Int8,
+                ]);
+                let d = self.dims(2);
+                let v = self.rng.range(1, 6) as u64;
+                let data = self.input(&Type::new(kind, &d));
+                let lengths = self.input(&Type::new(ElemKind::Index32, &[d[1]]));
+                let values = self.input(&Type::new(kind, &[v]));
+                let out = Type::new(kind, &[d[0], v]);
+                self.simple("batchonehot", &out, &[data, lengths, values], &[], "");
+            }
+            Opcode::ScatterData => {
+                let cumulative = self.rng.chance(50);
+                let kind = if cumulative { self.arith_kind() } else { kind };
+                let d = self.rank_dims(1, 3);
+                let k = self.rng.range(1, d.len() as i64) as usize;
+                let n = self.rng.range(1, 4) as u64;
+                let data_ty = Type::new(kind, &d);
+                let ik = self.index_kind();
+                let idx = self.input(&Type::new(ik, &[n, k as u64]));
+                let mut sd = vec![n];
+                sd.extend_from_slice(&d[k..]);
+                let sl = self.input(&Type::new(kind, &sd));
+                let mut data = self.inout(&data_ty);
+                if self.overlaps_any(data, &[idx, sl]) {
+                    data = self.new_weight(&data_ty, true, false);
+                }
+                let name = self.fresh("i");
+                let ops: Ops = vec![("@inout", data), ("@in", idx), ("@in", sl)];
+                self.emit(
+                    &name,
+                    "scatterdata",
+                    &ops,
+                    &format!("Cumulative: {cumulative}"),
+                );
+                self.wrote(&[data]);
+            }
+            Opcode::AdaptiveAvgPool => {
+                let d = self.dims(4);
+                let a = self.input(&Type::float(&d));
+                let (h, w) = (self.rng.range(1, 5) as u64, self.rng.range(1, 5) as u64);
+                self.simple(
+                    "adaptiveavgpool",
+                    &Type::float(&[d[0], h, w, d[3]]),
+                    &[a],
+                    &[],
+                    "",
+                );
+            }
+            Opcode::GaussianFill => {
+                let d = self.rank_dims(1, 3);
+                let shape = self.input(&Type::new(kind, &d));
+                let (mut mean, mut scale) = (String::new(), String::new());
+                format_f32(self.rng.unit(), &mut mean);
+                format_f32(self.rng.unit().abs() * 2.0, &mut scale);
+                let members = format!(
+                    "Mean: {mean}, Scale: {scale}, Seed: {}",
+                    self.rng.range(-5, 1000)
+                );
+                self.simple("gaussianfill", &Type::float(&d), &[shape], &[], &members);
+            }
+            Opcode::IndexAdd => {
+                let d = self.rank_dims(1, 3);
+                let dim = self.rng.below(d.len() as u64) as usize;
+                let n = self.rng.range(1, 5) as u64;
+                let mut sd = d.clone();
+                sd[dim] = n;
+                let input = self.input(&Type::float(&d));
+                let ik = self.index_kind();
+                let idx = self.input(&Type::new(ik, &[n]));
+                let src = self.input(&Type::float(&sd));
+                let mut alpha = String::new();
+                format_f32(self.rng.unit() * 2.0, &mut alpha);
+                let members = format!("Dim: {dim}, Alpha: {alpha}");
+                self.simple(
+                    "indexadd",
+                    &Type::float(&d),
+                    &[input, idx, src],
+                    &[],
+                    &members,
+                );
+            }
             _ => {
                 let ty = Type::new(ElemKind::Bool, &self.rank_dims(1, 3));
                 let a = self.input(&ty);

@@ -22,6 +22,12 @@ pub fn emit(c: &mut KCtx) -> R {
         Opcode::Flip => flip(c),
         Opcode::CumSum => cumsum(c),
         Opcode::NonZero => nonzero(c),
+        Opcode::Bucketize => bucketize(c),
+        Opcode::BatchOneHot => batch_one_hot(c),
+        Opcode::ScatterData => scatter_data(c),
+        Opcode::AdaptiveAvgPool => adaptive_avg_pool(c),
+        Opcode::IndexAdd => index_add(c),
+        Opcode::GaussianFill => gaussian_fill(c),
         _ => Err(c.err("not a rearranging instruction")),
     }
 }
@@ -211,6 +217,190 @@ fn nonzero(c: &mut KCtx) -> R {
     c.w.line("size_t k = 0;");
     c.w.for_loop("i", s.size());
     c.w.line("if (Cond[i]) Dest[k++] = (int32_t)i;");
+    c.w.close();
+    Ok(())
+}
+
+fn bucketize(c: &mut KCtx) -> R {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    c.require_f32(&s)?;
+    let b: Vec<String> = c
+        .member(m::BOUNDARIES)?
+        .iter()
+        .map(|&v| c_float(v as f32))
+        .collect();
+    c.decl("Dest", "int32_t")?;
+    c.decl("Src", "float")?;
+    let nb = b.len();
+    if nb > 0 {
+        c.w.line(&table("float", "bounds", &b));
+    } else {
+        // No boundaries: every element is in bucket 0.
+        c.w.line("(void)Src;");
+    }
+    c.w.for_loop("i", d.size());
+    c.w.line("int32_t k = 0;");
+    if nb > 0 {
+        c.w.line(&format!(
+            "for (size_t j = 0; j < {nb}u; j++) k += bounds[j] < Src[i];"
+        ));
+    }
+    c.w.line("Dest[i] = k;");
+    c.w.close();
+    Ok(())
+}
+
+/// Declares an operand as `float` or as its integer C type, and says which.
+fn decl_num(c: &mut KCtx, name: &str) -> Result<bool, BackendError> {
+    let t = c.ty(name)?;
+    let float = t.elem == ElemKind::Float;
+    if !float && !crate::elem::is_integer(t.elem) {
+        return Err(c.unsupported(&t));
+    }
+    c.decl(name, if float { "float" } else { ctype(t.elem) })?;
+    Ok(float)
+}
+
+fn batch_one_hot(c: &mut KCtx) -> R {
+    let d = c.ty("Dest")?;
+    decl_num(c, "Dest")?;
+    decl_num(c, "Data")?;
+    decl_num(c, "Values")?;
+    c.decl("Lengths", "int32_t")?;
+    let (rows, width) = (d.dims[0], d.dims[1]);
+    let feats = c.ty("Lengths")?.size();
+    c.w.line(&format!(
+        "for (size_t z = 0; z < {}u; z++) Dest[z] = 0;",
+        d.size()
+    ));
+    c.w.for_loop("b", rows);
+    c.w.line("size_t col = 0;");
+    c.w.for_loop("f", feats);
+    c.w.line("const int32_t len = Lengths[f];");
+    c.w.open(&format!(
+        "for (int32_t j = 0; j < len && col < {width}u; j++, col++)"
+    ));
+    c.w.line(&format!(
+        "Dest[b * {width}u + col] = Data[b * {feats}u + f] == Values[col];"
+    ));
+    super::close_nest(c.w, 3);
+    Ok(())
+}
+
+fn scatter_data(c: &mut KCtx) -> R {
+    let (dt, it) = (c.ty("Data")?, c.ty("Indices")?);
+    let (n, k) = (it.dims[0], it.dims[1] as usize);
+    let line: u64 = dt.dims[k..].iter().product();
+    let cumulative = c.member(m::CUMULATIVE)?;
+    if cumulative {
+        if !(dt.elem == ElemKind::Float || dt.elem.is_plain_int()) {
+            return Err(c.unsupported(&dt));
+        }
+        let ct = if dt.elem == ElemKind::Float {
+            "float"
+        } else {
+            ctype(dt.elem)
+        };
+        c.decl("Data", ct)?;
+        c.decl("Slices", ct)?;
+    } else {
+        let bt = bits_ctype(dt.elem);
+        c.decl("Data", bt)?;
+        c.decl("Slices", bt)?;
+    }
+    c.decl("Indices", ctype(it.elem))?;
+    c.w.for_loop("i", n);
+    c.w.line("size_t s = 0;");
+    c.w.line("int out = 0;");
+    for (j, &dim) in dt.dims[..k].iter().enumerate() {
+        c.w.line(&format!(
+            "const int64_t t{j} = (int64_t)Indices[i * {k}u + {j}u];"
+        ));
+        c.w.line(&format!("if (t{j} < 0 || t{j} >= {dim}ll) out = 1;"));
+        c.w.line(&format!("s = s * {dim}u + (size_t)t{j};"));
+    }
+    c.w.line("if (out) continue;");
+    let body = if !cumulative {
+        "Data[s * L + j] = Slices[i * L + j];"
+    } else if dt.elem == ElemKind::Float {
+        "Data[s * L + j] += Slices[i * L + j];"
+    } else {
+        "Data[s * L + j] = (T)(int64_t)((uint64_t)(int64_t)Data[s * L + j] + (uint64_t)(int64_t)Slices[i * L + j]);"
+    };
+    let body = body
+        .replace('L', &format!("{line}u"))
+        .replace("(T)", &format!("({})", ctype(dt.elem)));
+    c.w.line(&format!("for (size_t j = 0; j < {line}u; j++) {body}"));
+    c.w.close();
+    Ok(())
+}
+
+fn adaptive_avg_pool(c: &mut KCtx) -> R {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    c.require_f32s(&["Dest", "Src"])?;
+    c.decl("Dest", "float")?;
+    c.decl("Src", "float")?;
+    let (ih, iw, ch) = (s.dims[1], s.dims[2], s.dims[3]);
+    for (name, w) in [
+        ("h", ra::adaptive_windows(d.dims[1], ih)),
+        ("w", ra::adaptive_windows(d.dims[2], iw)),
+    ] {
+        let starts: Vec<u64> = w.iter().map(|e| e.0).collect();
+        let lens: Vec<u64> = w.iter().map(|e| e.1).collect();
+        c.w.line(&table("size_t", &format!("{name}0"), &starts));
+        c.w.line(&table("size_t", &format!("{name}n"), &lens));
+    }
+    c.w.line("size_t o = 0;");
+    c.w.for_loop("n", d.dims[0]);
+    c.w.for_loop("y", d.dims[1]);
+    c.w.for_loop("x", d.dims[2]);
+    c.w.open(&format!("for (size_t k = 0; k < {ch}u; k++, o++)"));
+    c.w.line("float sum = 0.0f;");
+    c.w.line("for (size_t fy = 0; fy < hn[y]; fy++)");
+    c.w.line(&format!(
+        "  for (size_t fx = 0; fx < wn[x]; fx++) sum += Src[((n * {ih}u + h0[y] + fy) * {iw}u + w0[x] + fx) * {ch}u + k];"
+    ));
+    c.w.line("Dest[o] = sum / (float)wn[x] / (float)hn[y];");
+    super::close_nest(c.w, 4);
+    Ok(())
+}
+
+fn index_add(c: &mut KCtx) -> R {
+    let (d, st, it) = (c.ty("Dest")?, c.ty("Source")?, c.ty("Index")?);
+    c.require_f32s(&["Dest", "Input", "Source"])?;
+    let dim = c.member(m::DIM)?.max(0) as usize;
+    let alpha = c_float(c.member(m::ALPHA)? as f32);
+    c.decl("Dest", "float")?;
+    c.decl("Input", "float")?;
+    c.decl("Source", "float")?;
+    c.decl("Index", ctype(it.elem))?;
+    let (outer, n, inner) = crate::emit::split(&d.dims, dim);
+    let m = st.dims[dim];
+    c.w.line(&format!("memmove(Dest, Input, {}u);", d.bytes()));
+    c.w.for_loop("i", it.size());
+    c.w.line("const int64_t k = (int64_t)Index[i];");
+    c.w.line(&format!("if (k < 0 || k >= {n}ll) continue;"));
+    c.w.for_loop("o", outer);
+    c.w.line(&format!(
+        "for (size_t j = 0; j < {inner}u; j++) Dest[(o * {n}u + (size_t)k) * {inner}u + j] += {alpha} * Source[(o * {m}u + i) * {inner}u + j];"
+    ));
+    super::close_nest(c.w, 2);
+    Ok(())
+}
+
+fn gaussian_fill(c: &mut KCtx) -> R {
+    let d = c.ty("Dest")?;
+    c.require_f32(&d)?;
+    let seed = ra::seed_of(c.member(m::SEED)?);
+    let mean = c_float(c.member(m::MEAN)? as f32);
+    let scale = c_float(c.member(m::FILL_SCALE)? as f32);
+    c.decl("Dest", "float")?;
+    c.w.line(&format!(
+        "const uint64_t seed = {seed}ull; const float mean = {mean}, scale = {scale}, TWO_PI = {};",
+        c_float(ra::TWO_PI)
+    ));
+    c.w.for_loop("i", d.size());
+    c.w.line(ra::GAUSSIAN_C);
     c.w.close();
     Ok(())
 }

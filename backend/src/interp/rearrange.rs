@@ -20,6 +20,12 @@ pub fn exec(x: &mut Exec) -> R {
         Opcode::Flip => flip(x),
         Opcode::CumSum => cumsum(x),
         Opcode::NonZero => nonzero(x),
+        Opcode::Bucketize => bucketize(x),
+        Opcode::BatchOneHot => batch_one_hot(x),
+        Opcode::ScatterData => scatter_data(x),
+        Opcode::AdaptiveAvgPool => adaptive_avg_pool(x),
+        Opcode::IndexAdd => index_add(x),
+        Opcode::GaussianFill => gaussian_fill(x),
         _ => Err(x.err("not a rearranging instruction")),
     }
 }
@@ -187,4 +193,189 @@ fn nonzero(x: &mut Exec) -> R {
         }
     }
     x.put_ints("Dest", &out)
+}
+
+/// The number of boundaries below each element (`float` comparisons; NaN
+/// is below none).
+fn bucketize(x: &mut Exec) -> R {
+    let b: Vec<f32> = x
+        .m()
+        .get(m::BOUNDARIES)?
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let v = x.f32s("Src")?;
+    let out: Vec<i64> = v
+        .iter()
+        .map(|&e| b.iter().filter(|&&k| k < e).count() as i64)
+        .collect();
+    x.put_ints("Dest", &out)
+}
+
+/// Elements as `f64` (exact for `float` and the integer kinds) for the
+/// comparisons of `batchonehot`.
+fn exact(x: &Exec, name: &str) -> Result<Vec<f64>, BackendError> {
+    let t = x.ty(name)?;
+    if t.elem == ElemKind::Float {
+        Ok(x.f32s(name)?.iter().map(|&v| v as f64).collect())
+    } else {
+        Ok(x.ints(name)?.iter().map(|&v| v as f64).collect())
+    }
+}
+
+/// Per batch row, feature `f` covers the next `Lengths[f]` columns (a
+/// negative length none, columns past `Dest` dropped); each is 1 where the
+/// feature's value equals that column's `Values` element, else 0.
+fn batch_one_hot(x: &mut Exec) -> R {
+    let d = x.ty("Dest")?;
+    let (data, values) = (exact(x, "Data")?, exact(x, "Values")?);
+    let lengths = x.ints("Lengths")?;
+    let (rows, width) = (d.dims[0] as usize, d.dims[1] as usize);
+    let feats = lengths.len();
+    let mut out = x.scratch(rows * width, 0i64)?;
+    for b in 0..rows {
+        let mut col = 0usize;
+        for (f, &len) in lengths.iter().enumerate() {
+            let v = data[b * feats + f];
+            for _ in 0..len.max(0) {
+                if col >= width {
+                    break;
+                }
+                out[b * width + col] = (v == values[col]) as i64;
+                col += 1;
+            }
+        }
+    }
+    if d.elem == ElemKind::Float {
+        let f: Vec<f32> = out.iter().map(|&v| v as f32).collect();
+        return x.put_f32s("Dest", &f);
+    }
+    x.put_ints("Dest", &out)
+}
+
+/// The flat slot of index tuple `t` in the first `t.len()` dimensions of
+/// `dims`, or `None` when a coordinate is outside its dimension.
+fn slot(t: &[i64], dims: &[u64]) -> Option<usize> {
+    let mut s = 0usize;
+    for (&i, &n) in t.iter().zip(dims) {
+        if i < 0 || i as u64 >= n {
+            return None;
+        }
+        s = s * n as usize + i as usize;
+    }
+    Some(s)
+}
+
+/// Each slice written (or added, `Cumulative`) in order at the slot its
+/// index tuple names; a tuple outside `Data` is skipped.
+fn scatter_data(x: &mut Exec) -> R {
+    let (dt, it) = (x.ty("Data")?, x.ty("Indices")?);
+    let (n, k) = (it.dims[0] as usize, it.dims[1] as usize);
+    let idx = x.ints("Indices")?;
+    let line = (dt.dims[k..].iter().product::<u64>()) as usize;
+    let cumulative = x.m().get(m::CUMULATIVE)?;
+    let slots: Vec<Option<usize>> = (0..n)
+        .map(|i| slot(&idx[i * k..i * k + k], &dt.dims))
+        .collect();
+    if !cumulative {
+        let mut data = x.bits("Data")?;
+        let sl = x.bits("Slices")?;
+        for (i, s) in slots.iter().enumerate() {
+            if let Some(s) = s {
+                data[s * line..s * line + line].copy_from_slice(&sl[i * line..i * line + line]);
+            }
+        }
+        return x.put_bits("Data", &data);
+    }
+    if dt.elem == ElemKind::Float {
+        let mut data = x.f32s("Data")?;
+        let sl = x.f32s("Slices")?;
+        for (i, s) in slots.iter().enumerate() {
+            if let Some(s) = s {
+                for j in 0..line {
+                    data[s * line + j] += sl[i * line + j];
+                }
+            }
+        }
+        return x.put_f32s("Data", &data);
+    }
+    let mut data = x.ints("Data")?;
+    let sl = x.ints("Slices")?;
+    for (i, s) in slots.iter().enumerate() {
+        if let Some(s) = s {
+            for j in 0..line {
+                data[s * line + j] = data[s * line + j].wrapping_add(sl[i * line + j]);
+            }
+        }
+    }
+    x.put_ints("Data", &data)
+}
+
+/// PyTorch's (and Glow's) windows: `floor(a * in / out)` to
+/// `ceil((a + 1) * in / out)`, the products exact and the quotients in
+/// `float`; the mean is the `float` sum from +0 divided by the width, then
+/// by the height.
+fn adaptive_avg_pool(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let src = x.f32s("Src")?;
+    let (ih, iw, c) = (s.dims[1], s.dims[2], s.dims[3]);
+    let (oh, ow) = (d.dims[1], d.dims[2]);
+    let hs = ra::adaptive_windows(oh, ih);
+    let ws = ra::adaptive_windows(ow, iw);
+    let mut out = x.room(d.size() as usize)?;
+    for n in 0..d.dims[0] {
+        for &(y0, kh) in &hs {
+            for &(x0, kw) in &ws {
+                for ch in 0..c {
+                    let mut sum = 0f32;
+                    for fy in 0..kh {
+                        for fx in 0..kw {
+                            sum += src[(((n * ih + y0 + fy) * iw + x0 + fx) * c + ch) as usize];
+                        }
+                    }
+                    out.push(sum / kw as f32 / kh as f32);
+                }
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// `Dest = Input`, then for each position `i` of `Index` in order, the
+/// `Source` slice `i` along `Dim` times `Alpha` added to the `Dest` slice
+/// `Index[i]` (an index outside the dimension is skipped).
+fn index_add(x: &mut Exec) -> R {
+    let (d, st) = (x.ty("Dest")?, x.ty("Source")?);
+    let dim = x.m().get(m::DIM)?.max(0) as usize;
+    let alpha = x.m().get(m::ALPHA)? as f32;
+    let mut out = x.f32s("Input")?;
+    let src = x.f32s("Source")?;
+    let idx = x.ints("Index")?;
+    let (outer, n, inner) = crate::emit::split(&d.dims, dim);
+    let (outer, n, inner) = (outer as usize, n as usize, inner as usize);
+    let m = st.dims[dim] as usize;
+    for (i, &k) in idx.iter().enumerate() {
+        if k < 0 || k as usize >= n {
+            continue;
+        }
+        for o in 0..outer {
+            for j in 0..inner {
+                out[(o * n + k as usize) * inner + j] += alpha * src[(o * m + i) * inner + j];
+            }
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+fn gaussian_fill(x: &mut Exec) -> R {
+    let d = x.ty("Dest")?;
+    if d.elem != ElemKind::Float {
+        return Err(x.unsupported(&d));
+    }
+    let seed = ra::seed_of(x.m().get(m::SEED)?);
+    let (mean, scale) = (x.m().get(m::MEAN)? as f32, x.m().get(m::FILL_SCALE)? as f32);
+    let out: Vec<f32> = (0..d.size())
+        .map(|i| ra::gaussian(seed, i, mean, scale))
+        .collect();
+    x.put_f32s("Dest", &out)
 }

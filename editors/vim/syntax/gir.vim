@@ -22,7 +22,8 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
       \ rowwisequantizedsparselengthsweightedsum batchedunaryembeddingsbags permutepooledembeddings
       \ fusedrowwisequantizedsparselengthsweightedsum fusedrowwisequantizedsparselengthssum embeddingbagbyterowwiseoffsets
-      \ pad resizenearest resizebilinear spacetodepth flip cumsum nonzero
+      \ pad resizenearest resizebilinear spacetodepth flip cumsum nonzero bucketize batchonehot scatterdata
+      \ adaptiveavgpool indexadd gaussianfill
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -1438,3 +1438,122 @@ fn rearrange_shapes() {
         "writes one place per element of `Cond`",
     );
 }
+
+#[test]
+fn indexing_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3> mutable",
+        "%b = WeightVar index32<2 x 3> mutable",
+        "%b64 = WeightVar index64<2 x 3> mutable",
+        "%data = WeightVar float<2 x 2> mutable",
+        "%len = WeightVar index32<2> mutable",
+        "%len64 = WeightVar index64<2> mutable",
+        "%vals = WeightVar float<5> mutable",
+        "%oh = WeightVar float<2 x 5> mutable",
+        "%oh4 = WeightVar float<2 x 4> mutable",
+        "%d3 = WeightVar float<3 x 4 x 2> mutable",
+        "%i2 = WeightVar index64<5 x 2> mutable",
+        "%i4 = WeightVar index64<5 x 4> mutable",
+        "%s2 = WeightVar float<5 x 2> mutable",
+        "%s3 = WeightVar float<5 x 3> mutable",
+        "%bd = WeightVar bool<3 x 4 x 2> mutable",
+        "%bs = WeightVar bool<5 x 2> mutable",
+        "%img = WeightVar float<1 x 5 x 7 x 2> mutable",
+        "%pool = WeightVar float<1 x 3 x 2 x 2> mutable",
+        "%pool3 = WeightVar float<1 x 3 x 2 x 3> mutable",
+        "%in = WeightVar float<3 x 4> mutable",
+        "%out = WeightVar float<3 x 4> mutable",
+        "%ia = WeightVar index64<5> mutable",
+        "%src = WeightVar float<3 x 5> mutable",
+    ];
+    accepts(
+        w,
+        "%i = bucketize @out %b, @in %x { Boundaries: [0, 0, 1] }",
+    );
+    rejects(
+        w,
+        "%i = bucketize @out %b, @in %x { Boundaries: [1, 0] }",
+        "must be ascending",
+    );
+    rejects(
+        w,
+        "%i = bucketize @out %b64, @in %x { Boundaries: [] }",
+        "`bucketize` writes index32",
+    );
+    accepts(
+        w,
+        "%i = batchonehot @out %oh, @in %data, @in %len, @in %vals",
+    );
+    rejects(
+        w,
+        "%i = batchonehot @out %oh4, @in %data, @in %len, @in %vals",
+        "`batchonehot` produces float<2 x 5>",
+    );
+    rejects(
+        w,
+        "%i = batchonehot @out %oh, @in %data, @in %len64, @in %vals",
+        "`batchonehot` reads index32",
+    );
+    accepts(
+        w,
+        "%i = scatterdata @inout %d3, @in %i2, @in %s2 { Cumulative: true }",
+    );
+    accepts(w, "%i = scatterdata @inout %bd, @in %i2, @in %bs");
+    rejects(
+        w,
+        "%i = scatterdata @inout %d3, @in %i2, @in %s3",
+        "`scatterdata` expects float<5 x 2>",
+    );
+    rejects(
+        w,
+        "%i = scatterdata @inout %d3, @in %i4, @in %s2",
+        "tuples of 4 but `Data` has rank 3",
+    );
+    rejects(
+        w,
+        "%i = scatterdata @inout %bd, @in %i2, @in %bs { Cumulative: true }",
+        "`Data` has element type bool",
+    );
+    accepts(w, "%i = adaptiveavgpool @out %pool, @in %img");
+    rejects(
+        w,
+        "%i = adaptiveavgpool @out %pool3, @in %img",
+        "`adaptiveavgpool` produces float<1 x 3 x 2 x 2>",
+    );
+    accepts(
+        w,
+        "%i = indexadd @out %out, @in %in, @in %ia, @in %src { Dim: 1 }",
+    );
+    rejects(
+        w,
+        "%i = indexadd @out %out, @in %in, @in %ia, @in %src",
+        "`indexadd` expects float<5 x 4>",
+    );
+    rejects(
+        w,
+        "%i = indexadd @out %out, @in %in, @in %ia, @in %src { Dim: 2 }",
+        "`Dim: 2` is out of range",
+    );
+    let g = &[
+        "%shape = WeightVar bool<2 x 5> mutable",
+        "%out = WeightVar float<2 x 5> mutable",
+        "%flat = WeightVar float<10> mutable",
+        "%ints = WeightVar index32<2 x 5> mutable",
+    ];
+    accepts(g, "%i = gaussianfill @out %out, @in %shape { Seed: -3 }");
+    rejects(
+        g,
+        "%i = gaussianfill @out %flat, @in %shape",
+        "(the dims of `Input`)",
+    );
+    rejects(
+        g,
+        "%i = gaussianfill @out %ints, @in %shape",
+        "writes float or float16",
+    );
+    rejects(
+        g,
+        "%i = gaussianfill @out %out, @in %shape { Seed: inf }",
+        "`Seed: inf` is not a number",
+    );
+}
