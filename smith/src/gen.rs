@@ -1644,12 +1644,12 @@ impl Gen<'_> {
                 let r = ty.dims.len();
                 let mut pads = vec![0i64; 2 * r];
                 let mut out = ty.dims.clone();
-                for k in 0..r {
+                for (k, o) in out.iter_mut().enumerate() {
                     for side in [k, k + r] {
                         let p = self.rng.range(-1, 3);
-                        if out[k] as i64 + p >= 1 {
+                        if *o as i64 + p >= 1 {
                             pads[side] = p;
-                            out[k] = (out[k] as i64 + p) as u64;
+                            *o = (*o as i64 + p) as u64;
                         }
                     }
                 }

@@ -119,7 +119,7 @@ pub fn resize(ctx: &ShapeCtx) -> Vec<ShapeError> {
     for (k, (&n, &s)) in d.iter().zip(scale).enumerate() {
         let s32 = s as f32;
         let size = (n as f32 * s32).floor();
-        if !(s32 > 0.0 && s32.is_finite()) || !(1.0..=4294967296.0).contains(&size) {
+        if !(s32 > 0.0 && s32.is_finite() && (1.0..=4294967296.0).contains(&size)) {
             errs.push(ShapeError::at_member(
                 "Scale",
                 format!(
