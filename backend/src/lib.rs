@@ -27,6 +27,7 @@ pub mod namer;
 pub mod npy;
 pub mod ops;
 pub mod quant;
+mod rearrange;
 pub mod run;
 pub mod text;
 pub mod weights;

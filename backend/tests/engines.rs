@@ -787,7 +787,162 @@ fn build() -> String {
         ));
     }
     topk_cases(&mut p);
+    rearrange_cases(&mut p);
     p.text()
+}
+
+/// The rearranging instructions: `pad` in each mode (with crops), the
+/// resizes (up, down, fractional), `spacetodepth`, `flip` on each axis,
+/// `cumsum` in each direction on float and integer kinds, `nonzero`.
+fn rearrange_cases(p: &mut Prog) {
+    let kinds = ["float", "index64", "int8", "i8[S:0.5 O:3]"];
+    let ty = |k: &str, d: &[u64]| f(d).replace("float", k);
+    for (i, mode) in (0..4).enumerate() {
+        let k = kinds[i];
+        p.op(
+            "pad",
+            &ty(k, &[5, 8, 2]),
+            &[&ty(k, &[2, 3, 2])],
+            &format!("Pad: [1, 4, 0, 2, 1, 0], PaddingMode: {mode}, Value: 2.5"),
+        );
+        p.op(
+            "pad",
+            &ty(k, &[1, 2, 4]),
+            &[&ty(k, &[2, 3, 2])],
+            &format!("Pad: [0, -1, 1, -1, 0, 1], PaddingMode: {mode}"),
+        );
+    }
+    p.op(
+        "pad",
+        "bool<4 x 4>",
+        &["bool<2 x 2>"],
+        "Pad: [1, 1, 1, 1], Value: 1",
+    );
+    let resizes: [(&[u64], &[u64], &str); 3] = [
+        (&[1, 3, 4, 2], &[1, 6, 8, 2], "1, 2, 2, 1"),
+        (&[2, 5, 4, 3], &[2, 2, 6, 3], "1, 0.5, 1.5, 1"),
+        (&[1, 3, 3, 1], &[1, 7, 4, 1], "1, 2.4, 1.4, 1"),
+    ];
+    for (s, d, scale) in resizes {
+        for op in ["resizenearest", "resizebilinear"] {
+            p.op(op, &f(d), &[&f(s)], &format!("Scale: [{scale}]"));
+        }
+    }
+    p.op(
+        "resizenearest",
+        &ty("index32", &[4, 3, 2]),
+        &[&ty("index32", &[2, 3, 1])],
+        "Scale: [2, 1, 2]",
+    );
+    p.op(
+        "spacetodepth",
+        &f(&[2, 2, 1, 12]),
+        &[&f(&[2, 4, 2, 3])],
+        "BlockSize: 2",
+    );
+    p.op(
+        "spacetodepth",
+        &ty("int8", &[1, 1, 1, 18]),
+        &[&ty("int8", &[1, 3, 3, 2])],
+        "BlockSize: 3",
+    );
+    for axis in 0..3 {
+        p.op(
+            "flip",
+            &f(&[2, 3, 4]),
+            &[&f(&[2, 3, 4])],
+            &format!("Axis: {axis}"),
+        );
+    }
+    p.op("flip", "bool<5>", &["bool<5>"], "Axis: 0");
+    for k in ["float", "index64", "index32", "int8", "uint8"] {
+        for (dim, ex, rev) in [
+            (0, false, false),
+            (1, true, false),
+            (-1, false, true),
+            (2, true, true),
+        ] {
+            let t = ty(k, &[2, 3, 4]);
+            p.op(
+                "cumsum",
+                &t,
+                &[&t],
+                &format!("Dim: {dim}, Exclusive: {ex}, Reverse: {rev}"),
+            );
+        }
+    }
+    p.op("nonzero", "index32<12>", &["bool<3 x 4>"], "");
+    indexing_cases(p);
+}
+
+/// bucketize, batchonehot (float, integer and quantized), scatterdata
+/// (copy of any kind, cumulative float and integer; random indices in 0..8,
+/// some outside `Data`), adaptiveavgpool (up and down), indexadd on each
+/// dimension.
+fn indexing_cases(p: &mut Prog) {
+    let ty = |k: &str, d: &[u64]| f(d).replace("float", k);
+    p.op(
+        "bucketize",
+        "index32<3 x 7>",
+        &[&f(&[3, 7])],
+        "Boundaries: [-0.5, 0, 0, 0.25, 0.9]",
+    );
+    p.op("bucketize", "index32<4>", &[&f(&[4])], "Boundaries: []");
+    for k in ["float", "index64", "index32", "i8[S:0.5 O:1]"] {
+        p.op(
+            "batchonehot",
+            &ty(k, &[3, 9]),
+            &[&ty(k, &[3, 4]), "index32<4>", &ty(k, &[9])],
+            "",
+        );
+    }
+    for (k, cumulative) in [
+        ("float", false),
+        ("bool", false),
+        ("int8", false),
+        ("float", true),
+        ("index64", true),
+        ("uint8", true),
+    ] {
+        let data = p.weight(&ty(k, &[8, 3, 2]));
+        let idx = p.weight("index64<6 x 2>");
+        let sl = p.weight(&ty(k, &[6, 2]));
+        p.inst(&format!(
+            "scatterdata @inout %{data}, @in %{idx}, @in %{sl} {{ Cumulative: {cumulative} }}"
+        ));
+        let idx1 = p.weight("index32<5 x 1>");
+        let sl1 = p.weight(&ty(k, &[5, 3, 2]));
+        p.inst(&format!(
+            "scatterdata @inout %{data}, @in %{idx1}, @in %{sl1} {{ Cumulative: {cumulative} }}"
+        ));
+    }
+    for (s, d) in [
+        ([2, 5, 7, 3], [2, 3, 2, 3]),
+        ([1, 3, 4, 2], [1, 7, 9, 2]),
+        ([1, 6, 6, 1], [1, 6, 6, 1]),
+    ] {
+        p.op("adaptiveavgpool", &f(&d), &[&f(&s)], "");
+    }
+    for (seed, d) in [(0, &[7u64][..]), (-3, &[3, 4, 5]), (123456789, &[2, 33])] {
+        let t = f(d);
+        p.op(
+            "gaussianfill",
+            &t,
+            &[&t.replace("float", "index64")],
+            &format!("Mean: -0.5, Scale: 0.75, Seed: {seed}"),
+        );
+    }
+    let dims = [3u64, 4, 5];
+    for dim in 0..3 {
+        let mut sd = dims.to_vec();
+        sd[dim] = 6;
+        p.op(
+            "indexadd",
+            &f(&dims),
+            &[&f(&dims), "index64<6>", &f(&sd)],
+            &format!("Dim: {dim}, Alpha: -1.5"),
+        );
+    }
 }
 
 /// topk: the K largest and smallest of each last-dimension row.

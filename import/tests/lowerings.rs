@@ -587,3 +587,47 @@ fn unsupported_is_a_typed_error() {
         "{e:?}"
     );
 }
+
+#[test]
+fn cumsum_along_a_constant_axis() {
+    // x = [[0, 1, 2], [3, 4, 5]]; reversed exclusive sums along axis 1.
+    let got = run_one(
+        "CumSum",
+        (&[2, 3], iota(6)),
+        vec![ints("axis", &[-1])],
+        vec![attr_int("exclusive", 1), attr_int("reverse", 1)],
+        &[2, 3],
+    );
+    assert_eq!(got, vec![3.0, 2.0, 0.0, 9.0, 5.0, 0.0]);
+}
+
+/// A run-time axis: each dimension's sums, and `gather` picks the one the
+/// axis names (negative axes from the end).
+#[test]
+fn cumsum_along_a_run_time_axis() {
+    use glow_import::onnx::dtype;
+    let n = node("CumSum", &["x", "axis"], &["y"], vec![]);
+    let bytes = model(
+        vec![n],
+        &[float("x", &[2, 3]), ("axis", dtype::INT64, &[])],
+        &[float("y", &[2, 3])],
+        vec![],
+        18,
+    );
+    let imported = import(&bytes);
+    for (axis, want) in [
+        (0i64, [0.0, 1.0, 2.0, 3.0, 5.0, 7.0]),
+        (1, [0.0, 1.0, 3.0, 3.0, 7.0, 12.0]),
+        (-2, [0.0, 1.0, 2.0, 3.0, 5.0, 7.0]),
+        (-1, [0.0, 1.0, 3.0, 3.0, 7.0, 12.0]),
+    ] {
+        let outs = run_both(
+            &imported,
+            &[
+                ("x", f32_bytes(&iota(6))),
+                ("axis", axis.to_le_bytes().to_vec()),
+            ],
+        );
+        assert_eq!(output_f32(&outs, "y"), want, "axis {axis}");
+    }
+}

@@ -196,6 +196,33 @@ keys! {
     SELECT_LAST_INDEX: Bool = "SelectLastIndex";
     /// `topk`: the largest (true) or the smallest `K`.
     LARGEST: Bool = "Largest";
+    /// `pad`: the pads before each dimension, then after (Glow's `Pad`).
+    PAD: Ints = "Pad";
+    /// `pad`: 0 constant, 1 reflect, 2 edge (Glow's `PaddingMode`), 3 wrap.
+    PADDING_MODE: Int = "PaddingMode";
+    /// `resizenearest`, `resizebilinear`: one scale per dimension. The
+    /// name is also `embedding`'s bool `Scale` (a key per name and type).
+    RESIZE_SCALE: Floats = "Scale";
+    /// `spacetodepth`: the side of the square block moved into channels.
+    BLOCK_SIZE: Int = "BlockSize";
+    /// `cumsum`: the dimension summed along (negative: from the end).
+    DIM: Int = "Dim";
+    /// `cumsum`: each sum leaves out its own element.
+    EXCLUSIVE: Bool = "Exclusive";
+    /// `cumsum`: sums run from the end of the dimension.
+    REVERSE: Bool = "Reverse";
+    /// `bucketize`: the ascending bucket boundaries.
+    BOUNDARIES: Floats = "Boundaries";
+    /// `scatterdata`: add the slices instead of writing them.
+    CUMULATIVE: Bool = "Cumulative";
+    /// `gaussianfill`: the normal distribution's mean.
+    MEAN: Float = "Mean";
+    /// `gaussianfill`: the standard deviation (Glow's `Scale`; a third type
+    /// of the name).
+    FILL_SCALE: Float = "Scale";
+    /// `gaussianfill`: the generator's seed (a float in Glow's dumps; its
+    /// integer part is used).
+    SEED: Float = "Seed";
     MIN: Float = "Min";
     MAX: Float = "Max";
     ALPHA: Float = "Alpha";

@@ -167,6 +167,11 @@ pub enum Family {
     /// `topk`: the `K` largest (or smallest) along the last dimension, in
     /// order, with their indices.
     TopK,
+    /// Glow's rearranging and small indexing instructions (`pad`, the
+    /// resizes, `spacetodepth`, `flip`, `cumsum`, `nonzero`, `bucketize`,
+    /// `batchonehot`, `scatterdata`, `adaptiveavgpool`, `indexadd`); within
+    /// the family the engines' `rearrange` modules pick the kernel by opcode.
+    Rearrange,
     DebugPrint,
     /// Element-wise `Dest = LHS op RHS`.
     Binary,
@@ -571,6 +576,34 @@ opcodes! {
     // member and must be a whole number; `Largest` is ours (ONNX's smallest).
     TopK = "topk", [op("Values", Out), op("Indices", Out), op("Input", In)],
         [req(m::K), extra(m::LARGEST, Default::Bool(true))], &[], shapes::topk, TopK;
+    // Glow's rearranging instructions (docs/gir.md, "Rearranging").
+    Pad = "pad", [op("Dest", Out), op("Src", In)],
+        [req(m::PAD), opt(m::PADDING_MODE, Default::Int(0)), opt(m::VALUE, Default::Float(0.0))],
+        &[], shapes::pad, Rearrange;
+    ResizeNearest = "resizenearest", [op("Dest", Out), op("Src", In)], [req(m::RESIZE_SCALE)], &[], shapes::resize, Rearrange;
+    ResizeBilinear = "resizebilinear", [op("Dest", Out), op("Src", In)], [req(m::RESIZE_SCALE)], &[], shapes::resize, Rearrange;
+    SpaceToDepth = "spacetodepth", [op("Dest", Out), op("Src", In)],
+        [req(m::BLOCK_SIZE).rule(R::AtLeastOne)], &[], shapes::space_to_depth, Rearrange;
+    Flip = "flip", [op("Dest", Out), op("Src", In)], [req(m::AXIS)], &[], shapes::flip, Rearrange;
+    // Glow's CumSum; its in-place pair is left out (a sum reads other elements).
+    CumSum = "cumsum", [op("Dest", Out), op("Input", In)],
+        [opt(m::DIM, Default::Int(0)), opt(m::EXCLUSIVE, Default::Bool(false)), opt(m::REVERSE, Default::Bool(false))],
+        &[], shapes::cumsum, Rearrange;
+    NonZero = "nonzero", [op("Dest", Out), op("Cond", In)], [], &[], shapes::nonzero, Rearrange;
+    Bucketize = "bucketize", [op("Dest", Out), op("Src", In)], [req(m::BOUNDARIES)], &[], shapes::bucketize, Rearrange;
+    BatchOneHot = "batchonehot", [op("Dest", Out), op("Data", In), op("Lengths", In), op("Values", In)],
+        [], &[], shapes::batch_one_hot, Rearrange;
+    ScatterData = "scatterdata", [op("Data", InOut), op("Indices", In), op("Slices", In)],
+        [opt(m::CUMULATIVE, Default::Bool(false))], &[], shapes::scatter_data, Rearrange;
+    AdaptiveAvgPool = "adaptiveavgpool", [op("Dest", Out), op("Src", In)], [], &[], shapes::adaptive_avg_pool, Rearrange;
+    // PyTorch's index_add (Glow's interpreter has no kernel): Dest = Input,
+    // then Alpha times each Source slice added at the slot Index names.
+    // Glow's GaussianFill with our documented generator (docs/gir.md).
+    GaussianFill = "gaussianfill", [op("Dest", Out), op("Input", In)],
+        [opt(m::MEAN, Default::Float(0.0)), opt(m::FILL_SCALE, Default::Float(1.0)), opt(m::SEED, Default::Float(0.0))],
+        &[], shapes::gaussian_fill, Rearrange;
+    IndexAdd = "indexadd", [op("Dest", Out), op("Input", In), op("Index", In), op("Source", In)],
+        [opt(m::DIM, Default::Int(0)), opt(m::ALPHA, Default::Float(1.0))], &[], shapes::index_add, Rearrange;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req(m::SHUFFLE)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req(m::OFFSETS), opt(m::COUNT, Default::Int(1)).rule(R::AtLeastOne), opt(m::AXIS, Default::Int(0))],

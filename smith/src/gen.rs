@@ -506,6 +506,7 @@ impl Gen<'_> {
             4 => self.unary(),
             5 => self.unary(),
             6 => self.softmax(),
+            7 if self.rng.chance(40) => self.rearrange(),
             7 => self.transpose(),
             8 | 9 => self.insert(),
             10 => self.extract(),
@@ -1688,6 +1689,213 @@ impl Gen<'_> {
         let ops: Ops = vec![("@out", values), ("@out", indices), ("@in", src)];
         self.emit(&name, "topk", &ops, &members);
         self.wrote(&[values, indices]);
+    }
+
+    fn rank_dims(&mut self, lo: i64, hi: i64) -> Vec<u64> {
+        let rank = self.rng.range(lo, hi) as usize;
+        self.dims(rank)
+    }
+
+    /// The rearranging instructions (`pad` in every mode, the resizes,
+    /// `spacetodepth`, `flip`, `cumsum`, `nonzero`), picked from the family.
+    fn rearrange(&mut self) {
+        let op = *self.rng.pick(&Self::of_family(Family::Rearrange));
+        let mut kind = self.any_kind();
+        if matches!(kind, ElemKind::Float16 | ElemKind::BFloat16) {
+            kind = ElemKind::Float;
+        }
+        match op {
+            Opcode::Pad => {
+                let ty = Type::new(kind, &self.rank_dims(1, 3));
+                let r = ty.dims.len();
+                let mut pads = vec![0i64; 2 * r];
+                let mut out = ty.dims.clone();
+                for (k, o) in out.iter_mut().enumerate() {
+                    for side in [k, k + r] {
+                        let p = self.rng.range(-1, 3);
+                        if *o as i64 + p >= 1 {
+                            pads[side] = p;
+                            *o = (*o as i64 + p) as u64;
+                        }
+                    }
+                }
+                let a = self.input(&ty);
+                let list: Vec<String> = pads.iter().map(|p| p.to_string()).collect();
+                let members = format!(
+                    "Pad: [{}], PaddingMode: {}, Value: {}",
+                    list.join(", "),
+                    self.rng.below(4),
+                    self.splat_value(kind)
+                );
+                self.simple("pad", &Type::new(kind, &out), &[a], &[], &members);
+            }
+            Opcode::ResizeNearest | Opcode::ResizeBilinear => {
+                let bilinear = op == Opcode::ResizeBilinear;
+                let rank = if bilinear {
+                    4
+                } else {
+                    self.rng.range(1, 4) as usize
+                };
+                let ty = Type::new(
+                    if bilinear { ElemKind::Float } else { kind },
+                    &self.dims(rank),
+                );
+                let mut scales = Vec::new();
+                let mut out = Vec::new();
+                for (k, &n) in ty.dims.iter().enumerate() {
+                    let mut s = *self.rng.pick(&[0.5f32, 1.0, 1.5, 2.0, 2.5, 3.0]);
+                    if (bilinear && (k == 0 || k == 3)) || (n as f32 * s).floor() < 1.0 {
+                        s = 1.0;
+                    }
+                    out.push((n as f32 * s).floor() as u64);
+                    let mut t = String::new();
+                    format_f32(s, &mut t);
+                    scales.push(t);
+                }
+                let a = self.input(&ty);
+                let members = format!("Scale: [{}]", scales.join(", "));
+                self.simple(op.name(), &Type::new(ty.elem, &out), &[a], &[], &members);
+            }
+            Opcode::SpaceToDepth => {
+                let b = self.rng.range(1, 2) as u64;
+                let mut d = self.dims(4);
+                d[1] *= b;
+                d[2] *= b;
+                let ty = Type::new(kind, &d);
+                let a = self.input(&ty);
+                let out = Type::new(kind, &[d[0], d[1] / b, d[2] / b, d[3] * b * b]);
+                self.simple("spacetodepth", &out, &[a], &[], &format!("BlockSize: {b}"));
+            }
+            Opcode::Flip => {
+                let ty = Type::new(kind, &self.rank_dims(1, 3));
+                let axis = self.rng.below(ty.dims.len() as u64);
+                let a = self.input(&ty);
+                self.simple("flip", &ty, &[a], &[], &format!("Axis: {axis}"));
+            }
+            Opcode::CumSum => {
+                let kind = self.arith_kind();
+                let ty = Type::new(kind, &self.rank_dims(1, 3));
+                let r = ty.dims.len() as i64;
+                let dim = self.rng.range(-r, r - 1);
+                let a = self.input(&ty);
+                let members = format!(
+                    "Dim: {dim}, Exclusive: {}, Reverse: {}",
+                    self.rng.chance(50),
+                    self.rng.chance(50)
+                );
+                self.simple("cumsum", &ty, &[a], &[], &members);
+            }
+            Opcode::Bucketize => {
+                let ty = self.float_ty(1, 3);
+                let a = self.input(&ty);
+                let mut bounds: Vec<f32> =
+                    (0..self.rng.below(5)).map(|_| self.rng.unit()).collect();
+                bounds.sort_by(f32::total_cmp);
+                let list: Vec<String> = bounds
+                    .iter()
+                    .map(|&v| {
+                        let mut t = String::new();
+                        format_f32(v, &mut t);
+                        t
+                    })
+                    .collect();
+                let out = Type::new(ElemKind::Index32, &ty.dims);
+                let members = format!("Boundaries: [{}]", list.join(", "));
+                self.simple("bucketize", &out, &[a], &[], &members);
+            }
+            Opcode::BatchOneHot => {
+                let kind = *self.rng.pick(&[
+                    ElemKind::Float,
+                    ElemKind::Index64,
+                    ElemKind::Index32,
+                    ElemKind::Int8,
+                ]);
+                let d = self.dims(2);
+                let v = self.rng.range(1, 6) as u64;
+                let data = self.input(&Type::new(kind, &d));
+                let lengths = self.input(&Type::new(ElemKind::Index32, &[d[1]]));
+                let values = self.input(&Type::new(kind, &[v]));
+                let out = Type::new(kind, &[d[0], v]);
+                self.simple("batchonehot", &out, &[data, lengths, values], &[], "");
+            }
+            Opcode::ScatterData => {
+                let cumulative = self.rng.chance(50);
+                let kind = if cumulative { self.arith_kind() } else { kind };
+                let d = self.rank_dims(1, 3);
+                let k = self.rng.range(1, d.len() as i64) as usize;
+                let n = self.rng.range(1, 4) as u64;
+                let data_ty = Type::new(kind, &d);
+                let ik = self.index_kind();
+                let idx = self.input(&Type::new(ik, &[n, k as u64]));
+                let mut sd = vec![n];
+                sd.extend_from_slice(&d[k..]);
+                let sl = self.input(&Type::new(kind, &sd));
+                let mut data = self.inout(&data_ty);
+                if self.overlaps_any(data, &[idx, sl]) {
+                    data = self.new_weight(&data_ty, true, false);
+                }
+                let name = self.fresh("i");
+                let ops: Ops = vec![("@inout", data), ("@in", idx), ("@in", sl)];
+                self.emit(
+                    &name,
+                    "scatterdata",
+                    &ops,
+                    &format!("Cumulative: {cumulative}"),
+                );
+                self.wrote(&[data]);
+            }
+            Opcode::AdaptiveAvgPool => {
+                let d = self.dims(4);
+                let a = self.input(&Type::float(&d));
+                let (h, w) = (self.rng.range(1, 5) as u64, self.rng.range(1, 5) as u64);
+                self.simple(
+                    "adaptiveavgpool",
+                    &Type::float(&[d[0], h, w, d[3]]),
+                    &[a],
+                    &[],
+                    "",
+                );
+            }
+            Opcode::GaussianFill => {
+                let d = self.rank_dims(1, 3);
+                let shape = self.input(&Type::new(kind, &d));
+                let (mut mean, mut scale) = (String::new(), String::new());
+                format_f32(self.rng.unit(), &mut mean);
+                format_f32(self.rng.unit().abs() * 2.0, &mut scale);
+                let members = format!(
+                    "Mean: {mean}, Scale: {scale}, Seed: {}",
+                    self.rng.range(-5, 1000)
+                );
+                self.simple("gaussianfill", &Type::float(&d), &[shape], &[], &members);
+            }
+            Opcode::IndexAdd => {
+                let d = self.rank_dims(1, 3);
+                let dim = self.rng.below(d.len() as u64) as usize;
+                let n = self.rng.range(1, 5) as u64;
+                let mut sd = d.clone();
+                sd[dim] = n;
+                let input = self.input(&Type::float(&d));
+                let ik = self.index_kind();
+                let idx = self.input(&Type::new(ik, &[n]));
+                let src = self.input(&Type::float(&sd));
+                let mut alpha = String::new();
+                format_f32(self.rng.unit() * 2.0, &mut alpha);
+                let members = format!("Dim: {dim}, Alpha: {alpha}");
+                self.simple(
+                    "indexadd",
+                    &Type::float(&d),
+                    &[input, idx, src],
+                    &[],
+                    &members,
+                );
+            }
+            _ => {
+                let ty = Type::new(ElemKind::Bool, &self.rank_dims(1, 3));
+                let a = self.input(&ty);
+                let out = Type::new(ElemKind::Index32, &[ty.size()]);
+                self.simple(op.name(), &out, &[a], &[], "");
+            }
+        }
     }
 
     /// `relugrad`/`sigmoidgrad`/`tanhgrad`, now and then in place of

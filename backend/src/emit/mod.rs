@@ -13,6 +13,7 @@ mod movement;
 mod norm_grad;
 mod pairwise;
 mod quant;
+mod rearrange;
 pub mod runtime;
 mod sort;
 mod sparse;
@@ -299,6 +300,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         OneHot => index::one_hot(c),
         ArgMinMax => index::arg_min_max(c),
         TopK => sort::topk(c),
+        Rearrange => rearrange::emit(c),
         DebugPrint => movement::debugprint(c),
         Binary if quantized && crate::quant::has_integer_binary(op) => quant::binary(c),
         Binary => elementwise::binary(c),

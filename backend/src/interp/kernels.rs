@@ -35,6 +35,7 @@ pub fn exec(x: &mut Exec) -> R {
         OneHot => super::index::one_hot(x),
         ArgMinMax => super::index::arg_min_max(x),
         TopK => super::sort::topk(x),
+        Rearrange => super::rearrange::exec(x),
         DebugPrint => debugprint(x),
         Binary if quantized(x) && crate::quant::has_integer_binary(x.opcode()) => {
             super::quant::binary(x)

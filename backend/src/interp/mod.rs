@@ -38,6 +38,7 @@ mod loss;
 mod norm_grad;
 mod pairwise;
 mod quant;
+mod rearrange;
 mod sort;
 mod sparse;
 

@@ -25,6 +25,8 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ elementrsubconst elementmulconst elementtruncate nantonum hardswish elementisnan elementbitwisenot modulo
       \ simplebinarycrossentropywithlogits weightbinarycrossentropywithlogits posweightbinarycrossentropywithlogits binarycrossentropywithlogits
       \ batchedpairwisedotproduct batchedpairwisedotproductgrad thresholdgrad tflitecustomoperator
+      \ pad resizenearest resizebilinear spacetodepth flip cumsum nonzero bucketize batchonehot scatterdata
+      \ adaptiveavgpool indexadd gaussianfill
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

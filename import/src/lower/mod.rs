@@ -27,6 +27,7 @@ pub(crate) mod ops;
 mod pool;
 mod qdq;
 mod recurrent;
+mod scan;
 mod select;
 mod shape;
 mod sort;

@@ -7,7 +7,7 @@
 
 use super::{
     attention, compose, convtranspose, elementwise, fold, index, integer, linalg, math, nn, norm,
-    pool, qdq, recurrent, select, shape, sort, static_shape, Lowerer, Val,
+    pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -203,6 +203,7 @@ pub static OPS: &[OpDef] = &[
     op("ConvTranspose", convtranspose::conv_transpose, None, Float),
     op("Cos", elementwise::unary, Some(O::ElementCos), Float),
     op("Cosh", elementwise::unary, Some(O::ElementCosh), Float),
+    op("CumSum", scan::cumsum, None, Any),
     op("DepthToSpace", fold::lower, None, Any),
     op("DequantizeLinear", qdq::dequantize_linear, None, Any).qdq(Defer),
     op("Det", compose::det, None, Float),

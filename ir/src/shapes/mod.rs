@@ -37,6 +37,7 @@ mod index;
 mod linalg;
 mod movement;
 mod quant;
+mod rearrange;
 mod sort;
 mod sparse;
 mod spatial;
@@ -52,6 +53,10 @@ pub use linalg::{
     layer_normalization, lrn, matmul, rowwise_fully_connected, softmax,
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
+pub use rearrange::{
+    adaptive_avg_pool, batch_one_hot, bucketize, cumsum, flip, gaussian_fill, index_add, nonzero,
+    pad, resize, scatter_data, space_to_depth, PADDING_MODES,
+};
 pub use sort::topk;
 pub use sparse::{
     batch_sparse_to_dense, batched_unary_embeddings_bags, embedding, embedding_bag,

@@ -1358,5 +1358,252 @@ fn bce_with_logits_shapes() {
         w,
         "%a = simplebinarycrossentropywithlogits @out %one, @in %x, @in %x { Reduction: 0 }",
         "must have the type of `Input`",
+fn rearrange_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3> mutable",
+        "%p = WeightVar float<5 x 7> mutable",
+        "%q = WeightVar index32<5 x 7> mutable",
+        "%img = WeightVar float<1 x 2 x 4 x 3> mutable",
+        "%up = WeightVar float<1 x 4 x 6 x 3> mutable",
+        "%s2d = WeightVar float<1 x 1 x 2 x 12> mutable",
+        "%ix = WeightVar index32<2 x 3> mutable",
+        "%iy = WeightVar index32<2 x 3> mutable",
+        "%c2 = WeightVar bool<2 x 3> mutable",
+        "%cond = WeightVar bool<2 x 3> mutable",
+        "%nz = WeightVar index32<6> mutable",
+        "%nz64 = WeightVar index64<6> mutable",
+    ];
+    accepts(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2, 2], PaddingMode: 3 }",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2, 1] }",
+        "`Dest` has type float<5 x 7> but `pad` produces float<5 x 6>",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2] }",
+        "`Pad` has 3 elements but `Src` has rank 2",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [-3, 0, 0, 0] }",
+        "the size -1; it must be at least 1",
+    );
+    rejects(
+        w,
+        "%i = pad @out %p, @in %x { Pad: [1, 2, 2, 2], PaddingMode: 4 }",
+        "`PaddingMode: 4` is not a padding mode",
+    );
+    rejects(
+        w,
+        "%i = pad @out %q, @in %x { Pad: [1, 2, 2, 2] }",
+        "`Dest` has element type index32 but `Src` has float",
+    );
+    accepts(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 1.5, 1] }",
+    );
+    accepts(
+        w,
+        "%i = resizebilinear @out %up, @in %img { Scale: [1, 2, 1.5, 1] }",
+    );
+    rejects(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 1.4, 1] }",
+        "but `resizenearest` produces float<1 x 4 x 5 x 3>",
+    );
+    rejects(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 1.5] }",
+        "`Scale` has 3 elements",
+    );
+    rejects(
+        w,
+        "%i = resizenearest @out %up, @in %img { Scale: [1, 2, 0, 1] }",
+        "must be positive",
+    );
+    rejects(
+        w,
+        "%i = resizebilinear @out %up, @in %img { Scale: [1, 1, 1, 2] }",
+        "scales only H and W",
+    );
+    rejects(
+        w,
+        "%i = resizebilinear @out %iy, @in %ix { Scale: [1, 1] }",
+        "accepts float element types",
+    );
+    accepts(w, "%i = spacetodepth @out %s2d, @in %img { BlockSize: 2 }");
+    rejects(
+        w,
+        "%i = spacetodepth @out %s2d, @in %up { BlockSize: 4 }",
+        "not multiples of `BlockSize` 4",
+    );
+    rejects(
+        w,
+        "%i = spacetodepth @out %s2d, @in %x { BlockSize: 2 }",
+        "must be 4-D",
+    );
+    rejects(
+        w,
+        "%i = spacetodepth @out %s2d, @in %img { BlockSize: 0 }",
+        "BlockSize",
+    );
+    accepts(w, "%i = flip @out %iy, @in %ix { Axis: 1 }");
+    rejects(
+        w,
+        "%i = flip @out %iy, @in %ix { Axis: 2 }",
+        "`Axis: 2` is out of range",
+    );
+    accepts(
+        w,
+        "%i = cumsum @out %iy, @in %ix { Dim: -2, Reverse: true }",
+    );
+    rejects(
+        w,
+        "%i = cumsum @out %iy, @in %ix { Dim: 2 }",
+        "`Dim: 2` is out of range for `Input` of rank 2 (valid: -2 to 1)",
+    );
+    rejects(
+        w,
+        "%i = cumsum @out %c2, @in %cond",
+        "accepts `float`, `index32`",
+    );
+    accepts(w, "%i = nonzero @out %nz, @in %cond");
+    rejects(
+        w,
+        "%i = nonzero @out %nz64, @in %cond",
+        "`nonzero` writes index32",
+    );
+    rejects(
+        w,
+        "%i = nonzero @out %iy, @in %ix",
+        "`Cond` has element type index32",
+    );
+    rejects(
+        w,
+        "%i = nonzero @out %p, @in %cond",
+        "writes one place per element of `Cond`",
+    );
+}
+
+#[test]
+fn indexing_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3> mutable",
+        "%b = WeightVar index32<2 x 3> mutable",
+        "%b64 = WeightVar index64<2 x 3> mutable",
+        "%data = WeightVar float<2 x 2> mutable",
+        "%len = WeightVar index32<2> mutable",
+        "%len64 = WeightVar index64<2> mutable",
+        "%vals = WeightVar float<5> mutable",
+        "%oh = WeightVar float<2 x 5> mutable",
+        "%oh4 = WeightVar float<2 x 4> mutable",
+        "%d3 = WeightVar float<3 x 4 x 2> mutable",
+        "%i2 = WeightVar index64<5 x 2> mutable",
+        "%i4 = WeightVar index64<5 x 4> mutable",
+        "%s2 = WeightVar float<5 x 2> mutable",
+        "%s3 = WeightVar float<5 x 3> mutable",
+        "%bd = WeightVar bool<3 x 4 x 2> mutable",
+        "%bs = WeightVar bool<5 x 2> mutable",
+        "%img = WeightVar float<1 x 5 x 7 x 2> mutable",
+        "%pool = WeightVar float<1 x 3 x 2 x 2> mutable",
+        "%pool3 = WeightVar float<1 x 3 x 2 x 3> mutable",
+        "%in = WeightVar float<3 x 4> mutable",
+        "%out = WeightVar float<3 x 4> mutable",
+        "%ia = WeightVar index64<5> mutable",
+        "%src = WeightVar float<3 x 5> mutable",
+    ];
+    accepts(
+        w,
+        "%i = bucketize @out %b, @in %x { Boundaries: [0, 0, 1] }",
+    );
+    rejects(
+        w,
+        "%i = bucketize @out %b, @in %x { Boundaries: [1, 0] }",
+        "must be ascending",
+    );
+    rejects(
+        w,
+        "%i = bucketize @out %b64, @in %x { Boundaries: [] }",
+        "`bucketize` writes index32",
+    );
+    accepts(
+        w,
+        "%i = batchonehot @out %oh, @in %data, @in %len, @in %vals",
+    );
+    rejects(
+        w,
+        "%i = batchonehot @out %oh4, @in %data, @in %len, @in %vals",
+        "`batchonehot` produces float<2 x 5>",
+    );
+    rejects(
+        w,
+        "%i = batchonehot @out %oh, @in %data, @in %len64, @in %vals",
+        "`batchonehot` reads index32",
+    );
+    accepts(
+        w,
+        "%i = scatterdata @inout %d3, @in %i2, @in %s2 { Cumulative: true }",
+    );
+    accepts(w, "%i = scatterdata @inout %bd, @in %i2, @in %bs");
+    rejects(
+        w,
+        "%i = scatterdata @inout %d3, @in %i2, @in %s3",
+        "`scatterdata` expects float<5 x 2>",
+    );
+    rejects(
+        w,
+        "%i = scatterdata @inout %d3, @in %i4, @in %s2",
+        "tuples of 4 but `Data` has rank 3",
+    );
+    rejects(
+        w,
+        "%i = scatterdata @inout %bd, @in %i2, @in %bs { Cumulative: true }",
+        "`Data` has element type bool",
+    );
+    accepts(w, "%i = adaptiveavgpool @out %pool, @in %img");
+    rejects(
+        w,
+        "%i = adaptiveavgpool @out %pool3, @in %img",
+        "`adaptiveavgpool` produces float<1 x 3 x 2 x 2>",
+    );
+    accepts(
+        w,
+        "%i = indexadd @out %out, @in %in, @in %ia, @in %src { Dim: 1 }",
+    );
+    rejects(
+        w,
+        "%i = indexadd @out %out, @in %in, @in %ia, @in %src",
+        "`indexadd` expects float<5 x 4>",
+    );
+    rejects(
+        w,
+        "%i = indexadd @out %out, @in %in, @in %ia, @in %src { Dim: 2 }",
+        "`Dim: 2` is out of range",
+    );
+    let g = &[
+        "%shape = WeightVar bool<2 x 5> mutable",
+        "%out = WeightVar float<2 x 5> mutable",
+        "%flat = WeightVar float<10> mutable",
+        "%ints = WeightVar index32<2 x 5> mutable",
+    ];
+    accepts(g, "%i = gaussianfill @out %out, @in %shape { Seed: -3 }");
+    rejects(
+        g,
+        "%i = gaussianfill @out %flat, @in %shape",
+        "(the dims of `Input`)",
+    );
+    rejects(
+        g,
+        "%i = gaussianfill @out %ints, @in %shape",
+        "writes float or float16",
+    );
+    rejects(
+        g,
+        "%i = gaussianfill @out %out, @in %shape { Seed: inf }",
+        "`Seed: inf` is not a number",
     );
 }
