@@ -1358,6 +1358,10 @@ fn bce_with_logits_shapes() {
         w,
         "%a = simplebinarycrossentropywithlogits @out %one, @in %x, @in %x { Reduction: 0 }",
         "must have the type of `Input`",
+    );
+}
+
+#[test]
 fn rearrange_shapes() {
     let w = &[
         "%x = WeightVar float<2 x 3> mutable",
