@@ -750,6 +750,7 @@ fn build() -> String {
     pool_grads(&mut p);
     index_ops(&mut p);
     sparse_cases(&mut p);
+    detection_cases(&mut p);
     training_cases(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
@@ -875,6 +876,39 @@ fn training_cases(p: &mut Prog) {
 /// The recommendation instructions on random indices, lengths and offsets
 /// (each in [0, 8)): tables of 6 rows, so some indices fall outside, and
 /// lengths that run past the indices or stop short of them.
+/// The detection instructions on random boxes and scores: Glow's layout
+/// and the compact one, member and run-time limits (random indices in [0,
+/// 8)), corner and centre boxes, TensorFlow's form, too few rows.
+fn detection_cases(p: &mut Prog) {
+    for (center, limit, iou, score) in [(0, 0, 0.3, -0.5), (1, 2, 0.0, 0.2), (0, 3, 0.7, 0.0)] {
+        for (it, rows, compact) in [("index64", 12, false), ("index32", 5, true)] {
+            let (b, s) = (p.weight(&f(&[2, 7, 4])), p.weight(&f(&[2, 3, 7])));
+            let (i, c) = (
+                p.weight(&format!("{it}<{rows} x 3>")),
+                p.weight(&format!("{it}<6>")),
+            );
+            p.inst(&format!(
+                "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s} {{ CenterPointBox: {center}, MaxOutputBoxesPerClass: {limit}, IouThreshold: {iou}, ScoreThreshold: {score}, IsTFVersion4: false, Compact: {compact} }}"
+            ));
+        }
+        let (b, s) = (p.weight(&f(&[9, 4])), p.weight(&f(&[9])));
+        let (i, c) = (p.weight("index32<4>"), p.weight("index32<4>"));
+        p.inst(&format!(
+            "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s} {{ CenterPointBox: {center}, MaxOutputBoxesPerClass: {limit}, IouThreshold: {iou}, ScoreThreshold: {score}, IsTFVersion4: true }}"
+        ));
+    }
+    let (b, s) = (p.weight(&f(&[2, 7, 4])), p.weight(&f(&[2, 3, 7])));
+    let (i, c) = (p.weight("index64<42 x 3>"), p.weight("index64<1>"));
+    let (l, t, u) = (
+        p.weight("index64<1>"),
+        p.weight(&f(&[1])),
+        p.weight(&f(&[1])),
+    );
+    p.inst(&format!(
+        "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s}, @in %{l}, @in %{t}, @in %{u} {{ Compact: true }}"
+    ));
+}
+
 fn sparse_cases(p: &mut Prog) {
     for (it, lt) in [("index64", "index32"), ("index32", "index64")] {
         for line in [&[3u64][..], &[2, 3]] {

@@ -245,6 +245,17 @@ keys! {
     FUNCTION_NAME: Str = "FunctionName";
     FUNCTION_IMPL: Str = "FunctionImpl";
     FUNCTION_KIND: Str = "FunctionKind";
+    /// `nonmaxsuppression`: boxes as (x, y, w, h) centres when nonzero.
+    CENTER_POINT_BOX: Int = "CenterPointBox";
+    /// `nonmaxsuppression`: the selections per class (0 or less: no limit).
+    MAX_OUTPUT_BOXES_PER_CLASS: Int = "MaxOutputBoxesPerClass";
+    IOU_THRESHOLD: Float = "IouThreshold";
+    SCORE_THRESHOLD: Float = "ScoreThreshold";
+    /// `nonmaxsuppression`: TensorFlow's one-batch, one-class form.
+    IS_TF_VERSION4: Bool = "IsTFVersion4";
+    /// `nonmaxsuppression`: the selections of all batches in consecutive
+    /// rows from the first, the rest -1 (ours, for ONNX).
+    COMPACT: Bool = "Compact";
 }
 
 #[cfg(test)]

@@ -219,6 +219,9 @@ pub enum Family {
     /// `batchnormalizationgrad`: input, scale and bias gradients of a batch
     /// normalization over the batch's own statistics.
     BatchNormGrad,
+    /// The detection instructions (`nonmaxsuppression`, ...); within the
+    /// family the engines' `detection` modules pick the kernel by opcode.
+    Detection,
 }
 
 impl OpcodeInfo {
@@ -630,6 +633,15 @@ opcodes! {
     ExternalFunctionCall = "externalfunctioncall", [op("Dest", Out)],
         [opt(m::FUNCTION_NAME, Default::Str("")), opt(m::FUNCTION_IMPL, Default::Str("")), opt(m::FUNCTION_KIND, Default::Str(""))],
         &[], shapes::none, NoKernel;
+    // Detection (docs/gir.md, "Detection"): Glow's operands, then optional
+    // run-time limits of our own (ONNX feeds them as tensors).
+    NonMaxSuppression = "nonmaxsuppression",
+        [op("Indices", Out), op("NumberOfSelectedIndices", Out), op("Boxes", In), op("Scores", In),
+         opt_op("MaxOutputIn", In), opt_op("IouThresholdIn", In), opt_op("ScoreThresholdIn", In)],
+        [opt(m::CENTER_POINT_BOX, Default::Int(0)), opt(m::MAX_OUTPUT_BOXES_PER_CLASS, Default::Int(0)),
+         opt(m::IOU_THRESHOLD, Default::Float(0.0)), opt(m::SCORE_THRESHOLD, Default::Float(0.0)),
+         opt(m::IS_TF_VERSION4, Default::Bool(false)), extra(m::COMPACT, Default::Bool(false))],
+        &[], shapes::non_max_suppression, Detection;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

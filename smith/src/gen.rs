@@ -543,6 +543,7 @@ impl Gen<'_> {
             44 => self.loss(),
             45 => self.sgd(),
             47 => self.training(),
+            49 if self.rng.chance(25) => self.detection(),
             49 => self.sparse(),
             _ => self.binary(),
         }
@@ -1241,6 +1242,68 @@ impl Gen<'_> {
 
     /// A recommendation instruction: a float table of 1 to 8 rows, indices,
     /// lengths and offsets of any values (out-of-range ones are defined).
+    /// `nonmaxsuppression` in ONNX's or TensorFlow's form, Glow's layout or
+    /// the compact one, with member or run-time limits and any capacity.
+    fn detection(&mut self) {
+        let v4 = self.rng.chance(30);
+        let (b, c, n) = if v4 {
+            (1, 1, self.rng.range(1, 6) as u64)
+        } else {
+            (
+                self.rng.range(1, 2) as u64,
+                self.rng.range(1, 3) as u64,
+                self.rng.range(1, 6) as u64,
+            )
+        };
+        let (bt, st) = if v4 {
+            (Type::float(&[n, 4]), Type::float(&[n]))
+        } else {
+            (Type::float(&[b, n, 4]), Type::float(&[b, c, n]))
+        };
+        let (boxes, scores) = (self.input(&bt), self.input(&st));
+        let mut limits = Vec::new();
+        if self.rng.chance(30) {
+            let lk = self.index_kind();
+            let l = self.input(&Type::new(lk, &[1]));
+            let (t, u) = (
+                self.input(&Type::float(&[1])),
+                self.input(&Type::float(&[1])),
+            );
+            limits = vec![l, t, u];
+        }
+        let mut ins = vec![boxes, scores];
+        ins.extend(&limits);
+        let ik = self.index_kind();
+        let rows = self.rng.range(1, (b * c * n) as i64) as u64;
+        let it = if v4 {
+            Type::new(ik, &[rows])
+        } else {
+            Type::new(ik, &[rows, 3])
+        };
+        let idx = self.output(&it, &ins);
+        let ct = Type::new(ik, &[self.rng.range(1, 4) as u64 * b]);
+        ins.push(idx);
+        let count = self.output(&ct, &ins);
+        let mut ops: Ops = vec![
+            ("@out", idx),
+            ("@out", count),
+            ("@in", boxes),
+            ("@in", scores),
+        ];
+        ops.extend(limits.iter().map(|&l| ("@in", l)));
+        let members = format!(
+            "CenterPointBox: {}, MaxOutputBoxesPerClass: {}, IouThreshold: {}, ScoreThreshold: {}, IsTFVersion4: {v4}, Compact: {}",
+            self.rng.below(2),
+            self.rng.range(0, 3),
+            self.rng.pick(&["0.0", "0.3", "0.5", "0.9"]),
+            self.rng.pick(&["-1.0", "0.0", "0.5"]),
+            self.rng.chance(50)
+        );
+        let name = self.fresh("i");
+        self.emit(&name, "nonmaxsuppression", &ops, &members);
+        self.wrote(&[idx, count]);
+    }
+
     fn sparse(&mut self) {
         let which = self.rng.below(16);
         let mut table = vec![self.rng.range(1, 8) as u64];

@@ -4,6 +4,7 @@
 //! its inputs into plain vectors, computes with obviously-correct loops in
 //! the same operation order as the C text, and writes the result back.
 
+mod detection;
 mod grad;
 mod index;
 mod kernels;

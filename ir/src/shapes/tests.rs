@@ -1306,3 +1306,70 @@ fn activation_gradient_loss_and_sgd_shapes() {
         "BatchSize",
     );
 }
+
+#[test]
+fn detection_shapes() {
+    let w = &[
+        "%b = WeightVar float<2 x 6 x 4> mutable",
+        "%s = WeightVar float<2 x 3 x 6> mutable",
+        "%s5 = WeightVar float<2 x 3 x 5> mutable",
+        "%i = WeightVar index64<12 x 3> mutable",
+        "%i2 = WeightVar index64<12 x 2> mutable",
+        "%i32 = WeightVar index32<12 x 3> mutable",
+        "%fi = WeightVar float<12 x 3> mutable",
+        "%c = WeightVar index64<4> mutable",
+        "%l = WeightVar index64<1> mutable",
+        "%l2 = WeightVar index64<2> mutable",
+        "%t = WeightVar float<1> mutable",
+        "%tb = WeightVar float<6 x 4> mutable",
+        "%ts = WeightVar float<6> mutable",
+        "%ti = WeightVar index64<3> mutable",
+    ];
+    accepts(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s { IsTFVersion4: false }",
+    );
+    accepts(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s, @in %l, @in %t, @in %t { Compact: true }",
+    );
+    accepts(
+        w,
+        "%x = nonmaxsuppression @out %ti, @out %c, @in %tb, @in %ts { IsTFVersion4: true }",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s5",
+        "`Scores` has type float<2 x 3 x 5> but `nonmaxsuppression` expects float<2 x 3 x 6>",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i2, @out %c, @in %b, @in %s",
+        "`Indices` has type index64<12 x 2> but `nonmaxsuppression` produces index64<12 x 3>",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i32, @out %c, @in %b, @in %s",
+        "`NumberOfSelectedIndices` has element type index64 but `Indices` has index32",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %fi, @out %c, @in %b, @in %s",
+        "`Indices` has element type float but `nonmaxsuppression` accepts `index32` or `index64`",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s, @in %l2",
+        "`MaxOutputIn` has type index64<2> but `nonmaxsuppression` reads one element from it",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s, @in %t",
+        "`MaxOutputIn` has element type float but `nonmaxsuppression` accepts `index32` or `index64`",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s { IsTFVersion4: true }",
+        "`Boxes` must be 2-D for `nonmaxsuppression`",
+    );
+}

@@ -1,0 +1,146 @@
+/* The detection kernels (docs/gir.md, "Detection"), in the operation order
+ * of the interpreter's `interp/detection.rs`. Index buffers are int32_t or
+ * int64_t (`wide`). */
+static inline int64_t glow_det_get(const void *p, int wide, size_t i) {
+  return wide ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
+}
+static inline void glow_det_put(void *p, int wide, size_t i, int64_t v) {
+  if (wide)
+    ((int64_t *)p)[i] = v;
+  else
+    ((int32_t *)p)[i] = (int32_t)v;
+}
+static inline float glow_det_max(float a, float b) { return a < b ? b : a; }
+static inline float glow_det_min(float a, float b) { return b < a ? b : a; }
+static inline void glow_det_min_max(float l, float r, float *lo, float *hi) {
+  if (l >= r) {
+    *lo = r;
+    *hi = l;
+  } else {
+    *lo = l;
+    *hi = r;
+  }
+}
+
+/* Box s (selected) suppresses box c (candidate): Glow's doIOU. */
+static int glow_det_suppresses(const float *s, const float *c, int center, float iou) {
+  float xs0, ys0, xs1, ys1, xc0, yc0, xc1, yc1;
+  if (!center) {
+    glow_det_min_max(s[0], s[2], &xs0, &xs1);
+    glow_det_min_max(s[1], s[3], &ys0, &ys1);
+    glow_det_min_max(c[0], c[2], &xc0, &xc1);
+    glow_det_min_max(c[1], c[3], &yc0, &yc1);
+  } else {
+    const float hws = s[2] / 2.0f, hhs = s[3] / 2.0f;
+    const float hwc = c[2] / 2.0f, hhc = c[3] / 2.0f;
+    xs0 = s[0] - hws;
+    ys0 = s[1] - hhs;
+    xs1 = s[0] + hws;
+    ys1 = s[1] + hhs;
+    xc0 = c[0] - hwc;
+    yc0 = c[1] - hhc;
+    xc1 = c[0] + hwc;
+    yc1 = c[1] + hhc;
+  }
+  const float x0 = glow_det_max(xs0, xc0), y0 = glow_det_max(ys0, yc0);
+  const float x1 = glow_det_min(xs1, xc1), y1 = glow_det_min(ys1, yc1);
+  const float inter = glow_det_max(0.0f, x1 - x0) * glow_det_max(0.0f, y1 - y0);
+  if (inter == 0.0f) return 0;
+  const float sa = (xs1 - xs0) * (ys1 - ys0);
+  const float ca = (xc1 - xc0) * (yc1 - yc0);
+  const float uni = sa + ca - inter;
+  return inter > iou * uni;
+}
+
+/* nonmaxsuppression: limit < 0 is no limit; rows of Indices; cn elements of
+ * NumberOfSelectedIndices. */
+static void glow_nms(void *idx, void *count, int wide, const float *boxes, const float *scores,
+                     size_t nb, size_t nc, size_t n, int v4, int center, int64_t limit, float iou,
+                     float score, size_t rows, size_t cn, int compact) {
+  const size_t w = v4 ? 1 : 3;
+  const size_t per = compact ? rows : (nb ? rows / nb : 0);
+  size_t out = 0;
+  int64_t total = 0;
+  for (size_t i = 0; i < rows * w; i++) glow_det_put(idx, wide, i, compact ? -1 : 0);
+  for (size_t i = 0; i < cn; i++) glow_det_put(count, wide, i, 0);
+  for (size_t b = 0; b < nb; b++) {
+    if (!compact) out = b * per;
+    const size_t end = compact ? rows : (b + 1) * per;
+    float min_score = nc * n != 0 ? scores[b * nc * n] : 0.0f;
+    int64_t min_class = 0, min_box = 0, detected = 0;
+    int full = 0;
+    for (size_t c = 0; c < nc; c++) {
+      const float *s = scores + (b * nc + c) * n;
+      const size_t first = out;
+      float t = min_score;
+      int64_t picked = 0;
+      size_t prev = 0;
+      int has_prev = 0;
+      while (limit < 0 || picked < limit) {
+        size_t best = 0;
+        int found = 0;
+        for (size_t i = 0; i < n; i++) {
+          if (!(s[i] > score)) continue;
+          if (has_prev && !(s[i] < s[prev] || (s[i] == s[prev] && i > prev))) continue;
+          if (!found || s[i] > s[best] || (s[i] == s[best] && i < best)) {
+            best = i;
+            found = 1;
+          }
+        }
+        if (!found) break;
+        prev = best;
+        has_prev = 1;
+        int kept = 1;
+        const float *cb = boxes + (v4 ? best * 4 : (b * n + best) * 4);
+        for (size_t r = first; r < out; r++) {
+          const size_t j = (size_t)glow_det_get(idx, wide, r * w + w - 1);
+          const float *sb = boxes + (v4 ? j * 4 : (b * n + j) * 4);
+          if (glow_det_suppresses(sb, cb, center, iou)) {
+            kept = 0;
+            break;
+          }
+        }
+        if (!kept) continue;
+        if (out >= end) {
+          full = 1;
+          break;
+        }
+        if (v4) {
+          glow_det_put(idx, wide, out, (int64_t)best);
+        } else {
+          glow_det_put(idx, wide, out * 3, (int64_t)b);
+          glow_det_put(idx, wide, out * 3 + 1, (int64_t)c);
+          glow_det_put(idx, wide, out * 3 + 2, (int64_t)best);
+        }
+        out++;
+        picked++;
+        detected++;
+        t = s[best];
+      }
+      if (t < min_score) {
+        min_score = t;
+        min_class = (int64_t)c;
+        min_box = glow_det_get(idx, wide, (out - 1) * w + w - 1);
+      }
+      if (full) break;
+    }
+    total += detected;
+    if (!compact) {
+      for (; out < end; out++) {
+        if (v4) {
+          glow_det_put(idx, wide, out, min_box);
+        } else {
+          glow_det_put(idx, wide, out * 3, (int64_t)b);
+          glow_det_put(idx, wide, out * 3 + 1, min_class);
+          glow_det_put(idx, wide, out * 3 + 2, min_box);
+        }
+      }
+      const size_t share = cn / nb;
+      for (size_t i = b * share; i < (b + 1) * share; i++) glow_det_put(count, wide, i, detected);
+    } else if (full) {
+      break;
+    }
+  }
+  if (compact)
+    for (size_t i = 0; i < cn; i++) glow_det_put(count, wide, i, total);
+}

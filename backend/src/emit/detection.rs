@@ -1,0 +1,83 @@
+//! C kernels of the detection instructions (docs/gir.md, "Detection"): calls
+//! of the static functions of `detection.c` (the bundle's `Detection`
+//! kernel section), which compute in the order of `interp/detection.rs`.
+
+use super::runtime::Kernel;
+use super::KCtx;
+use crate::elem::ctype;
+use crate::error::BackendError;
+use crate::ops::c_float;
+use glow_ir::member as m;
+use glow_ir::{ElemKind, Opcode};
+
+type R = Result<(), BackendError>;
+
+pub fn emit(c: &mut KCtx) -> R {
+    match c.inst.opcode {
+        Opcode::NonMaxSuppression => nms(c),
+        _ => Err(c.err("not a detection instruction")),
+    }
+}
+
+/// A float operand or member as a C expression: the operand's first element
+/// when the instruction has it, else the member's value.
+fn float_limit(
+    c: &mut KCtx,
+    name: &str,
+    member: glow_ir::member::Key<glow_ir::member::Float>,
+) -> Result<String, BackendError> {
+    if c.inst.operand_named(name).is_some() {
+        c.require_f32s(&[name])?;
+        c.decl(name, "float")?;
+        Ok(format!("{name}[0]"))
+    } else {
+        Ok(c_float(c.member(member)? as f32))
+    }
+}
+
+fn nms(c: &mut KCtx) -> R {
+    let (it, ct) = (c.ty("Indices")?, c.ty("NumberOfSelectedIndices")?);
+    let (bt, st) = (c.ty("Boxes")?, c.ty("Scores")?);
+    c.require_f32s(&["Boxes", "Scores"])?;
+    for t in [&it, &ct] {
+        if !matches!(t.elem, ElemKind::Index32 | ElemKind::Index64) {
+            return Err(c.unsupported(t));
+        }
+    }
+    let v4 = c.member(m::IS_TF_VERSION4)?;
+    let (nb, nc, n) = if v4 {
+        (1, 1, bt.dims[0])
+    } else {
+        (bt.dims[0], st.dims[1], bt.dims[1])
+    };
+    let center = c.member(m::CENTER_POINT_BOX)? != 0;
+    let compact = c.member(m::COMPACT)?;
+    c.decl("Indices", ctype(it.elem))?;
+    c.decl("NumberOfSelectedIndices", ctype(ct.elem))?;
+    c.decl("Boxes", "float")?;
+    c.decl("Scores", "float")?;
+    let limit = if c.inst.operand_named("MaxOutputIn").is_some() {
+        let lt = c.ty("MaxOutputIn")?;
+        if !matches!(lt.elem, ElemKind::Index32 | ElemKind::Index64) {
+            return Err(c.unsupported(&lt));
+        }
+        c.decl("MaxOutputIn", ctype(lt.elem))?;
+        "(MaxOutputIn[0] < 0 ? (int64_t)0 : (int64_t)MaxOutputIn[0])".to_string()
+    } else {
+        let l = c.member(m::MAX_OUTPUT_BOXES_PER_CLASS)?;
+        format!("{}ll", if l > 0 { l } else { -1 })
+    };
+    let iou = float_limit(c, "IouThresholdIn", m::IOU_THRESHOLD)?;
+    let score = float_limit(c, "ScoreThresholdIn", m::SCORE_THRESHOLD)?;
+    c.rt.use_kernel(Kernel::Detection);
+    c.w.line(&format!(
+        "glow_nms(Indices, NumberOfSelectedIndices, {}, Boxes, Scores, {nb}u, {nc}u, {n}u, {}, {}, {limit}, {iou}, {score}, {}u, {}u, {});",
+        (it.elem == ElemKind::Index64) as u8,
+        v4 as u8,
+        center as u8,
+        it.dims[0],
+        ct.size(),
+        compact as u8
+    ));
+    Ok(())
+}

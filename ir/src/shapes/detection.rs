@@ -1,0 +1,70 @@
+//! Shape rules of the detection instructions (`nonmaxsuppression`, ...).
+//! The rules fix every shape, so the kernels never address outside a buffer
+//! whatever the scores, boxes and limits are.
+
+use super::*;
+use crate::member as m;
+
+/// Operand `k` (if present) holds one element of `kinds`.
+fn scalar_operand(ctx: &ShapeCtx, k: usize, kinds: Kinds, errs: &mut Vec<ShapeError>) {
+    if k >= ctx.types.len() {
+        return;
+    }
+    check_kind(ctx, k, kinds, errs);
+    if ctx.ty(k).size() != 1 {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has type {} but `{}` reads one element from it",
+                ctx.name(k),
+                ctx.ty(k),
+                ctx.opcode()
+            ),
+        ));
+    }
+}
+
+/// `nonmaxsuppression @out Indices, @out NumberOfSelectedIndices, @in
+/// Boxes, @in Scores [, @in MaxOutputIn, @in IouThresholdIn, @in
+/// ScoreThresholdIn]`. ONNX form: float `Boxes` `[B, N, 4]`, `Scores` `[B,
+/// C, N]`, `Indices` `[R, 3]`; TensorFlow form (`IsTFVersion4`): `Boxes`
+/// `[N, 4]`, `Scores` `[N]`, `Indices` `[R]`. `Indices` and
+/// `NumberOfSelectedIndices` (any shape) share an index kind; the optional
+/// limits hold one element each (an index kind, then two floats).
+pub fn non_max_suppression(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (indices, count, boxes, scores) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    check_kind(ctx, indices, Kinds::Index, &mut errs);
+    check_same_elem(ctx, count, indices, Same::Exact, &mut errs);
+    check_kind(ctx, boxes, Kinds::Float, &mut errs);
+    check_same_elem(ctx, scores, boxes, Same::Exact, &mut errs);
+    scalar_operand(ctx, 4, Kinds::Index, &mut errs);
+    scalar_operand(ctx, 5, Kinds::Float, &mut errs);
+    scalar_operand(ctx, 6, Kinds::Float, &mut errs);
+    let v4 = ctx.get(m::IS_TF_VERSION4).unwrap_or(false);
+    let (bd, sd) = (&ctx.ty(boxes).dims, &ctx.ty(scores).dims);
+    if v4 {
+        if check_rank(ctx, boxes, 2, &mut errs) {
+            let n = bd[0];
+            if bd[1] != 4 {
+                check_dims(ctx, boxes, &[n, 4], "expects", &mut errs);
+            }
+            check_dims(ctx, scores, &[n], "expects", &mut errs);
+        }
+        check_rank(ctx, indices, 1, &mut errs);
+    } else {
+        if check_rank(ctx, boxes, 3, &mut errs) {
+            let (b, n) = (bd[0], bd[1]);
+            if bd[2] != 4 {
+                check_dims(ctx, boxes, &[b, n, 4], "expects", &mut errs);
+            }
+            let c = if sd.len() == 3 { sd[1] } else { 1 };
+            check_dims(ctx, scores, &[b, c, n], "expects", &mut errs);
+        }
+        if check_rank(ctx, indices, 2, &mut errs) && ctx.ty(indices).dims[1] != 3 {
+            let r = ctx.ty(indices).dims[0];
+            check_dims(ctx, indices, &[r, 3], "produces", &mut errs);
+        }
+    }
+    errs
+}
