@@ -6,8 +6,8 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, elementwise, fold, index, integer, linalg, math, nn, norm,
-    pool, qdq, recurrent, select, shape, sort, static_shape, Lowerer, Val,
+    attention, compose, convtranspose, detection, elementwise, fold, index, integer, linalg, math,
+    nn, norm, pool, qdq, recurrent, select, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -267,6 +267,7 @@ pub static OPS: &[OpDef] = &[
     op("Mul", elementwise::binary, Some(O::ElementMul), Any).qdq(Fold(Binary)),
     op("Neg", math::unary, None, Float),
     op("NegativeLogLikelihoodLoss", index::lower, None, Any),
+    op("NonMaxSuppression", detection::nms, None, Any),
     op("Not", fold::lower, None, AnyStoredBool),
     op("OneHot", index::lower, None, Any),
     op("Or", fold::lower, Some(O::ElementOr), Any),
