@@ -907,6 +907,21 @@ fn detection_cases(p: &mut Prog) {
     p.inst(&format!(
         "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s}, @in %{l}, @in %{t}, @in %{u} {{ Compact: true }}"
     ));
+    // roialign: random boxes (some inverted, some past the map), every
+    // mode, given and box-derived sampling, the three box forms; batch
+    // indices random in [0, 8), so some outside the map's 2.
+    for (mode, ratio, aligned) in [("AVG", 2, false), ("MAX", 0, true), ("ONNX_MAX", 1, false)] {
+        for (cols, rotated) in [(4, false), (5, false), (6, true)] {
+            p.op(
+                "roialign",
+                &f(&[5, 2, 3, 3]),
+                &[&f(&[2, 6, 7, 3]), &f(&[5, cols]), "index64<5>"],
+                &format!(
+                    "Mode: {mode}, OutputHeight: 2, OutputWidth: 3, SamplingRatio: {ratio}, SpatialScale: 2.5, Aligned: {aligned}, Rotated: {rotated}"
+                ),
+            );
+        }
+    }
 }
 
 fn sparse_cases(p: &mut Prog) {

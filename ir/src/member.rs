@@ -39,6 +39,7 @@ use std::marker::PhantomData;
 use crate::function::MemberValue;
 use crate::opcode::{
     MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS,
+    ROI_ALIGN_MODES,
 };
 use crate::types::Type;
 
@@ -256,6 +257,17 @@ keys! {
     /// `nonmaxsuppression`: the selections of all batches in consecutive
     /// rows from the first, the rest -1 (ours, for ONNX).
     COMPACT: Bool = "Compact";
+    /// `roialign`: how a bin's samples combine (Glow's `PoolingMode`, and
+    /// ONNX's max of weighted corners).
+    MODE: Enum = "Mode" in ROI_ALIGN_MODES;
+    OUTPUT_HEIGHT: Int = "OutputHeight";
+    OUTPUT_WIDTH: Int = "OutputWidth";
+    /// `roialign`: samples per bin side (0: from the box size).
+    SAMPLING_RATIO: Int = "SamplingRatio";
+    SPATIAL_SCALE: Float = "SpatialScale";
+    /// `roialign`: box coordinates shifted by half a pixel.
+    ALIGNED: Bool = "Aligned";
+    ROTATED: Bool = "Rotated";
 }
 
 #[cfg(test)]

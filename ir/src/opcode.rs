@@ -300,6 +300,10 @@ pub const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
 pub const LENGTHS_MODES: &[&str] = &["Variable", "AllOne"];
 /// Glow's `InstrumentKind`: before or after the observed instruction.
 pub const INSTRUMENT_KINDS: &[&str] = &["Before", "After"];
+/// `roialign`'s `Mode`: Glow's `PoolingMode` (the mean or the maximum of a
+/// bin's bilinear samples) and ONNX's max (of each sample's four weighted
+/// corners).
+pub const ROI_ALIGN_MODES: &[&str] = &["AVG", "MAX", "ONNX_MAX"];
 
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
@@ -642,6 +646,13 @@ opcodes! {
          opt(m::IOU_THRESHOLD, Default::Float(0.0)), opt(m::SCORE_THRESHOLD, Default::Float(0.0)),
          opt(m::IS_TF_VERSION4, Default::Bool(false)), extra(m::COMPACT, Default::Bool(false))],
         &[], shapes::non_max_suppression, Detection;
+    RoiAlign = "roialign",
+        [op("Result", Out), op("FeatureMap", In), op("Boxes", In), op("BatchIndices", In)],
+        [opt(m::MODE, Default::Enum("AVG")), req(m::OUTPUT_HEIGHT).rule(R::AtLeastOne),
+         req(m::OUTPUT_WIDTH).rule(R::AtLeastOne), opt(m::SAMPLING_RATIO, Default::Int(0)).rule(R::NonNegative),
+         opt(m::SPATIAL_SCALE, Default::Float(1.0)), opt(m::ALIGNED, Default::Bool(false)),
+         opt(m::ROTATED, Default::Bool(false))],
+        &[], shapes::roi_align, Detection;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

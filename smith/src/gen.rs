@@ -543,7 +543,8 @@ impl Gen<'_> {
             44 => self.loss(),
             45 => self.sgd(),
             47 => self.training(),
-            49 if self.rng.chance(25) => self.detection(),
+            49 if self.rng.chance(15) => self.detection(),
+            49 if self.rng.chance(15) => self.roi_align(),
             49 => self.sparse(),
             _ => self.binary(),
         }
@@ -1302,6 +1303,37 @@ impl Gen<'_> {
         let name = self.fresh("i");
         self.emit(&name, "nonmaxsuppression", &ops, &members);
         self.wrote(&[idx, count]);
+    }
+
+    /// `roialign` of every mode and box form on a small NHWC map.
+    fn roi_align(&mut self) {
+        let (n, h, w, c) = (
+            self.rng.range(1, 2) as u64,
+            self.rng.range(1, 5) as u64,
+            self.rng.range(1, 5) as u64,
+            self.rng.range(1, 3) as u64,
+        );
+        let map = self.input(&Type::float(&[n, h, w, c]));
+        let k = self.rng.range(1, 4) as u64;
+        let rotated = self.rng.chance(25);
+        let cols = if rotated {
+            6
+        } else {
+            *self.rng.pick(&[4u64, 5])
+        };
+        let boxes = self.input(&Type::float(&[k, cols]));
+        let bk = self.index_kind();
+        let batch = self.input(&Type::new(bk, &[k]));
+        let (oh, ow) = (self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64);
+        let dest = Type::float(&[k, oh, ow, c]);
+        let members = format!(
+            "Mode: {}, OutputHeight: {oh}, OutputWidth: {ow}, SamplingRatio: {}, SpatialScale: {}, Aligned: {}, Rotated: {rotated}",
+            self.rng.pick(&["AVG", "MAX", "ONNX_MAX"]),
+            self.rng.range(0, 2),
+            self.rng.pick(&["1.0", "0.5", "3.0"]),
+            self.rng.chance(50)
+        );
+        self.simple("roialign", &dest, &[map, boxes, batch], &[], &members);
     }
 
     fn sparse(&mut self) {

@@ -144,3 +144,121 @@ static void glow_nms(void *idx, void *count, int wide, const float *boxes, const
   if (compact)
     for (size_t i = 0; i < cn; i++) glow_det_put(count, wide, i, total);
 }
+
+/* roialign: the most samples per bin side taken from a box's size. */
+#define GLOW_ROI_MAX_SAMPLES 1024
+static size_t glow_roi_samples(float side, size_t bins) {
+  const float r = ceilf(side / (float)bins);
+  if (!(r > 0.0f)) return 0;
+  if (r > (float)GLOW_ROI_MAX_SAMPLES) return GLOW_ROI_MAX_SAMPLES;
+  return (size_t)r;
+}
+
+/* roialign, mode 0 AVG, 1 MAX, 2 ONNX_MAX; `batch` int32_t or int64_t. */
+static void glow_roi_align(float *out, const float *map, const float *boxes, const void *batch,
+                           int wide, size_t n, size_t h, size_t w, size_t c, size_t k, size_t oh,
+                           size_t ow, size_t cols, int mode, int aligned, int rotated,
+                           size_t ratio, float scale) {
+  const float offset = aligned ? 0.5f : 0.0f;
+  for (size_t i = 0; i < k * oh * ow * c; i++) out[i] = 0.0f;
+  for (size_t b = 0; b < k; b++) {
+    const float *bx = boxes + b * cols;
+    int64_t nb;
+    if (cols == 4 && !rotated) {
+      nb = glow_det_get(batch, wide, b);
+    } else {
+      const float v = bx[0];
+      nb = (v > -1.0f && v < (float)n) ? (int64_t)v : -1;
+    }
+    if (nb < 0 || (uint64_t)nb >= (uint64_t)n || h == 0 || w == 0) continue;
+    const size_t first = (cols == 4 && !rotated) ? 0 : 1;
+    float y_ref, x_ref, bh, bw;
+    float sn = 0.0f, cs = 0.0f, cy = 0.0f, cx = 0.0f;
+    if (rotated) {
+      cx = bx[1] * scale - offset;
+      cy = bx[2] * scale - offset;
+      float wd = bx[3] * scale, ht = bx[4] * scale;
+      const float theta = bx[5] * 3.14159274101257324f / 180.0f;
+      if (!aligned) {
+        ht = glow_det_max(ht, 1.0f);
+        wd = glow_det_max(wd, 1.0f);
+      }
+      sn = sinf(theta);
+      cs = cosf(theta);
+      y_ref = (-1.0f * ht) / 2.0f;
+      x_ref = (-1.0f * wd) / 2.0f;
+      bh = ht;
+      bw = wd;
+    } else {
+      const float c0 = bx[first] * scale - offset;
+      const float c1 = bx[first + 1] * scale - offset;
+      float c2 = bx[first + 2] * scale - offset;
+      float c3 = bx[first + 3] * scale - offset;
+      if (!aligned) {
+        c2 = glow_det_max(c2, c0 + 1.0f);
+        c3 = glow_det_max(c3, c1 + 1.0f);
+      }
+      y_ref = c1;
+      x_ref = c0;
+      bh = c3 - c1;
+      bw = c2 - c0;
+    }
+    const size_t sh = ratio > 0 ? ratio : glow_roi_samples(bh, oh);
+    const size_t sw = ratio > 0 ? ratio : glow_roi_samples(bw, ow);
+    const float bin_h = bh / (float)oh, bin_w = bw / (float)ow;
+    const float step_h = bin_h / (float)sh, step_w = bin_w / (float)sw;
+    const float *m = map + (size_t)nb * h * w * c;
+    for (size_t py = 0; py < oh; py++)
+      for (size_t px = 0; px < ow; px++) {
+        float *o = out + ((b * oh + py) * ow + px) * c;
+        for (size_t gy = 0; gy < sh; gy++)
+          for (size_t gx = 0; gx < sw; gx++) {
+            float iy = y_ref + (float)py * bin_h + ((float)gy + 0.5f) * step_h;
+            float ix = x_ref + (float)px * bin_w + ((float)gx + 0.5f) * step_w;
+            if (rotated) {
+              const float yy = iy, xx = ix;
+              iy = yy * cs - xx * sn + cy;
+              ix = xx * cs + yy * sn + cx;
+            }
+            size_t top = 0, left = 0, bottom = 0, right = 0;
+            float tw = 0.0f, lw = 0.0f, bwt = 0.0f, rw = 0.0f;
+            if (iy >= -1.0f && iy <= (float)h && ix >= -1.0f && ix <= (float)w) {
+              const float y = glow_det_min(glow_det_max(iy, 0.0f), (float)(h - 1));
+              const float x = glow_det_min(glow_det_max(ix, 0.0f), (float)(w - 1));
+              top = (size_t)floorf(y);
+              left = (size_t)floorf(x);
+              bottom = top + 1 < h - 1 ? top + 1 : h - 1;
+              right = left + 1 < w - 1 ? left + 1 : w - 1;
+              bwt = y - (float)top;
+              rw = x - (float)left;
+              tw = 1.0f - bwt;
+              lw = 1.0f - rw;
+            }
+            const size_t i = gy * sw + gx;
+            for (size_t ch = 0; ch < c; ch++) {
+              const float tl = m[(top * w + left) * c + ch], tr = m[(top * w + right) * c + ch];
+              const float bl = m[(bottom * w + left) * c + ch];
+              const float br = m[(bottom * w + right) * c + ch];
+              float v;
+              if (mode == 2) {
+                const float p0 = tl * (tw * lw), p1 = tr * (tw * rw);
+                const float p2 = bl * (bwt * lw), p3 = br * (bwt * rw);
+                v = p0;
+                if (p1 > v) v = p1;
+                if (p2 > v) v = p2;
+                if (p3 > v) v = p3;
+              } else {
+                v = tl * (tw * lw) + tr * (tw * rw) + bl * (bwt * lw) + br * (bwt * rw);
+              }
+              if (mode == 0)
+                o[ch] = o[ch] + v;
+              else if (i == 0 || (mode == 1 ? o[ch] < v : v > o[ch]))
+                o[ch] = v;
+            }
+          }
+        if (mode == 0)
+          for (size_t ch = 0; ch < c; ch++)
+            o[ch] = sh * sw == 0 ? 0.0f : o[ch] / (float)(sh * sw);
+      }
+  }
+}

@@ -15,6 +15,7 @@ type R = Result<(), BackendError>;
 pub fn emit(c: &mut KCtx) -> R {
     match c.inst.opcode {
         Opcode::NonMaxSuppression => nms(c),
+        Opcode::RoiAlign => roi_align(c),
         _ => Err(c.err("not a detection instruction")),
     }
 }
@@ -78,6 +79,49 @@ fn nms(c: &mut KCtx) -> R {
         it.dims[0],
         ct.size(),
         compact as u8
+    ));
+    Ok(())
+}
+
+fn roi_align(c: &mut KCtx) -> R {
+    let (rt, ft, bt, it) = (
+        c.ty("Result")?,
+        c.ty("FeatureMap")?,
+        c.ty("Boxes")?,
+        c.ty("BatchIndices")?,
+    );
+    c.require_f32s(&["Result", "FeatureMap", "Boxes"])?;
+    if !matches!(it.elem, ElemKind::Index32 | ElemKind::Index64) {
+        return Err(c.unsupported(&it));
+    }
+    let mode = match c.member(m::MODE)? {
+        "MAX" => 1,
+        "ONNX_MAX" => 2,
+        _ => 0,
+    };
+    let aligned = c.member(m::ALIGNED)?;
+    let rotated = c.member(m::ROTATED)?;
+    let ratio = c.member(m::SAMPLING_RATIO)?.max(0);
+    let scale = c_float(c.member(m::SPATIAL_SCALE)? as f32);
+    c.decl("Result", "float")?;
+    c.decl("FeatureMap", "float")?;
+    c.decl("Boxes", "float")?;
+    c.decl("BatchIndices", ctype(it.elem))?;
+    c.rt.use_kernel(Kernel::Detection);
+    let d = &ft.dims;
+    c.w.line(&format!(
+        "glow_roi_align(Result, FeatureMap, Boxes, BatchIndices, {}, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {mode}, {}, {}, {ratio}u, {scale});",
+        (it.elem == ElemKind::Index64) as u8,
+        d[0],
+        d[1],
+        d[2],
+        d[3],
+        rt.dims[0],
+        rt.dims[1],
+        rt.dims[2],
+        bt.dims[1],
+        aligned as u8,
+        rotated as u8
     ));
     Ok(())
 }

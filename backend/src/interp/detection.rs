@@ -11,6 +11,7 @@ type R = Result<(), BackendError>;
 pub fn exec(x: &mut Exec) -> R {
     match x.opcode() {
         Opcode::NonMaxSuppression => nms(x),
+        Opcode::RoiAlign => roi_align(x),
         _ => Err(x.err("not a detection instruction")),
     }
 }
@@ -240,4 +241,195 @@ fn nms(x: &mut Exec) -> R {
     k.run(&b, &s, &mut idx, &mut count);
     x.put_ints("Indices", &idx)?;
     x.put_ints("NumberOfSelectedIndices", &count)
+}
+
+/// The most samples per bin side `roialign` takes from a box's size.
+pub const MAX_SAMPLES: usize = 1024;
+
+/// Samples per bin side from a box side: `ceil(side / bins)`, 0 for NaN or
+/// less, at most [`MAX_SAMPLES`].
+fn samples(side: f32, bins: usize) -> usize {
+    let r = (side / bins as f32).ceil();
+    if !(r > 0.0) {
+        0
+    } else if r > MAX_SAMPLES as f32 {
+        MAX_SAMPLES
+    } else {
+        r as usize
+    }
+}
+
+/// One bilinear sample: the four corners (row, column) and weights
+/// (top, left, bottom, right); all zero outside the map (Glow's zero pad).
+#[derive(Clone, Copy, Default)]
+struct Sample {
+    top: usize,
+    left: usize,
+    bottom: usize,
+    right: usize,
+    tw: f32,
+    lw: f32,
+    bw: f32,
+    rw: f32,
+}
+
+fn sample(y: f32, x: f32, h: usize, w: usize) -> Sample {
+    if !(y >= -1.0 && y <= h as f32 && x >= -1.0 && x <= w as f32) {
+        return Sample::default();
+    }
+    let y = min(max(y, 0.0), (h - 1) as f32);
+    let x = min(max(x, 0.0), (w - 1) as f32);
+    let (top, left) = (y.floor() as usize, x.floor() as usize);
+    let (bottom, right) = ((top + 1).min(h - 1), (left + 1).min(w - 1));
+    let (bw, rw) = (y - top as f32, x - left as f32);
+    Sample {
+        top,
+        left,
+        bottom,
+        right,
+        tw: 1.0 - bw,
+        lw: 1.0 - rw,
+        bw,
+        rw,
+    }
+}
+
+/// Glow's ROIAlign (docs/gir.md, "Detection"): per box, its reference
+/// corner and size (scaled, shifted by half a pixel when `Aligned`, at
+/// least 1 x 1 otherwise), a grid of samples per output bin, each a
+/// bilinear interpolation; the bin's mean or maximum. A box whose batch is
+/// outside the map gives zeros.
+fn roi_align(x: &mut Exec) -> R {
+    let (rt, ft, bt) = (x.ty("Result")?, x.ty("FeatureMap")?, x.ty("Boxes")?);
+    let mode = x.m().get(m::MODE)?;
+    let aligned = x.m().get(m::ALIGNED)?;
+    let rotated = x.m().get(m::ROTATED)?;
+    let ratio = x.m().get(m::SAMPLING_RATIO)?.max(0) as usize;
+    let scale = x.m().get(m::SPATIAL_SCALE)? as f32;
+    let (n, h, w, c) = (
+        ft.dims[0] as usize,
+        ft.dims[1] as usize,
+        ft.dims[2] as usize,
+        ft.dims[3] as usize,
+    );
+    let (k, oh, ow) = (
+        rt.dims[0] as usize,
+        rt.dims[1] as usize,
+        rt.dims[2] as usize,
+    );
+    let cols = bt.dims[1] as usize;
+    let map = x.f32s("FeatureMap")?;
+    let boxes = x.f32s("Boxes")?;
+    let batch = x.ints("BatchIndices")?;
+    let offset = if aligned { 0.5f32 } else { 0.0 };
+    let mut out = x.scratch(rt.size() as usize, 0f32)?;
+    for b in 0..k {
+        let bx = &boxes[b * cols..(b + 1) * cols];
+        let n_b: i64 = if cols == 4 && !rotated {
+            batch[b]
+        } else {
+            // Truncated toward zero; NaN and out-of-range values are no batch.
+            let v = bx[0];
+            if v > -1.0 && v < n as f32 {
+                v as i64
+            } else {
+                -1
+            }
+        };
+        if n_b < 0 || n_b as u64 >= n as u64 || h == 0 || w == 0 {
+            continue;
+        }
+        let first = if cols == 4 && !rotated { 0 } else { 1 };
+        let (y_ref, x_ref, bh, bw);
+        let (mut sin, mut cos, mut cy, mut cx) = (0f32, 0f32, 0f32, 0f32);
+        if rotated {
+            cx = bx[1] * scale - offset;
+            cy = bx[2] * scale - offset;
+            let (mut wd, mut ht) = (bx[3] * scale, bx[4] * scale);
+            let theta = bx[5] * std::f32::consts::PI / 180.0;
+            if !aligned {
+                ht = max(ht, 1.0);
+                wd = max(wd, 1.0);
+            }
+            (sin, cos) = (theta.sin(), theta.cos());
+            y_ref = (-1.0 * ht) / 2.0;
+            x_ref = (-1.0 * wd) / 2.0;
+            (bh, bw) = (ht, wd);
+        } else {
+            let c0 = bx[first] * scale - offset;
+            let c1 = bx[first + 1] * scale - offset;
+            let mut c2 = bx[first + 2] * scale - offset;
+            let mut c3 = bx[first + 3] * scale - offset;
+            if !aligned {
+                c2 = max(c2, c0 + 1.0);
+                c3 = max(c3, c1 + 1.0);
+            }
+            y_ref = c1;
+            x_ref = c0;
+            (bh, bw) = (c3 - c1, c2 - c0);
+        }
+        let sh = if ratio > 0 { ratio } else { samples(bh, oh) };
+        let sw = if ratio > 0 { ratio } else { samples(bw, ow) };
+        let (bin_h, bin_w) = (bh / oh as f32, bw / ow as f32);
+        let (step_h, step_w) = (bin_h / sh as f32, bin_w / sw as f32);
+        let base = n_b as usize * h * w * c;
+        let mut grid = x.room(sh * sw)?;
+        for py in 0..oh {
+            for px in 0..ow {
+                grid.clear();
+                for gy in 0..sh {
+                    for gx in 0..sw {
+                        let mut iy = y_ref + py as f32 * bin_h + (gy as f32 + 0.5) * step_h;
+                        let mut ix = x_ref + px as f32 * bin_w + (gx as f32 + 0.5) * step_w;
+                        if rotated {
+                            let (yy, xx) = (iy, ix);
+                            iy = yy * cos - xx * sin + cy;
+                            ix = xx * cos + yy * sin + cx;
+                        }
+                        grid.push(sample(iy, ix, h, w));
+                    }
+                }
+                for ch in 0..c {
+                    let at = |r: usize, col: usize| map[base + (r * w + col) * c + ch];
+                    let mut acc = 0f32;
+                    for (i, g) in grid.iter().enumerate() {
+                        let (tl, tr) = (at(g.top, g.left), at(g.top, g.right));
+                        let (bl, br) = (at(g.bottom, g.left), at(g.bottom, g.right));
+                        let v = match mode {
+                            "ONNX_MAX" => {
+                                let p = [
+                                    tl * (g.tw * g.lw),
+                                    tr * (g.tw * g.rw),
+                                    bl * (g.bw * g.lw),
+                                    br * (g.bw * g.rw),
+                                ];
+                                p[1..].iter().fold(p[0], |m, &q| if q > m { q } else { m })
+                            }
+                            _ => {
+                                tl * (g.tw * g.lw)
+                                    + tr * (g.tw * g.rw)
+                                    + bl * (g.bw * g.lw)
+                                    + br * (g.bw * g.rw)
+                            }
+                        };
+                        acc = match mode {
+                            "AVG" => acc + v,
+                            "MAX" if i > 0 && !(acc < v) => acc,
+                            "ONNX_MAX" if i > 0 && !(v > acc) => acc,
+                            _ => v,
+                        };
+                    }
+                    if mode == "AVG" {
+                        acc = if grid.is_empty() {
+                            0.0
+                        } else {
+                            acc / grid.len() as f32
+                        };
+                    }
+                    out[((b * oh + py) * ow + px) * c + ch] = acc;
+                }
+            }
+        }
+    }
+    x.put_f32s("Result", &out)
 }

@@ -109,3 +109,88 @@ pub(super) fn nms(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         cl: false,
     })])
 }
+
+/// RoiAlign: one `roialign` on the channels-last map; `mode` avg is `AVG`,
+/// max is `ONNX_MAX` (ONNX's max of weighted corners);
+/// `coordinate_transformation_mode` half_pixel (the default from opset 16)
+/// is `Aligned`.
+pub(super) fn roi_align(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = super::Attrs(&node.attribute);
+    let out = node.output.first().cloned().unwrap_or_default();
+    let base = if node.name.is_empty() {
+        out.clone()
+    } else {
+        node.name.clone()
+    };
+    let (xv, rv, bv) = (l.input(node, 0)?, l.input(node, 1)?, l.input(node, 2)?);
+    let (xd, rd, bd) = (dims_of(&xv), dims_of(&rv), dims_of(&bv));
+    if xd.len() != 4 || rd.len() != 2 || rd[1] != 4 || bd != [rd[0]] {
+        return Err(l.err(format!(
+            "X {xd:?}, rois {rd:?} and batch_indices {bd:?} are not [N, C, H, W], [K, 4] and [K]"
+        )));
+    }
+    let mode = match attrs
+        .string("mode")
+        .unwrap_or_else(|| "avg".into())
+        .as_str()
+    {
+        "avg" => "AVG",
+        "max" => "ONNX_MAX",
+        other => return Err(l.unsupported(format!("RoiAlign mode `{other}`"))),
+    };
+    let default_ctm = if l.opset >= 16 {
+        "half_pixel"
+    } else {
+        "output_half_pixel"
+    };
+    let aligned = match attrs
+        .string("coordinate_transformation_mode")
+        .unwrap_or_else(|| default_ctm.into())
+        .as_str()
+    {
+        "half_pixel" => true,
+        "output_half_pixel" => false,
+        other => {
+            return Err(l.unsupported(format!("RoiAlign coordinate_transformation_mode `{other}`")))
+        }
+    };
+    let (oh, ow) = (attrs.int("output_height", 1), attrs.int("output_width", 1));
+    let ratio = attrs.int("sampling_ratio", 0);
+    if oh < 1 || ow < 1 || ratio < 0 {
+        return Err(l.err(format!(
+            "output_height {oh}, output_width {ow} and sampling_ratio {ratio} must be positive (the ratio may be 0)"
+        )));
+    }
+    let x = l.act(&xv);
+    let x = l.to_cl(&x, &out);
+    let rois = l.act(&rv);
+    let batch = l.act_kind(&bv, ElemKind::Index64);
+    if l.kind(&x) != ElemKind::Float || l.kind(&rois) != ElemKind::Float {
+        return Err(l.unsupported("RoiAlign of a non-float map or rois"));
+    }
+    if !matches!(l.kind(&batch), ElemKind::Index64 | ElemKind::Index32) {
+        return Err(l.unsupported("RoiAlign batch_indices that are not int64 or int32"));
+    }
+    let (k, c) = (rd[0], xd[1]);
+    let (oh, ow) = (oh as u64, ow as u64);
+    let dest = l.alloc(&out, &[k, oh, ow, c]);
+    let members = [
+        m::MODE.to(mode),
+        m::OUTPUT_HEIGHT.to(oh as i64),
+        m::OUTPUT_WIDTH.to(ow as i64),
+        m::SAMPLING_RATIO.to(ratio),
+        m::SPATIAL_SCALE.to(attrs.float("spatial_scale", 1.0) as f64),
+        m::ALIGNED.to(aligned),
+    ];
+    l.inst(
+        &base,
+        Opcode::RoiAlign,
+        &[dest, x.v, rois.v, batch.v],
+        &members,
+    );
+    Ok(vec![Val::Act(super::Act {
+        v: dest,
+        dims: vec![k, c, oh, ow],
+        cl: true,
+    })])
+}

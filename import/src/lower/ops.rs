@@ -294,6 +294,7 @@ pub static OPS: &[OpDef] = &[
     op("Resize", static_shape::resize, None, Float),
     op("RMSNormalization", norm::rms_norm, None, Float),
     op("RNN", recurrent::lower, None, Float),
+    op("RoiAlign", detection::roi_align, None, Any),
     op("Round", elementwise::unary, Some(O::ElementRound), Float),
     op("Scatter", index::lower, None, Any),
     op("ScatterElements", index::lower, None, Any),

@@ -68,3 +68,59 @@ pub fn non_max_suppression(ctx: &ShapeCtx) -> Vec<ShapeError> {
     }
     errs
 }
+
+/// `roialign @out Result, @in FeatureMap, @in Boxes, @in BatchIndices`:
+/// float `FeatureMap` `[N, H, W, C]` (NHWC), `Boxes` `[K, 4]` (x0, y0, x1,
+/// y1; the batch from `BatchIndices`, index32 or index64 `[K]`), `[K, 5]`
+/// (the batch first) or, `Rotated`, `[K, 6]` (batch, centre x, y, width,
+/// height, angle in degrees); `Result` `[K, OutputHeight, OutputWidth, C]`.
+/// `BatchIndices` is `[K]` when read (`[K, 4]` boxes), else any index tensor.
+pub fn roi_align(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (result, map, boxes, batch) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    check_kind(ctx, map, Kinds::Float, &mut errs);
+    check_same_elem(ctx, result, map, Same::Exact, &mut errs);
+    check_same_elem(ctx, boxes, map, Same::Exact, &mut errs);
+    check_kind(ctx, batch, Kinds::Index, &mut errs);
+    let rotated = ctx.get(m::ROTATED).unwrap_or(false);
+    if !check_rank(ctx, map, 4, &mut errs) || !check_rank(ctx, boxes, 2, &mut errs) {
+        return errs;
+    }
+    let bd = &ctx.ty(boxes).dims;
+    let k = bd[0];
+    let cols_ok = if rotated {
+        bd[1] == 6
+    } else {
+        bd[1] == 4 || bd[1] == 5
+    };
+    if !cols_ok {
+        errs.push(ShapeError::at_operand(
+            boxes,
+            format!(
+                "`Boxes` has type {} but `roialign` takes [K, {}] boxes{}",
+                ctx.ty(boxes),
+                if rotated { "6" } else { "4] or [K, 5" },
+                if rotated { " when `Rotated`" } else { "" }
+            ),
+        ));
+    }
+    // Read only for [K, 4] boxes.
+    if bd[1] == 4 && !rotated {
+        check_dims(ctx, batch, &[k], "expects", &mut errs);
+    }
+    let (Some(oh), Some(ow)) = (ctx.get(m::OUTPUT_HEIGHT), ctx.get(m::OUTPUT_WIDTH)) else {
+        return errs;
+    };
+    if oh < 1 || ow < 1 {
+        return errs;
+    }
+    let c = ctx.ty(map).dims[3];
+    check_dims(
+        ctx,
+        result,
+        &[k, oh as u64, ow as u64, c],
+        "produces",
+        &mut errs,
+    );
+    errs
+}

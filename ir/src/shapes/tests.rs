@@ -1373,3 +1373,49 @@ fn detection_shapes() {
         "`Boxes` must be 2-D for `nonmaxsuppression`",
     );
 }
+
+#[test]
+fn roi_align_shapes() {
+    let w = &[
+        "%map = WeightVar float<2 x 8 x 8 x 3> mutable",
+        "%b4 = WeightVar float<4 x 4> mutable",
+        "%b5 = WeightVar float<4 x 5> mutable",
+        "%b6 = WeightVar float<4 x 6> mutable",
+        "%bi = WeightVar index64<4> mutable",
+        "%bi3 = WeightVar index64<3> mutable",
+        "%out = WeightVar float<4 x 2 x 3 x 3> mutable",
+        "%out2 = WeightVar float<4 x 3 x 3 x 3> mutable",
+    ];
+    accepts(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi { OutputHeight: 2, OutputWidth: 3 }",
+    );
+    accepts(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b5, @in %bi3 { OutputHeight: 2, OutputWidth: 3 }",
+    );
+    accepts(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b6, @in %bi { OutputHeight: 2, OutputWidth: 3, Rotated: true }",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out2, @in %map, @in %b4, @in %bi { OutputHeight: 2, OutputWidth: 3 }",
+        "`Result` has type float<4 x 3 x 3 x 3> but `roialign` produces float<4 x 2 x 3 x 3>",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi3 { OutputHeight: 2, OutputWidth: 3 }",
+        "`BatchIndices` has type index64<3> but `roialign` expects index64<4>",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi { OutputHeight: 2, OutputWidth: 3, Rotated: true }",
+        "`Boxes` has type float<4 x 4> but `roialign` takes [K, 6] boxes when `Rotated`",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi { OutputHeight: 0, OutputWidth: 3 }",
+        "OutputHeight",
+    );
+}

@@ -55,3 +55,27 @@ ident = h.make_node("Identity", ["selected"], ["y"], name="read")
 save("nms-read", [nms, ident], ins, [h.make_tensor_value_info("y", T.INT64, [None, 3])], consts)
 for k, v in feeds.items():
     np.save(os.path.join(here, f"nms.{k}.npy"), v)
+
+# RoiAlign on an NCHW map, both modes (the max is ONNX's max of weighted corners).
+x = rng.uniform(-1, 1, size=(2, 2, 5, 6)).astype(np.float32)
+rois = np.array([[0, 0, 5, 4], [1.5, 0.5, 4, 3.5], [2, 2, 2.5, 2.2]], dtype=np.float32)
+bi = np.array([0, 1, 1], dtype=np.int64)
+for mode in ["avg", "max"]:
+    node = h.make_node(
+        "RoiAlign", ["x", "rois", "bi"], ["y"], name="roi", mode=mode, output_height=2,
+        output_width=3, sampling_ratio=0, spatial_scale=1.0,
+    )
+    ins = [
+        h.make_tensor_value_info("x", T.FLOAT, [2, 2, 5, 6]),
+        h.make_tensor_value_info("rois", T.FLOAT, [3, 4]),
+        h.make_tensor_value_info("bi", T.INT64, [3]),
+    ]
+    g = h.make_graph([node], "roi", ins, [h.make_tensor_value_info("y", T.FLOAT, [3, 2, 2, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(here, f"roialign-{mode}.onnx"))
+    y = ReferenceEvaluator(m).run(None, {"x": x, "rois": rois, "bi": bi})[0]
+    print("roialign", mode, np.array2string(y.ravel()[:8], precision=6, separator=", "))
+np.save(os.path.join(here, "roi.x.npy"), x)
+np.save(os.path.join(here, "roi.rois.npy"), rois)
+np.save(os.path.join(here, "roi.bi.npy"), bi)
