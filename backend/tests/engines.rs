@@ -907,6 +907,26 @@ fn detection_cases(p: &mut Prog) {
     p.inst(&format!(
         "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s}, @in %{l}, @in %{t}, @in %{u} {{ Compact: true }}"
     ));
+    // bboxtransform: random rois, deltas and image infos (batch numbers
+    // in the first column truncate to 0 mostly, some negative), upright and
+    // rotated, every flag.
+    for (rotated, cols, apply, legacy, bound) in [
+        (false, 4, true, true, true),
+        (false, 5, false, false, true),
+        (true, 5, true, false, true),
+        (true, 6, false, true, false),
+    ] {
+        let d = if rotated { 5 } else { 4 };
+        let (o, s) = (p.weight(&f(&[6, 2 * d])), p.weight(&f(&[2])));
+        let (r, dl, info) = (
+            p.weight(&f(&[6, cols])),
+            p.weight(&f(&[6, 2 * d])),
+            p.weight(&f(&[2, 3])),
+        );
+        p.inst(&format!(
+            "bboxtransform @out %{o}, @out %{s}, @in %{r}, @in %{dl}, @in %{info} {{ Weights: [10.0, 10.0, 5.0, 5.0], ApplyScale: {apply}, Rotated: {rotated}, AngleBoundOn: {bound}, AngleBoundLo: -90, AngleBoundHi: 90, ClipAngleThresh: 1.0, LegacyPlusOne: {legacy} }}"
+        ));
+    }
     // roialign: random boxes (some inverted, some past the map), every
     // mode, given and box-derived sampling, the three box forms; batch
     // indices random in [0, 8), so some outside the map's 2.

@@ -268,6 +268,15 @@ keys! {
     /// `roialign`: box coordinates shifted by half a pixel.
     ALIGNED: Bool = "Aligned";
     ROTATED: Bool = "Rotated";
+    /// `bboxtransform`: the divisors of the deltas (x, y, w, h).
+    WEIGHTS: Floats = "Weights";
+    APPLY_SCALE: Bool = "ApplyScale";
+    ANGLE_BOUND_ON: Bool = "AngleBoundOn";
+    ANGLE_BOUND_LO: Int = "AngleBoundLo";
+    ANGLE_BOUND_HI: Int = "AngleBoundHi";
+    CLIP_ANGLE_THRESH: Float = "ClipAngleThresh";
+    /// `bboxtransform`: Caffe2's legacy `+ 1` in box widths and heights.
+    LEGACY_PLUS_ONE: Bool = "LegacyPlusOne";
 }
 
 #[cfg(test)]

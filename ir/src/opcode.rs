@@ -653,6 +653,13 @@ opcodes! {
          opt(m::SPATIAL_SCALE, Default::Float(1.0)), opt(m::ALIGNED, Default::Bool(false)),
          opt(m::ROTATED, Default::Bool(false))],
         &[], shapes::roi_align, Detection;
+    BBoxTransform = "bboxtransform",
+        [op("BoxOut", Out), op("RoiBatchSplits", Out), op("Rois", In), op("Deltas", In), op("ImInfo", In)],
+        [opt(m::WEIGHTS, Default::FloatArray(&[1.0, 1.0, 1.0, 1.0])), opt(m::APPLY_SCALE, Default::Bool(true)),
+         opt(m::ROTATED, Default::Bool(false)), opt(m::ANGLE_BOUND_ON, Default::Bool(true)),
+         opt(m::ANGLE_BOUND_LO, Default::Int(-90)), opt(m::ANGLE_BOUND_HI, Default::Int(90)),
+         opt(m::CLIP_ANGLE_THRESH, Default::Float(1.0)), opt(m::LEGACY_PLUS_ONE, Default::Bool(true))],
+        &[], shapes::bbox_transform, Detection;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

@@ -545,6 +545,7 @@ impl Gen<'_> {
             47 => self.training(),
             49 if self.rng.chance(15) => self.detection(),
             49 if self.rng.chance(15) => self.roi_align(),
+            49 if self.rng.chance(15) => self.bbox_transform(),
             49 => self.sparse(),
             _ => self.binary(),
         }
@@ -1334,6 +1335,39 @@ impl Gen<'_> {
             self.rng.chance(50)
         );
         self.simple("roialign", &dest, &[map, boxes, batch], &[], &members);
+    }
+
+    /// `bboxtransform`, upright or rotated, with or without image numbers.
+    fn bbox_transform(&mut self) {
+        let rotated = self.rng.chance(40);
+        let d = if rotated { 5 } else { 4 };
+        let n = self.rng.range(1, 5) as u64;
+        let b = self.rng.range(1, 2) as u64;
+        let classes = self.rng.range(1, 2) as u64;
+        let cols = d + self.rng.below(2);
+        let rois = self.input(&Type::float(&[n, cols]));
+        let deltas = self.input(&Type::float(&[n, classes * d]));
+        let info = self.input(&Type::float(&[b, 3]));
+        let out = self.output(&Type::float(&[n, classes * d]), &[rois, deltas, info]);
+        let splits = self.output(&Type::float(&[b]), &[rois, deltas, info, out]);
+        let members = format!(
+            "Weights: [{}, 1.0, 2.0, 0.5], ApplyScale: {}, Rotated: {rotated}, AngleBoundOn: {}, AngleBoundLo: -90, AngleBoundHi: 90, ClipAngleThresh: {}, LegacyPlusOne: {}",
+            self.rng.pick(&["1.0", "10.0"]),
+            self.rng.chance(50),
+            self.rng.chance(50),
+            self.rng.pick(&["1.0", "30.0"]),
+            self.rng.chance(50)
+        );
+        let name = self.fresh("i");
+        let ops: Ops = vec![
+            ("@out", out),
+            ("@out", splits),
+            ("@in", rois),
+            ("@in", deltas),
+            ("@in", info),
+        ];
+        self.emit(&name, "bboxtransform", &ops, &members);
+        self.wrote(&[out, splits]);
     }
 
     fn sparse(&mut self) {

@@ -262,3 +262,103 @@ static void glow_roi_align(float *out, const float *map, const float *boxes, con
       }
   }
 }
+
+/* A float truncated toward zero, saturating, NaN to 0 (Rust's `as`). */
+static inline int64_t glow_det_trunc(float v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0f) return INT64_MAX;
+  if (v < -9223372036854775808.0f) return INT64_MIN;
+  return (int64_t)v;
+}
+
+/* An image side from ImInfo: side / scale + 0.5 in double, truncated; NaN or
+ * negative is 0, at most INT32_MAX. */
+static inline int64_t glow_det_side(float side, float scale) {
+  const double v = (double)(side / scale) + 0.5;
+  if (!(v >= 0.0)) return 0;
+  if (v >= (double)INT32_MAX) return INT32_MAX;
+  return (int64_t)v;
+}
+
+/* bboxtransform: wt the 4 weights; plus 1 or 0 (LegacyPlusOne); clip the
+ * bound on the log-space deltas (ln(1000 / 16) as f32, Glow's
+ * bboxXformClip). */
+static void glow_bbox_transform(float *out, float *splits, const float *rois, const float *deltas,
+                                const float *info, size_t n, size_t rc, size_t dc, size_t nb,
+                                const float *wt, int apply_scale, int rotated, int bound_on,
+                                int64_t lo, int64_t hi, float thresh, float plus, float clip) {
+  const size_t d = rotated ? 5 : 4, classes = dc / d, first = rc == d ? 0 : 1;
+  const int64_t plus_i = (int64_t)plus;
+  for (size_t i = 0; i < n * dc; i++) out[i] = 0.0f;
+  size_t offset = 0;
+  for (size_t b = 0; b < nb; b++) {
+    size_t rows = 0;
+    if (rc == d) {
+      rows = b == 0 ? n : 0;
+    } else {
+      for (size_t i = 0; i < n; i++) {
+        const int64_t id = glow_det_trunc(rois[i * rc]);
+        if (id >= 0 && (uint64_t)id == (uint64_t)b) rows++;
+      }
+    }
+    splits[b] = (float)rows;
+    const float scale = info[b * 3 + 2];
+    const float scale_after = apply_scale ? scale : 1.0f;
+    const int64_t ih = glow_det_side(info[b * 3], scale);
+    const int64_t iw = glow_det_side(info[b * 3 + 1], scale);
+    const float sbi = 1.0f / scale;
+    const float wl = (float)(iw - plus_i), hl = (float)(ih - plus_i);
+    const float lim[4] = {wl, hl, wl, hl};
+    for (size_t c = 0; c < classes; c++)
+      for (size_t i = offset; i < offset + rows; i++) {
+        const float *r = rois + i * rc + first;
+        const float *dl = deltas + i * dc + c * d;
+        float *o = out + i * dc + c * d;
+        const float dx = dl[0] / wt[0];
+        const float dy = dl[1] / wt[1];
+        const float dw = glow_det_min(dl[2] / wt[2], clip);
+        const float dh = glow_det_min(dl[3] / wt[3], clip);
+        if (!rotated) {
+          const float w = r[2] * sbi - r[0] * sbi + plus;
+          const float h = r[3] * sbi - r[1] * sbi + plus;
+          const float cx = r[0] * sbi + 0.5f * w;
+          const float cy = r[1] * sbi + 0.5f * h;
+          const float pcx = dx * w + cx, pcy = dy * h + cy;
+          const float pw = expf(dw) * w, ph = expf(dh) * h;
+          const float v[4] = {pcx - 0.5f * pw, pcy - 0.5f * ph, pcx + 0.5f * pw - plus,
+                              pcy + 0.5f * ph - plus};
+          for (size_t j = 0; j < 4; j++)
+            o[j] = scale_after * glow_det_max(glow_det_min(v[j], lim[j]), 0.0f);
+          continue;
+        }
+        const float da = dl[4] * 180.0f / 3.14159274101257324f;
+        o[0] = dx * r[2] * sbi + r[0] * sbi;
+        o[1] = dy * r[3] * sbi + r[1] * sbi;
+        o[2] = expf(dw) * r[2] * sbi;
+        o[3] = expf(dh) * r[3] * sbi;
+        o[4] = da + r[4];
+        if (bound_on) {
+          const int64_t period = (int64_t)((uint64_t)hi - (uint64_t)lo);
+          const int64_t a = glow_det_trunc(o[4]);
+          if (a < lo)
+            o[4] += (float)period;
+          else if (a > hi)
+            o[4] -= (float)period;
+        }
+        if (fabsf(o[4]) <= thresh) {
+          const float cx = o[0], cy = o[1], w = o[2], h = o[3];
+          const float cr[4] = {cx - (w - plus) / 2.0f, cy - (h - plus) / 2.0f,
+                               cx + (w - plus) / 2.0f, cy + (h - plus) / 2.0f};
+          float k[4];
+          for (size_t j = 0; j < 4; j++)
+            k[j] = 1.0f * glow_det_max(glow_det_min(cr[j], lim[j]), 0.0f);
+          o[0] = (k[0] + k[2]) / 2.0f;
+          o[1] = (k[1] + k[3]) / 2.0f;
+          o[2] = k[2] - k[0] + plus;
+          o[3] = k[3] - k[1] + plus;
+        }
+        for (size_t j = 0; j < 4; j++) o[j] *= scale_after;
+      }
+    offset += rows;
+  }
+}

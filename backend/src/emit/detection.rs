@@ -16,6 +16,7 @@ pub fn emit(c: &mut KCtx) -> R {
     match c.inst.opcode {
         Opcode::NonMaxSuppression => nms(c),
         Opcode::RoiAlign => roi_align(c),
+        Opcode::BBoxTransform => bbox_transform(c),
         _ => Err(c.err("not a detection instruction")),
     }
 }
@@ -124,4 +125,56 @@ fn roi_align(c: &mut KCtx) -> R {
         rotated as u8
     ));
     Ok(())
+}
+
+fn bbox_transform(c: &mut KCtx) -> R {
+    c.require_f32s(&["BoxOut", "RoiBatchSplits", "Rois", "Deltas", "ImInfo"])?;
+    let (rt, dt, it) = (c.ty("Rois")?, c.ty("Deltas")?, c.ty("ImInfo")?);
+    let w = c.member(m::WEIGHTS)?;
+    let wt: Vec<String> = (0..4)
+        .map(|i| c_float(w.get(i).copied().unwrap_or(1.0) as f32))
+        .collect();
+    let apply = c.member(m::APPLY_SCALE)?;
+    let rotated = c.member(m::ROTATED)?;
+    let bound = c.member(m::ANGLE_BOUND_ON)?;
+    let (lo, hi) = (c.member(m::ANGLE_BOUND_LO)?, c.member(m::ANGLE_BOUND_HI)?);
+    let thresh = c_float(c.member(m::CLIP_ANGLE_THRESH)? as f32);
+    let plus = if c.member(m::LEGACY_PLUS_ONE)? {
+        "1.0f"
+    } else {
+        "0.0f"
+    };
+    for name in ["BoxOut", "RoiBatchSplits", "Rois", "Deltas", "ImInfo"] {
+        c.decl(name, "float")?;
+    }
+    c.rt.use_kernel(Kernel::Detection);
+    c.w.open("");
+    c.w.line(&format!(
+        "static const float wt[4] = {{{}}};",
+        wt.join(", ")
+    ));
+    c.w.line(&format!(
+        "glow_bbox_transform(BoxOut, RoiBatchSplits, Rois, Deltas, ImInfo, {}u, {}u, {}u, {}u, wt, {}, {}, {}, {}, {}, {thresh}, {plus}, {});",
+        rt.dims[0],
+        rt.dims[1],
+        dt.dims[1],
+        it.dims[0],
+        apply as u8,
+        rotated as u8,
+        bound as u8,
+        c_i64(lo),
+        c_i64(hi),
+        c_float(crate::interp::BBOX_XFORM_CLIP)
+    ));
+    c.w.close();
+    Ok(())
+}
+
+/// An `int64_t` C literal (the most negative one has no literal of its own).
+fn c_i64(v: i64) -> String {
+    if v == i64::MIN {
+        "(-9223372036854775807ll - 1)".into()
+    } else {
+        format!("{v}ll")
+    }
 }

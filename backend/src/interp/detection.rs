@@ -12,6 +12,7 @@ pub fn exec(x: &mut Exec) -> R {
     match x.opcode() {
         Opcode::NonMaxSuppression => nms(x),
         Opcode::RoiAlign => roi_align(x),
+        Opcode::BBoxTransform => bbox_transform(x),
         _ => Err(x.err("not a detection instruction")),
     }
 }
@@ -432,4 +433,201 @@ fn roi_align(x: &mut Exec) -> R {
         }
     }
     x.put_f32s("Result", &out)
+}
+
+/// A float truncated toward zero to an integer, saturating, NaN to 0 (as
+/// Rust's `as` and `glow_det_trunc` in C).
+fn trunc(v: f32) -> i64 {
+    v as i64
+}
+
+/// `bboxtransform`'s bound on the log-space width and height deltas:
+/// `ln(1000 / 16)` as f32 (Glow's `std::log(1000.0 / 16.0)`).
+pub const BBOX_XFORM_CLIP: f32 = f32::from_bits(0x4084_5349);
+
+/// The members of one `bboxtransform`.
+struct BBox {
+    weights: [f32; 4],
+    apply_scale: bool,
+    rotated: bool,
+    bound_on: bool,
+    bound_lo: i64,
+    bound_hi: i64,
+    thresh: f32,
+    plus: f32,
+}
+
+impl BBox {
+    /// Glow's `bbox_transform_upright` then `clip_boxes_upright` of one row
+    /// (`r`: the roi's 4 values, `d` the class's deltas, `o` its output).
+    fn upright(
+        &self,
+        r: &[f32],
+        d: &[f32],
+        o: &mut [f32],
+        sbi: f32,
+        scale_after: f32,
+        ih: i64,
+        iw: i64,
+    ) {
+        let p = self.plus;
+        let w = r[2] * sbi - r[0] * sbi + p;
+        let h = r[3] * sbi - r[1] * sbi + p;
+        let cx = r[0] * sbi + 0.5 * w;
+        let cy = r[1] * sbi + 0.5 * h;
+        let dx = d[0] / self.weights[0];
+        let dy = d[1] / self.weights[1];
+        let dw = min(d[2] / self.weights[2], BBOX_XFORM_CLIP);
+        let dh = min(d[3] / self.weights[3], BBOX_XFORM_CLIP);
+        let (pcx, pcy) = (dx * w + cx, dy * h + cy);
+        let (pw, ph) = (dw.exp() * w, dh.exp() * h);
+        let v = [
+            pcx - 0.5 * pw,
+            pcy - 0.5 * ph,
+            pcx + 0.5 * pw - p,
+            pcy + 0.5 * ph - p,
+        ];
+        let (wl, hl) = ((iw - p as i64) as f32, (ih - p as i64) as f32);
+        for (j, lim) in [wl, hl, wl, hl].into_iter().enumerate() {
+            o[j] = scale_after * max(min(v[j], lim), 0.0);
+        }
+    }
+
+    /// Glow's `bbox_transform_rotated` then `clip_boxes_rotated` of one row.
+    fn rotated(
+        &self,
+        r: &[f32],
+        d: &[f32],
+        o: &mut [f32],
+        sbi: f32,
+        scale_after: f32,
+        ih: i64,
+        iw: i64,
+    ) {
+        let p = self.plus;
+        let pi = std::f32::consts::PI;
+        let dx = d[0] / self.weights[0];
+        let dy = d[1] / self.weights[1];
+        let dw = min(d[2] / self.weights[2], BBOX_XFORM_CLIP);
+        let dh = min(d[3] / self.weights[3], BBOX_XFORM_CLIP);
+        let da = d[4] * 180.0 / pi;
+        o[0] = dx * r[2] * sbi + r[0] * sbi;
+        o[1] = dy * r[3] * sbi + r[1] * sbi;
+        o[2] = dw.exp() * r[2] * sbi;
+        o[3] = dh.exp() * r[3] * sbi;
+        o[4] = da + r[4];
+        if self.bound_on {
+            let period = self.bound_hi.wrapping_sub(self.bound_lo);
+            let a = trunc(o[4]);
+            if a < self.bound_lo {
+                o[4] += period as f32;
+            } else if a > self.bound_hi {
+                o[4] -= period as f32;
+            }
+        }
+        if o[4].abs() <= self.thresh {
+            let (cx, cy, w, h) = (o[0], o[1], o[2], o[3]);
+            let c = [
+                cx - (w - p) / 2.0,
+                cy - (h - p) / 2.0,
+                cx + (w - p) / 2.0,
+                cy + (h - p) / 2.0,
+            ];
+            let (wl, hl) = ((iw - p as i64) as f32, (ih - p as i64) as f32);
+            let mut k = [0f32; 4];
+            for (j, lim) in [wl, hl, wl, hl].into_iter().enumerate() {
+                k[j] = 1.0 * max(min(c[j], lim), 0.0);
+            }
+            o[0] = (k[0] + k[2]) / 2.0;
+            o[1] = (k[1] + k[3]) / 2.0;
+            o[2] = k[2] - k[0] + p;
+            o[3] = k[3] - k[1] + p;
+        }
+        for v in &mut o[..4] {
+            *v *= scale_after;
+        }
+    }
+}
+
+/// An image side from `ImInfo`: `side / scale + 0.5` (in f64, as Glow),
+/// truncated; NaN or negative is 0, at most `i32::MAX` (Glow's `int`).
+fn image_side(side: f32, scale: f32) -> i64 {
+    let v = (side / scale) as f64 + 0.5;
+    if !(v >= 0.0) {
+        0
+    } else if v >= i32::MAX as f64 {
+        i32::MAX as i64
+    } else {
+        v as i64
+    }
+}
+
+/// Glow's BBoxTransform (docs/gir.md, "Detection"): per image, its rois
+/// (consecutive rows, counted by their batch number) transformed by each
+/// class's deltas and clipped to the image.
+fn bbox_transform(x: &mut Exec) -> R {
+    let weights = x.m().get(m::WEIGHTS)?;
+    let k = BBox {
+        weights: [0, 1, 2, 3].map(|i| weights.get(i).copied().unwrap_or(1.0) as f32),
+        apply_scale: x.m().get(m::APPLY_SCALE)?,
+        rotated: x.m().get(m::ROTATED)?,
+        bound_on: x.m().get(m::ANGLE_BOUND_ON)?,
+        bound_lo: x.m().get(m::ANGLE_BOUND_LO)?,
+        bound_hi: x.m().get(m::ANGLE_BOUND_HI)?,
+        thresh: x.m().get(m::CLIP_ANGLE_THRESH)? as f32,
+        plus: if x.m().get(m::LEGACY_PLUS_ONE)? {
+            1.0
+        } else {
+            0.0
+        },
+    };
+    let (rt, dt, it) = (x.ty("Rois")?, x.ty("Deltas")?, x.ty("ImInfo")?);
+    let d = if k.rotated { 5 } else { 4 };
+    let (n, rc, dc, nb) = (
+        rt.dims[0] as usize,
+        rt.dims[1] as usize,
+        dt.dims[1] as usize,
+        it.dims[0] as usize,
+    );
+    let classes = dc / d;
+    let (rois, deltas, info) = (x.f32s("Rois")?, x.f32s("Deltas")?, x.f32s("ImInfo")?);
+    let mut counts = x.scratch(nb, 0usize)?;
+    if rc == d {
+        if let Some(c) = counts.first_mut() {
+            *c = n;
+        }
+    } else {
+        for i in 0..n {
+            let id = trunc(rois[i * rc]);
+            if id >= 0 && (id as u64) < nb as u64 {
+                counts[id as usize] += 1;
+            }
+        }
+    }
+    let first = if rc == d { 0 } else { 1 };
+    let mut out = x.scratch(n * dc, 0f32)?;
+    let mut offset = 0usize;
+    for (b, &rows) in counts.iter().enumerate() {
+        let scale = info[b * 3 + 2];
+        let scale_after = if k.apply_scale { scale } else { 1.0 };
+        let ih = image_side(info[b * 3], scale);
+        let iw = image_side(info[b * 3 + 1], scale);
+        let sbi = 1.0 / scale;
+        for c in 0..classes {
+            for i in offset..offset + rows {
+                let r = &rois[i * rc + first..i * rc + first + d];
+                let dl = &deltas[i * dc + c * d..i * dc + c * d + d];
+                let o = &mut out[i * dc + c * d..i * dc + c * d + d];
+                if k.rotated {
+                    k.rotated(r, dl, o, sbi, scale_after, ih, iw);
+                } else {
+                    k.upright(r, dl, o, sbi, scale_after, ih, iw);
+                }
+            }
+        }
+        offset += rows;
+    }
+    let splits: Vec<f32> = counts.iter().map(|&c| c as f32).collect();
+    x.put_f32s("BoxOut", &out)?;
+    x.put_f32s("RoiBatchSplits", &splits)
 }

@@ -124,3 +124,62 @@ pub fn roi_align(ctx: &ShapeCtx) -> Vec<ShapeError> {
     );
     errs
 }
+
+/// `bboxtransform @out BoxOut, @out RoiBatchSplits, @in Rois, @in Deltas,
+/// @in ImInfo`: float throughout; `D` = 5 when `Rotated`, else 4. `Rois`
+/// `[N, D]` or `[N, D + 1]` (a batch number first), `Deltas` `[N, C * D]`,
+/// `ImInfo` `[B, 3]` (height, width, scale), `BoxOut` as `Deltas`,
+/// `RoiBatchSplits` `[B]`; `Weights` holds 4 values.
+pub fn bbox_transform(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (out, splits, rois, deltas, info) = (0, 1, 2, 3, 4);
+    let mut errs = Vec::new();
+    check_kind(ctx, rois, Kinds::Float, &mut errs);
+    for k in [out, splits, deltas, info] {
+        check_same_elem(ctx, k, rois, Same::Exact, &mut errs);
+    }
+    if ctx.get(m::WEIGHTS).is_some_and(|w| w.len() != 4) {
+        errs.push(ShapeError::at_member(
+            "Weights",
+            "`bboxtransform` takes 4 `Weights` (x, y, w, h)",
+        ));
+    }
+    let d = if ctx.get(m::ROTATED).unwrap_or(false) {
+        5
+    } else {
+        4
+    };
+    if !check_rank(ctx, rois, 2, &mut errs)
+        | !check_rank(ctx, deltas, 2, &mut errs)
+        | !check_rank(ctx, info, 2, &mut errs)
+    {
+        return errs;
+    }
+    let (rd, dd, id) = (&ctx.ty(rois).dims, &ctx.ty(deltas).dims, &ctx.ty(info).dims);
+    if rd[1] != d && rd[1] != d + 1 {
+        errs.push(ShapeError::at_operand(
+            rois,
+            format!(
+                "`Rois` has type {} but `bboxtransform` takes [N, {d}] or [N, {}] boxes here",
+                ctx.ty(rois),
+                d + 1
+            ),
+        ));
+    }
+    if dd[0] != rd[0] || dd[1] % d != 0 {
+        errs.push(ShapeError::at_operand(
+            deltas,
+            format!(
+                "`Deltas` has type {} but `bboxtransform` takes [{}, C * {d}] deltas for {} rois",
+                ctx.ty(deltas),
+                rd[0],
+                rd[0]
+            ),
+        ));
+    }
+    if id[1] != 3 {
+        check_dims(ctx, info, &[id[0], 3], "expects", &mut errs);
+    }
+    check_dims(ctx, out, dd, "produces", &mut errs);
+    check_dims(ctx, splits, &[id[0]], "produces", &mut errs);
+    errs
+}

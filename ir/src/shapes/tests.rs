@@ -1419,3 +1419,55 @@ fn roi_align_shapes() {
         "OutputHeight",
     );
 }
+
+#[test]
+fn bbox_transform_shapes() {
+    let w = &[
+        "%r4 = WeightVar float<6 x 4> mutable",
+        "%r5 = WeightVar float<6 x 5> mutable",
+        "%r7 = WeightVar float<6 x 7> mutable",
+        "%d = WeightVar float<6 x 8> mutable",
+        "%d7 = WeightVar float<6 x 7> mutable",
+        "%dr = WeightVar float<6 x 10> mutable",
+        "%info = WeightVar float<2 x 3> mutable",
+        "%info4 = WeightVar float<2 x 4> mutable",
+        "%s = WeightVar float<2> mutable",
+        "%s3 = WeightVar float<3> mutable",
+        "%o = WeightVar float<6 x 8> mutable",
+        "%o7 = WeightVar float<6 x 7> mutable",
+        "%or = WeightVar float<6 x 10> mutable",
+    ];
+    accepts(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r5, @in %d, @in %info",
+    );
+    accepts(
+        w,
+        "%x = bboxtransform @out %or, @out %s, @in %r5, @in %dr, @in %info { Rotated: true }",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r7, @in %d, @in %info",
+        "`Rois` has type float<6 x 7> but `bboxtransform` takes [N, 4] or [N, 5] boxes here",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o7, @out %s, @in %r4, @in %d7, @in %info",
+        "`Deltas` has type float<6 x 7> but `bboxtransform` takes [6, C * 4] deltas for 6 rois",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r4, @in %d, @in %info4",
+        "`ImInfo` has type float<2 x 4> but `bboxtransform` expects float<2 x 3>",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s3, @in %r4, @in %d, @in %info",
+        "`RoiBatchSplits` has type float<3> but `bboxtransform` produces float<2>",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r4, @in %d, @in %info { Weights: [1.0, 2.0] }",
+        "`bboxtransform` takes 4 `Weights`",
+    );
+}
