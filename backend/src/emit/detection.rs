@@ -3,6 +3,7 @@
 //! kernel section), which compute in the order of `interp/detection.rs`.
 
 use super::runtime::Kernel;
+use super::sparse::c_i64;
 use super::KCtx;
 use crate::elem::ctype;
 use crate::error::BackendError;
@@ -168,13 +169,4 @@ fn bbox_transform(c: &mut KCtx) -> R {
     ));
     c.w.close();
     Ok(())
-}
-
-/// An `int64_t` C literal (the most negative one has no literal of its own).
-fn c_i64(v: i64) -> String {
-    if v == i64::MIN {
-        "(-9223372036854775807ll - 1)".into()
-    } else {
-        format!("{v}ll")
-    }
 }

@@ -457,28 +457,37 @@ struct BBox {
     plus: f32,
 }
 
+/// One image's parameters: `1 / scale`, the scale the results take, its
+/// sides.
+struct Image {
+    sbi: f32,
+    scale_after: f32,
+    ih: i64,
+    iw: i64,
+}
+
 impl BBox {
+    /// `d0 / w0`, `d1 / w1` and the size deltas bounded by
+    /// [`BBOX_XFORM_CLIP`].
+    fn deltas(&self, d: &[f32]) -> [f32; 4] {
+        let q = |i: usize| d[i] / self.weights[i];
+        [
+            q(0),
+            q(1),
+            min(q(2), BBOX_XFORM_CLIP),
+            min(q(3), BBOX_XFORM_CLIP),
+        ]
+    }
+
     /// Glow's `bbox_transform_upright` then `clip_boxes_upright` of one row
     /// (`r`: the roi's 4 values, `d` the class's deltas, `o` its output).
-    fn upright(
-        &self,
-        r: &[f32],
-        d: &[f32],
-        o: &mut [f32],
-        sbi: f32,
-        scale_after: f32,
-        ih: i64,
-        iw: i64,
-    ) {
-        let p = self.plus;
+    fn upright(&self, r: &[f32], d: &[f32], o: &mut [f32], im: &Image) {
+        let (p, sbi) = (self.plus, im.sbi);
         let w = r[2] * sbi - r[0] * sbi + p;
         let h = r[3] * sbi - r[1] * sbi + p;
         let cx = r[0] * sbi + 0.5 * w;
         let cy = r[1] * sbi + 0.5 * h;
-        let dx = d[0] / self.weights[0];
-        let dy = d[1] / self.weights[1];
-        let dw = min(d[2] / self.weights[2], BBOX_XFORM_CLIP);
-        let dh = min(d[3] / self.weights[3], BBOX_XFORM_CLIP);
+        let [dx, dy, dw, dh] = self.deltas(d);
         let (pcx, pcy) = (dx * w + cx, dy * h + cy);
         let (pw, ph) = (dw.exp() * w, dh.exp() * h);
         let v = [
@@ -487,29 +496,17 @@ impl BBox {
             pcx + 0.5 * pw - p,
             pcy + 0.5 * ph - p,
         ];
-        let (wl, hl) = ((iw - p as i64) as f32, (ih - p as i64) as f32);
+        let (wl, hl) = ((im.iw - p as i64) as f32, (im.ih - p as i64) as f32);
         for (j, lim) in [wl, hl, wl, hl].into_iter().enumerate() {
-            o[j] = scale_after * max(min(v[j], lim), 0.0);
+            o[j] = im.scale_after * max(min(v[j], lim), 0.0);
         }
     }
 
     /// Glow's `bbox_transform_rotated` then `clip_boxes_rotated` of one row.
-    fn rotated(
-        &self,
-        r: &[f32],
-        d: &[f32],
-        o: &mut [f32],
-        sbi: f32,
-        scale_after: f32,
-        ih: i64,
-        iw: i64,
-    ) {
-        let p = self.plus;
+    fn rotated(&self, r: &[f32], d: &[f32], o: &mut [f32], im: &Image) {
+        let (p, sbi) = (self.plus, im.sbi);
         let pi = std::f32::consts::PI;
-        let dx = d[0] / self.weights[0];
-        let dy = d[1] / self.weights[1];
-        let dw = min(d[2] / self.weights[2], BBOX_XFORM_CLIP);
-        let dh = min(d[3] / self.weights[3], BBOX_XFORM_CLIP);
+        let [dx, dy, dw, dh] = self.deltas(d);
         let da = d[4] * 180.0 / pi;
         o[0] = dx * r[2] * sbi + r[0] * sbi;
         o[1] = dy * r[3] * sbi + r[1] * sbi;
@@ -533,7 +530,7 @@ impl BBox {
                 cx + (w - p) / 2.0,
                 cy + (h - p) / 2.0,
             ];
-            let (wl, hl) = ((iw - p as i64) as f32, (ih - p as i64) as f32);
+            let (wl, hl) = ((im.iw - p as i64) as f32, (im.ih - p as i64) as f32);
             let mut k = [0f32; 4];
             for (j, lim) in [wl, hl, wl, hl].into_iter().enumerate() {
                 k[j] = 1.0 * max(min(c[j], lim), 0.0);
@@ -544,7 +541,7 @@ impl BBox {
             o[3] = k[3] - k[1] + p;
         }
         for v in &mut o[..4] {
-            *v *= scale_after;
+            *v *= im.scale_after;
         }
     }
 }
@@ -609,19 +606,21 @@ fn bbox_transform(x: &mut Exec) -> R {
     let mut offset = 0usize;
     for (b, &rows) in counts.iter().enumerate() {
         let scale = info[b * 3 + 2];
-        let scale_after = if k.apply_scale { scale } else { 1.0 };
-        let ih = image_side(info[b * 3], scale);
-        let iw = image_side(info[b * 3 + 1], scale);
-        let sbi = 1.0 / scale;
+        let im = Image {
+            sbi: 1.0 / scale,
+            scale_after: if k.apply_scale { scale } else { 1.0 },
+            ih: image_side(info[b * 3], scale),
+            iw: image_side(info[b * 3 + 1], scale),
+        };
         for c in 0..classes {
             for i in offset..offset + rows {
                 let r = &rois[i * rc + first..i * rc + first + d];
                 let dl = &deltas[i * dc + c * d..i * dc + c * d + d];
                 let o = &mut out[i * dc + c * d..i * dc + c * d + d];
                 if k.rotated {
-                    k.rotated(r, dl, o, sbi, scale_after, ih, iw);
+                    k.rotated(r, dl, o, &im);
                 } else {
-                    k.upright(r, dl, o, sbi, scale_after, ih, iw);
+                    k.upright(r, dl, o, &im);
                 }
             }
         }

@@ -12,14 +12,21 @@ use crate::tensor::Tensor;
 use glow_ir::member as m;
 use glow_ir::{ElemKind, Opcode};
 
-pub(super) fn nms(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
-    let attrs = super::Attrs(&node.attribute);
+/// The node's first output and the base name of its instruction (the
+/// node's name, or that output when the node has none).
+fn names(node: &NodeProto) -> (String, String) {
     let out = node.output.first().cloned().unwrap_or_default();
     let base = if node.name.is_empty() {
         out.clone()
     } else {
         node.name.clone()
     };
+    (out, base)
+}
+
+pub(super) fn nms(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = super::Attrs(&node.attribute);
+    let (out, base) = names(node);
     // The rows past the count are -1: only a graph output that no node
     // reads can hold them.
     if !l.graph_outputs.contains(&out) || l.consumers.get(&out).is_some_and(|c| !c.is_empty()) {
@@ -116,12 +123,7 @@ pub(super) fn nms(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 /// is `Aligned`.
 pub(super) fn roi_align(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let attrs = super::Attrs(&node.attribute);
-    let out = node.output.first().cloned().unwrap_or_default();
-    let base = if node.name.is_empty() {
-        out.clone()
-    } else {
-        node.name.clone()
-    };
+    let (out, base) = names(node);
     let (xv, rv, bv) = (l.input(node, 0)?, l.input(node, 1)?, l.input(node, 2)?);
     let (xd, rd, bd) = (dims_of(&xv), dims_of(&rv), dims_of(&bv));
     if xd.len() != 4 || rd.len() != 2 || rd[1] != 4 || bd != [rd[0]] {
