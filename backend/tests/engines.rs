@@ -927,6 +927,14 @@ fn detection_cases(p: &mut Prog) {
             "bboxtransform @out %{o}, @out %{s}, @in %{r}, @in %{dl}, @in %{info} {{ Weights: [10.0, 10.0, 5.0, 5.0], ApplyScale: {apply}, Rotated: {rotated}, AngleBoundOn: {bound}, AngleBoundLo: -90, AngleBoundHi: 90, ClipAngleThresh: 1.0, LegacyPlusOne: {legacy} }}"
         ));
     }
+    // mfcc: random ranges in [0, 8) (some empty, some past the 6-bin rows)
+    // and a spectrogram that may be negative (NaN roots).
+    p.op(
+        "mfcc",
+        &f(&[3, 4]),
+        &[&f(&[3, 6]), &f(&[20]), "index32<10>", &f(&[4, 5])],
+        "SampleRate: 8000.0, LowerFrequency: 20.0, UpperFrequency: 4000.0, FilterBankCount: 5, NumCoefficients: 4",
+    );
     // roialign: random boxes (some inverted, some past the map), every
     // mode, given and box-derived sampling, the three box forms; batch
     // indices random in [0, 8), so some outside the map's 2.

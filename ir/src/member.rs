@@ -277,6 +277,12 @@ keys! {
     CLIP_ANGLE_THRESH: Float = "ClipAngleThresh";
     /// `bboxtransform`: Caffe2's legacy `+ 1` in box widths and heights.
     LEGACY_PLUS_ONE: Bool = "LegacyPlusOne";
+    /// `mfcc`: the parameters its constant operands were built for.
+    SAMPLE_RATE: Float = "SampleRate";
+    LOWER_FREQUENCY: Float = "LowerFrequency";
+    UPPER_FREQUENCY: Float = "UpperFrequency";
+    FILTER_BANK_COUNT: Int = "FilterBankCount";
+    NUM_COEFFICIENTS: Int = "NumCoefficients";
 }
 
 #[cfg(test)]

@@ -219,8 +219,9 @@ pub enum Family {
     /// `batchnormalizationgrad`: input, scale and bias gradients of a batch
     /// normalization over the batch's own statistics.
     BatchNormGrad,
-    /// The detection instructions (`nonmaxsuppression`, ...); within the
-    /// family the engines' `detection` modules pick the kernel by opcode.
+    /// The detection and audio instructions (`nonmaxsuppression`, `mfcc`,
+    /// ...); within the family the engines' `detection` modules pick the
+    /// kernel by opcode.
     Detection,
 }
 
@@ -660,6 +661,12 @@ opcodes! {
          opt(m::ANGLE_BOUND_LO, Default::Int(-90)), opt(m::ANGLE_BOUND_HI, Default::Int(90)),
          opt(m::CLIP_ANGLE_THRESH, Default::Float(1.0)), opt(m::LEGACY_PLUS_ONE, Default::Bool(true))],
         &[], shapes::bbox_transform, Detection;
+    // Glow's MFCC without its Scratch operand (the C kernel needs none).
+    Mfcc = "mfcc",
+        [op("Coefficients", Out), op("Spectrogram", In), op("MelWeights", In), op("MelRanges", In), op("DctMat", In)],
+        [req(m::SAMPLE_RATE), req(m::LOWER_FREQUENCY), req(m::UPPER_FREQUENCY),
+         req(m::FILTER_BANK_COUNT).rule(R::AtLeastOne), req(m::NUM_COEFFICIENTS).rule(R::AtLeastOne)],
+        &[], shapes::mfcc, Detection;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

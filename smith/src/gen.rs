@@ -546,6 +546,7 @@ impl Gen<'_> {
             49 if self.rng.chance(15) => self.detection(),
             49 if self.rng.chance(15) => self.roi_align(),
             49 if self.rng.chance(15) => self.bbox_transform(),
+            49 if self.rng.chance(10) => self.mfcc(),
             49 => self.sparse(),
             _ => self.binary(),
         }
@@ -1368,6 +1369,27 @@ impl Gen<'_> {
         ];
         self.emit(&name, "bboxtransform", &ops, &members);
         self.wrote(&[out, splits]);
+    }
+
+    /// `mfcc` over a small spectrogram; the ranges are random indices, so
+    /// some are empty or run past the row.
+    fn mfcc(&mut self) {
+        let (w, s) = (self.rng.range(1, 3) as u64, self.rng.range(1, 6) as u64);
+        let (f, nc) = (self.rng.range(1, 4) as u64, self.rng.range(1, 3) as u64);
+        let spec = self.input(&Type::float(&[w, s]));
+        let weights = self.input(&Type::float(&[self.rng.range(1, 8) as u64]));
+        let ranges = self.input(&Type::new(ElemKind::Index32, &[2 * f]));
+        let dct = self.input(&Type::float(&[nc, f]));
+        let members = format!(
+            "SampleRate: 16000.0, LowerFrequency: 20.0, UpperFrequency: 4000.0, FilterBankCount: {f}, NumCoefficients: {nc}"
+        );
+        self.simple(
+            "mfcc",
+            &Type::float(&[w, nc]),
+            &[spec, weights, ranges, dct],
+            &[],
+            &members,
+        );
     }
 
     fn sparse(&mut self) {

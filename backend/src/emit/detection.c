@@ -362,3 +362,31 @@ static void glow_bbox_transform(float *out, float *splits, const float *rois, co
     offset += rows;
   }
 }
+
+/* mfcc: f mel bins (ranges: 2 * f int32), nc coefficients; log_zero the
+ * logarithm of a zero power. The mel powers are recomputed, in bin order, for
+ * each coefficient (no scratch memory; the same values each time). */
+static void glow_mfcc(float *out, const float *spec, const float *weights, size_t nwt,
+                      const int32_t *ranges, const float *dct, size_t nw, size_t ns, size_t f,
+                      size_t nc, float log_zero) {
+  for (size_t w = 0; w < nw; w++) {
+    const float *row = spec + w * ns;
+    for (size_t k = 0; k < nc; k++) {
+      float acc = 0.0f;
+      int64_t wi = 0;
+      for (size_t b = 0; b < f; b++) {
+        const int64_t lo = ranges[2 * b], hi = ranges[2 * b + 1];
+        float p = 0.0f;
+        const int64_t q0 = lo > 0 ? lo : 0, q1 = hi < (int64_t)ns - 1 ? hi : (int64_t)ns - 1;
+        for (int64_t q = q0; q <= q1; q++) {
+          const int64_t at = wi + (q - lo);
+          if ((uint64_t)at < (uint64_t)nwt) p += sqrtf(row[q]) * weights[at];
+        }
+        if (hi >= lo) wi += hi - lo + 1;
+        const float m = p == 0.0f ? log_zero : logf(p);
+        acc += dct[k * f + b] * m;
+      }
+      out[w * nc + k] = acc;
+    }
+  }
+}

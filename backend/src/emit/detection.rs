@@ -18,6 +18,7 @@ pub fn emit(c: &mut KCtx) -> R {
         Opcode::NonMaxSuppression => nms(c),
         Opcode::RoiAlign => roi_align(c),
         Opcode::BBoxTransform => bbox_transform(c),
+        Opcode::Mfcc => mfcc(c),
         _ => Err(c.err("not a detection instruction")),
     }
 }
@@ -168,5 +169,33 @@ fn bbox_transform(c: &mut KCtx) -> R {
         c_float(crate::interp::BBOX_XFORM_CLIP)
     ));
     c.w.close();
+    Ok(())
+}
+
+fn mfcc(c: &mut KCtx) -> R {
+    c.require_f32s(&["Coefficients", "Spectrogram", "MelWeights", "DctMat"])?;
+    let (st, ot, wt, rt) = (
+        c.ty("Spectrogram")?,
+        c.ty("Coefficients")?,
+        c.ty("MelWeights")?,
+        c.ty("MelRanges")?,
+    );
+    if rt.elem != ElemKind::Index32 {
+        return Err(c.unsupported(&rt));
+    }
+    for name in ["Coefficients", "Spectrogram", "MelWeights", "DctMat"] {
+        c.decl(name, "float")?;
+    }
+    c.decl("MelRanges", "int32_t")?;
+    c.rt.use_kernel(Kernel::Detection);
+    c.w.line(&format!(
+        "glow_mfcc(Coefficients, Spectrogram, MelWeights, {}u, MelRanges, DctMat, {}u, {}u, {}u, {}u, {});",
+        wt.size(),
+        st.dims[0],
+        st.dims[1],
+        rt.size() / 2,
+        ot.dims[1],
+        c_float(crate::interp::mfcc_log_zero())
+    ));
     Ok(())
 }

@@ -13,6 +13,7 @@ pub fn exec(x: &mut Exec) -> R {
         Opcode::NonMaxSuppression => nms(x),
         Opcode::RoiAlign => roi_align(x),
         Opcode::BBoxTransform => bbox_transform(x),
+        Opcode::Mfcc => mfcc(x),
         _ => Err(x.err("not a detection instruction")),
     }
 }
@@ -629,4 +630,58 @@ fn bbox_transform(x: &mut Exec) -> R {
     let splits: Vec<f32> = counts.iter().map(|&c| c as f32).collect();
     x.put_f32s("BoxOut", &out)?;
     x.put_f32s("RoiBatchSplits", &splits)
+}
+
+/// `mfcc`'s logarithm of a zero power: that of the smallest normal float
+/// (computed here, and given to the C kernel as this constant).
+pub fn mfcc_log_zero() -> f32 {
+    f32::MIN_POSITIVE.ln()
+}
+
+/// Glow's MFCC (docs/gir.md, "Audio"): per window, each mel bin's power
+/// `sum sqrt(spectrogram[f]) * weight` over its frequency range (the
+/// weights consumed in order across the bins), its `logf` (of the smallest
+/// normal float for 0), then the DCT rows' sums of products, all from 0 in
+/// index order. A frequency outside the row, or a weight past the end,
+/// adds nothing (its weight is still consumed).
+fn mfcc(x: &mut Exec) -> R {
+    let (st, ot) = (x.ty("Spectrogram")?, x.ty("Coefficients")?);
+    let (nw, ns) = (st.dims[0] as usize, st.dims[1] as usize);
+    let nc = ot.dims[1] as usize;
+    let spec = x.f32s("Spectrogram")?;
+    let weights = x.f32s("MelWeights")?;
+    let ranges = x.ints("MelRanges")?;
+    let dct = x.f32s("DctMat")?;
+    let f = ranges.len() / 2;
+    let log_zero = mfcc_log_zero();
+    let mut out = x.scratch(nw * nc, 0f32)?;
+    let mut mel = x.scratch(f, 0f32)?;
+    for w in 0..nw {
+        let row = &spec[w * ns..(w + 1) * ns];
+        let mut wi = 0usize;
+        for (b, m) in mel.iter_mut().enumerate() {
+            let (lo, hi) = (ranges[2 * b], ranges[2 * b + 1]);
+            let mut p = 0f32;
+            // Only the frequencies inside the row are visited; the weight
+            // of frequency q is wi + (q - lo).
+            for q in lo.max(0)..=hi.min(ns as i64 - 1) {
+                let at = wi as i64 + (q - lo);
+                if (at as u64) < weights.len() as u64 {
+                    p += row[q as usize].sqrt() * weights[at as usize];
+                }
+            }
+            if hi >= lo {
+                wi += (hi - lo + 1) as usize;
+            }
+            *m = if p == 0.0 { log_zero } else { p.ln() };
+        }
+        for k in 0..nc {
+            let mut acc = 0f32;
+            for (n, &m) in mel.iter().enumerate() {
+                acc += dct[k * f + n] * m;
+            }
+            out[w * nc + k] = acc;
+        }
+    }
+    x.put_f32s("Coefficients", &out)
 }

@@ -14,7 +14,7 @@ mod quant;
 mod sort;
 mod sparse;
 
-pub use detection::BBOX_XFORM_CLIP;
+pub use detection::{mfcc_log_zero, BBOX_XFORM_CLIP};
 pub use quant::filter_strides;
 
 use crate::error::{inst_error, unsupported, BackendError};

@@ -183,3 +183,37 @@ pub fn bbox_transform(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_dims(ctx, splits, &[id[0]], "produces", &mut errs);
     errs
 }
+
+/// `mfcc @out Coefficients, @in Spectrogram, @in MelWeights, @in MelRanges,
+/// @in DctMat`: float `Spectrogram` `[W, S]`, `MelWeights` 1-D, index32
+/// `MelRanges` `[2 * FilterBankCount]`, `DctMat` `[NumCoefficients,
+/// FilterBankCount]`, `Coefficients` `[W, NumCoefficients]`.
+pub fn mfcc(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (out, spec, weights, ranges, dct) = (0, 1, 2, 3, 4);
+    let mut errs = Vec::new();
+    check_kind(ctx, spec, Kinds::Float, &mut errs);
+    for k in [out, weights, dct] {
+        check_same_elem(ctx, k, spec, Same::Exact, &mut errs);
+    }
+    if ctx.ty(ranges).elem != ElemKind::Index32 {
+        errs.push(ShapeError::at_operand(
+            ranges,
+            format!(
+                "`MelRanges` has element type {} but `mfcc` takes `index32`",
+                ctx.ty(ranges).elem
+            ),
+        ));
+    }
+    check_rank(ctx, weights, 1, &mut errs);
+    let (Some(f), Some(nc)) = (ctx.get(m::FILTER_BANK_COUNT), ctx.get(m::NUM_COEFFICIENTS)) else {
+        return errs;
+    };
+    if f < 1 || nc < 1 || !check_rank(ctx, spec, 2, &mut errs) {
+        return errs;
+    }
+    let (f, nc) = (f as u64, nc as u64);
+    check_dims(ctx, ranges, &[2 * f], "expects", &mut errs);
+    check_dims(ctx, dct, &[nc, f], "expects", &mut errs);
+    check_dims(ctx, out, &[ctx.ty(spec).dims[0], nc], "produces", &mut errs);
+    errs
+}

@@ -42,7 +42,7 @@ mod sort;
 mod sparse;
 mod spatial;
 
-pub use detection::{bbox_transform, non_max_suppression, roi_align};
+pub use detection::{bbox_transform, mfcc, non_max_suppression, roi_align};
 pub use grad::{
     activation_grad, avg_pool_grad, batch_norm_grad, convolution_grad, cross_entropy_loss,
     cross_entropy_loss_grad, lrn_grad, max_pool_with_argmax, max_pool_with_argmax_grad, sgd,

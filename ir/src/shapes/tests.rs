@@ -1471,3 +1471,37 @@ fn bbox_transform_shapes() {
         "`bboxtransform` takes 4 `Weights`",
     );
 }
+
+#[test]
+fn mfcc_shapes() {
+    let w = &[
+        "%spec = WeightVar float<4 x 9> mutable",
+        "%wt = WeightVar float<12> mutable",
+        "%r = WeightVar index32<6> mutable",
+        "%r64 = WeightVar index64<6> mutable",
+        "%r4 = WeightVar index32<4> mutable",
+        "%dct = WeightVar float<2 x 3> mutable",
+        "%out = WeightVar float<4 x 2> mutable",
+        "%out3 = WeightVar float<4 x 3> mutable",
+    ];
+    let m = "{ SampleRate: 16000.0, LowerFrequency: 20.0, UpperFrequency: 4000.0, FilterBankCount: 3, NumCoefficients: 2 }";
+    accepts(
+        w,
+        &format!("%x = mfcc @out %out, @in %spec, @in %wt, @in %r, @in %dct {m}"),
+    );
+    rejects(
+        w,
+        &format!("%x = mfcc @out %out, @in %spec, @in %wt, @in %r64, @in %dct {m}"),
+        "`MelRanges` has element type index64 but `mfcc` takes `index32`",
+    );
+    rejects(
+        w,
+        &format!("%x = mfcc @out %out, @in %spec, @in %wt, @in %r4, @in %dct {m}"),
+        "`MelRanges` has type index32<4> but `mfcc` expects index32<6>",
+    );
+    rejects(
+        w,
+        &format!("%x = mfcc @out %out3, @in %spec, @in %wt, @in %r, @in %dct {m}"),
+        "`Coefficients` has type float<4 x 3> but `mfcc` produces float<4 x 2>",
+    );
+}
