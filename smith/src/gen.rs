@@ -1377,7 +1377,8 @@ impl Gen<'_> {
         let (w, s) = (self.rng.range(1, 3) as u64, self.rng.range(1, 6) as u64);
         let (f, nc) = (self.rng.range(1, 4) as u64, self.rng.range(1, 3) as u64);
         let spec = self.input(&Type::float(&[w, s]));
-        let weights = self.input(&Type::float(&[self.rng.range(1, 8) as u64]));
+        let nwt = self.rng.range(1, 8) as u64;
+        let weights = self.input(&Type::float(&[nwt]));
         let ranges = self.input(&Type::new(ElemKind::Index32, &[2 * f]));
         let dct = self.input(&Type::float(&[nc, f]));
         let members = format!(
