@@ -185,8 +185,8 @@ static void glow_roi_align(float *out, const float *map, const float *boxes, con
       }
       sn = sinf(theta);
       cs = cosf(theta);
-      y_ref = (-1.0f * ht) / 2.0f;
-      x_ref = (-1.0f * wd) / 2.0f;
+      y_ref = -ht / 2.0f;
+      x_ref = -wd / 2.0f;
       bh = ht;
       bw = wd;
     } else {

@@ -1,6 +1,10 @@
 //! The interpreter's detection kernels (docs/gir.md, "Detection"), in the
 //! operation order of the C functions in `emit/detection.c`.
 
+// NaN decides these branches: `!(a < b)` is not `a >= b`, and the negated
+// comparisons are the ones the C text makes.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use super::Exec;
 use crate::error::BackendError;
 use glow_ir::member as m;
@@ -354,8 +358,8 @@ fn roi_align(x: &mut Exec) -> R {
                 wd = max(wd, 1.0);
             }
             (sin, cos) = (theta.sin(), theta.cos());
-            y_ref = (-1.0 * ht) / 2.0;
-            x_ref = (-1.0 * wd) / 2.0;
+            y_ref = -ht / 2.0;
+            x_ref = -wd / 2.0;
             (bh, bw) = (ht, wd);
         } else {
             let c0 = bx[first] * scale - offset;
