@@ -764,6 +764,7 @@ fn build() -> String {
     pool_grads(&mut p);
     index_ops(&mut p);
     sparse_cases(&mut p);
+    detection_cases(&mut p);
     training_cases(&mut p);
     // A tensorview into an output, and a debugprint.
     let o = p.weight(&f(&[4, 3]));
@@ -1094,6 +1095,82 @@ fn training_cases(p: &mut Prog) {
 /// The recommendation instructions on random indices, lengths and offsets
 /// (each in [0, 8)): tables of 6 rows, so some indices fall outside, and
 /// lengths that run past the indices or stop short of them.
+/// The detection instructions on random boxes and scores: Glow's layout
+/// and the compact one, member and run-time limits (random indices in [0,
+/// 8)), corner and centre boxes, TensorFlow's form, too few rows.
+fn detection_cases(p: &mut Prog) {
+    for (center, limit, iou, score) in [(0, 0, 0.3, -0.5), (1, 2, 0.0, 0.2), (0, 3, 0.7, 0.0)] {
+        for (it, rows, compact) in [("index64", 12, false), ("index32", 5, true)] {
+            let (b, s) = (p.weight(&f(&[2, 7, 4])), p.weight(&f(&[2, 3, 7])));
+            let (i, c) = (
+                p.weight(&format!("{it}<{rows} x 3>")),
+                p.weight(&format!("{it}<6>")),
+            );
+            p.inst(&format!(
+                "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s} {{ CenterPointBox: {center}, MaxOutputBoxesPerClass: {limit}, IouThreshold: {iou}, ScoreThreshold: {score}, IsTFVersion4: false, Compact: {compact} }}"
+            ));
+        }
+        let (b, s) = (p.weight(&f(&[9, 4])), p.weight(&f(&[9])));
+        let (i, c) = (p.weight("index32<4>"), p.weight("index32<4>"));
+        p.inst(&format!(
+            "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s} {{ CenterPointBox: {center}, MaxOutputBoxesPerClass: {limit}, IouThreshold: {iou}, ScoreThreshold: {score}, IsTFVersion4: true }}"
+        ));
+    }
+    let (b, s) = (p.weight(&f(&[2, 7, 4])), p.weight(&f(&[2, 3, 7])));
+    let (i, c) = (p.weight("index64<42 x 3>"), p.weight("index64<1>"));
+    let (l, t, u) = (
+        p.weight("index64<1>"),
+        p.weight(&f(&[1])),
+        p.weight(&f(&[1])),
+    );
+    p.inst(&format!(
+        "nonmaxsuppression @out %{i}, @out %{c}, @in %{b}, @in %{s}, @in %{l}, @in %{t}, @in %{u} {{ Compact: true }}"
+    ));
+    // bboxtransform: random rois, deltas and image infos (batch numbers
+    // in the first column truncate to 0 mostly, some negative), upright and
+    // rotated, every flag.
+    for (rotated, cols, apply, legacy, bound) in [
+        (false, 4, true, true, true),
+        (false, 5, false, false, true),
+        (true, 5, true, false, true),
+        (true, 6, false, true, false),
+    ] {
+        let d = if rotated { 5 } else { 4 };
+        let (o, s) = (p.weight(&f(&[6, 2 * d])), p.weight(&f(&[2])));
+        let (r, dl, info) = (
+            p.weight(&f(&[6, cols])),
+            p.weight(&f(&[6, 2 * d])),
+            p.weight(&f(&[2, 3])),
+        );
+        p.inst(&format!(
+            "bboxtransform @out %{o}, @out %{s}, @in %{r}, @in %{dl}, @in %{info} {{ Weights: [10.0, 10.0, 5.0, 5.0], ApplyScale: {apply}, Rotated: {rotated}, AngleBoundOn: {bound}, AngleBoundLo: -90, AngleBoundHi: 90, ClipAngleThresh: 1.0, LegacyPlusOne: {legacy} }}"
+        ));
+    }
+    // mfcc: random ranges in [0, 8) (some empty, some past the 6-bin rows)
+    // and a spectrogram that may be negative (NaN roots).
+    p.op(
+        "mfcc",
+        &f(&[3, 4]),
+        &[&f(&[3, 6]), &f(&[20]), "index32<10>", &f(&[4, 5])],
+        "SampleRate: 8000.0, LowerFrequency: 20.0, UpperFrequency: 4000.0, FilterBankCount: 5, NumCoefficients: 4",
+    );
+    // roialign: random boxes (some inverted, some past the map), every
+    // mode, given and box-derived sampling, the three box forms; batch
+    // indices random in [0, 8), so some outside the map's 2.
+    for (mode, ratio, aligned) in [("AVG", 2, false), ("MAX", 0, true), ("ONNX_MAX", 1, false)] {
+        for (cols, rotated) in [(4, false), (5, false), (6, true)] {
+            p.op(
+                "roialign",
+                &f(&[5, 2, 3, 3]),
+                &[&f(&[2, 6, 7, 3]), &f(&[5, cols]), "index64<5>"],
+                &format!(
+                    "Mode: {mode}, OutputHeight: 2, OutputWidth: 3, SamplingRatio: {ratio}, SpatialScale: 2.5, Aligned: {aligned}, Rotated: {rotated}"
+                ),
+            );
+        }
+    }
+}
+
 fn sparse_cases(p: &mut Prog) {
     for (it, lt) in [("index64", "index32"), ("index32", "index64")] {
         for line in [&[3u64][..], &[2, 3]] {

@@ -71,6 +71,11 @@ pub struct Imported {
     pub weights: Vec<WeightFile>,
     /// Things to tell the user on stderr (e.g. stripped tensors filled).
     pub notes: Vec<String>,
+    /// Graph outputs whose row count depends on the data (NonMaxSuppression's
+    /// selections): (output, weight). The output has a fixed capacity of
+    /// rows; the one-element `index64` weight, written by the same run,
+    /// holds how many of the first rows are valid (the rest are -1).
+    pub row_counts: Vec<(String, String)>,
 }
 
 impl Imported {
@@ -274,10 +279,16 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
         let text: Vec<String> = diags.iter().map(|d| format!("  {}", d.message)).collect();
         return Err(ImportError::Verify(text.join("\n")));
     }
+    for (out, count) in &l.row_counts {
+        notes.push(format!(
+            "note: output `{out}` has a fixed capacity of rows; the number of valid rows is in `{count}`"
+        ));
+    }
     let imported = Imported {
         function: l.f,
         weights: l.weights,
         notes,
+        row_counts: l.row_counts,
     };
     reread(&imported)?;
     Ok(imported)
@@ -470,6 +481,7 @@ mod tests {
             function: f,
             weights: Vec::new(),
             notes: Vec::new(),
+            row_counts: Vec::new(),
         };
         let e = reread(&imported).unwrap_err().to_string();
         assert!(e.contains("does not verify"), "{e}");
@@ -481,6 +493,7 @@ mod tests {
             function: ok,
             weights: Vec::new(),
             notes: Vec::new(),
+            row_counts: Vec::new(),
         };
         assert!(reread(&fine).is_ok());
     }

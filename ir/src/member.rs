@@ -39,6 +39,7 @@ use std::marker::PhantomData;
 use crate::function::MemberValue;
 use crate::opcode::{
     MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS,
+    ROI_ALIGN_MODES,
 };
 use crate::types::Type;
 
@@ -294,6 +295,43 @@ keys! {
     /// `tflitecustomoperator`: the operator's name and its options.
     OPERATOR_TYPE: Str = "OperatorType";
     OPERATOR_OPTIONS: Str = "OperatorOptions";
+    /// `nonmaxsuppression`: boxes as (x, y, w, h) centres when nonzero.
+    CENTER_POINT_BOX: Int = "CenterPointBox";
+    /// `nonmaxsuppression`: the selections per class (0 or less: no limit).
+    MAX_OUTPUT_BOXES_PER_CLASS: Int = "MaxOutputBoxesPerClass";
+    IOU_THRESHOLD: Float = "IouThreshold";
+    SCORE_THRESHOLD: Float = "ScoreThreshold";
+    /// `nonmaxsuppression`: TensorFlow's one-batch, one-class form.
+    IS_TF_VERSION4: Bool = "IsTFVersion4";
+    /// `nonmaxsuppression`: the selections of all batches in consecutive
+    /// rows from the first, the rest -1 (ours, for ONNX).
+    COMPACT: Bool = "Compact";
+    /// `roialign`: how a bin's samples combine (Glow's `PoolingMode`, and
+    /// ONNX's max of weighted corners).
+    MODE: Enum = "Mode" in ROI_ALIGN_MODES;
+    OUTPUT_HEIGHT: Int = "OutputHeight";
+    OUTPUT_WIDTH: Int = "OutputWidth";
+    /// `roialign`: samples per bin side (0: from the box size).
+    SAMPLING_RATIO: Int = "SamplingRatio";
+    SPATIAL_SCALE: Float = "SpatialScale";
+    /// `roialign`: box coordinates shifted by half a pixel.
+    ALIGNED: Bool = "Aligned";
+    ROTATED: Bool = "Rotated";
+    /// `bboxtransform`: the divisors of the deltas (x, y, w, h).
+    WEIGHTS: Floats = "Weights";
+    APPLY_SCALE: Bool = "ApplyScale";
+    ANGLE_BOUND_ON: Bool = "AngleBoundOn";
+    ANGLE_BOUND_LO: Int = "AngleBoundLo";
+    ANGLE_BOUND_HI: Int = "AngleBoundHi";
+    CLIP_ANGLE_THRESH: Float = "ClipAngleThresh";
+    /// `bboxtransform`: Caffe2's legacy `+ 1` in box widths and heights.
+    LEGACY_PLUS_ONE: Bool = "LegacyPlusOne";
+    /// `mfcc`: the parameters its constant operands were built for.
+    SAMPLE_RATE: Float = "SampleRate";
+    LOWER_FREQUENCY: Float = "LowerFrequency";
+    UPPER_FREQUENCY: Float = "UpperFrequency";
+    FILTER_BANK_COUNT: Int = "FilterBankCount";
+    NUM_COEFFICIENTS: Int = "NumCoefficients";
 }
 
 #[cfg(test)]

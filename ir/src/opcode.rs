@@ -245,6 +245,10 @@ pub enum Family {
     PairwiseDotGrad,
     /// `thresholdgrad`: the gradient through a threshold.
     ThresholdGrad,
+    /// The detection and audio instructions (`nonmaxsuppression`, `mfcc`,
+    /// ...); within the family the engines' `detection` modules pick the
+    /// kernel by opcode.
+    Detection,
 }
 
 impl OpcodeInfo {
@@ -385,6 +389,10 @@ pub const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
 pub const LENGTHS_MODES: &[&str] = &["Variable", "AllOne"];
 /// Glow's `InstrumentKind`: before or after the observed instruction.
 pub const INSTRUMENT_KINDS: &[&str] = &["Before", "After"];
+/// `roialign`'s `Mode`: Glow's `PoolingMode` (the mean or the maximum of a
+/// bin's bilinear samples) and ONNX's max (of each sample's four weighted
+/// corners).
+pub const ROI_ALIGN_MODES: &[&str] = &["AVG", "MAX", "ONNX_MAX"];
 
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
@@ -798,6 +806,35 @@ opcodes! {
         [op("OperandsInfo", Out), var_op("Outputs", Out), var_op("Inputs", In)],
         [opt(m::OPERATOR_TYPE, Default::Str("")), opt(m::OPERATOR_OPTIONS, Default::Str(""))],
         &[], shapes::none, NoKernel;
+    // Detection (docs/gir.md, "Detection"): Glow's operands, then optional
+    // run-time limits of our own (ONNX feeds them as tensors).
+    NonMaxSuppression = "nonmaxsuppression",
+        [op("Indices", Out), op("NumberOfSelectedIndices", Out), op("Boxes", In), op("Scores", In),
+         opt_op("MaxOutputIn", In), opt_op("IouThresholdIn", In), opt_op("ScoreThresholdIn", In)],
+        [opt(m::CENTER_POINT_BOX, Default::Int(0)), opt(m::MAX_OUTPUT_BOXES_PER_CLASS, Default::Int(0)),
+         opt(m::IOU_THRESHOLD, Default::Float(0.0)), opt(m::SCORE_THRESHOLD, Default::Float(0.0)),
+         opt(m::IS_TF_VERSION4, Default::Bool(false)), extra(m::COMPACT, Default::Bool(false))],
+        &[], shapes::non_max_suppression, Detection;
+    RoiAlign = "roialign",
+        [op("Result", Out), op("FeatureMap", In), op("Boxes", In), op("BatchIndices", In)],
+        [opt(m::MODE, Default::Enum("AVG")), req(m::OUTPUT_HEIGHT).rule(R::AtLeastOne),
+         req(m::OUTPUT_WIDTH).rule(R::AtLeastOne), opt(m::SAMPLING_RATIO, Default::Int(0)).rule(R::NonNegative),
+         opt(m::SPATIAL_SCALE, Default::Float(1.0)), opt(m::ALIGNED, Default::Bool(false)),
+         opt(m::ROTATED, Default::Bool(false))],
+        &[], shapes::roi_align, Detection;
+    BBoxTransform = "bboxtransform",
+        [op("BoxOut", Out), op("RoiBatchSplits", Out), op("Rois", In), op("Deltas", In), op("ImInfo", In)],
+        [opt(m::WEIGHTS, Default::FloatArray(&[1.0, 1.0, 1.0, 1.0])), opt(m::APPLY_SCALE, Default::Bool(true)),
+         opt(m::ROTATED, Default::Bool(false)), opt(m::ANGLE_BOUND_ON, Default::Bool(true)),
+         opt(m::ANGLE_BOUND_LO, Default::Int(-90)), opt(m::ANGLE_BOUND_HI, Default::Int(90)),
+         opt(m::CLIP_ANGLE_THRESH, Default::Float(1.0)), opt(m::LEGACY_PLUS_ONE, Default::Bool(true))],
+        &[], shapes::bbox_transform, Detection;
+    // Glow's MFCC without its Scratch operand (the C kernel needs none).
+    Mfcc = "mfcc",
+        [op("Coefficients", Out), op("Spectrogram", In), op("MelWeights", In), op("MelRanges", In), op("DctMat", In)],
+        [req(m::SAMPLE_RATE), req(m::LOWER_FREQUENCY), req(m::UPPER_FREQUENCY),
+         req(m::FILTER_BANK_COUNT).rule(R::AtLeastOne), req(m::NUM_COEFFICIENTS).rule(R::AtLeastOne)],
+        &[], shapes::mfcc, Detection;
     DebugPrint = "debugprint", [op("Src", In)],
         [opt(m::FORMAT, Default::Str("console")), opt(m::FILE_NAME, Default::Str(""))],
         &[], shapes::none, DebugPrint;

@@ -551,6 +551,10 @@ impl Gen<'_> {
             44 => self.loss(),
             45 => self.sgd(),
             47 => self.training(),
+            49 if self.rng.chance(15) => self.detection(),
+            49 if self.rng.chance(15) => self.roi_align(),
+            49 if self.rng.chance(15) => self.bbox_transform(),
+            49 if self.rng.chance(10) => self.mfcc(),
             49 => self.sparse(),
             _ => self.binary(),
         }
@@ -1308,6 +1312,154 @@ impl Gen<'_> {
 
     /// A recommendation instruction: a float table of 1 to 8 rows, indices,
     /// lengths and offsets of any values (out-of-range ones are defined).
+    /// `nonmaxsuppression` in ONNX's or TensorFlow's form, Glow's layout or
+    /// the compact one, with member or run-time limits and any capacity.
+    fn detection(&mut self) {
+        let v4 = self.rng.chance(30);
+        let (b, c, n) = if v4 {
+            (1, 1, self.rng.range(1, 6) as u64)
+        } else {
+            (
+                self.rng.range(1, 2) as u64,
+                self.rng.range(1, 3) as u64,
+                self.rng.range(1, 6) as u64,
+            )
+        };
+        let (bt, st) = if v4 {
+            (Type::float(&[n, 4]), Type::float(&[n]))
+        } else {
+            (Type::float(&[b, n, 4]), Type::float(&[b, c, n]))
+        };
+        let (boxes, scores) = (self.input(&bt), self.input(&st));
+        let mut limits = Vec::new();
+        if self.rng.chance(30) {
+            let lk = self.index_kind();
+            let l = self.input(&Type::new(lk, &[1]));
+            let (t, u) = (
+                self.input(&Type::float(&[1])),
+                self.input(&Type::float(&[1])),
+            );
+            limits = vec![l, t, u];
+        }
+        let mut ins = vec![boxes, scores];
+        ins.extend(&limits);
+        let ik = self.index_kind();
+        let rows = self.rng.range(1, (b * c * n) as i64) as u64;
+        let it = if v4 {
+            Type::new(ik, &[rows])
+        } else {
+            Type::new(ik, &[rows, 3])
+        };
+        let idx = self.output(&it, &ins);
+        let ct = Type::new(ik, &[self.rng.range(1, 4) as u64 * b]);
+        ins.push(idx);
+        let count = self.output(&ct, &ins);
+        let mut ops: Ops = vec![
+            ("@out", idx),
+            ("@out", count),
+            ("@in", boxes),
+            ("@in", scores),
+        ];
+        ops.extend(limits.iter().map(|&l| ("@in", l)));
+        let members = format!(
+            "CenterPointBox: {}, MaxOutputBoxesPerClass: {}, IouThreshold: {}, ScoreThreshold: {}, IsTFVersion4: {v4}, Compact: {}",
+            self.rng.below(2),
+            self.rng.range(0, 3),
+            self.rng.pick(&["0.0", "0.3", "0.5", "0.9"]),
+            self.rng.pick(&["-1.0", "0.0", "0.5"]),
+            self.rng.chance(50)
+        );
+        let name = self.fresh("i");
+        self.emit(&name, "nonmaxsuppression", &ops, &members);
+        self.wrote(&[idx, count]);
+    }
+
+    /// `roialign` of every mode and box form on a small NHWC map.
+    fn roi_align(&mut self) {
+        let (n, h, w, c) = (
+            self.rng.range(1, 2) as u64,
+            self.rng.range(1, 5) as u64,
+            self.rng.range(1, 5) as u64,
+            self.rng.range(1, 3) as u64,
+        );
+        let map = self.input(&Type::float(&[n, h, w, c]));
+        let k = self.rng.range(1, 4) as u64;
+        let rotated = self.rng.chance(25);
+        let cols = if rotated {
+            6
+        } else {
+            *self.rng.pick(&[4u64, 5])
+        };
+        let boxes = self.input(&Type::float(&[k, cols]));
+        let bk = self.index_kind();
+        let batch = self.input(&Type::new(bk, &[k]));
+        let (oh, ow) = (self.rng.range(1, 3) as u64, self.rng.range(1, 3) as u64);
+        let dest = Type::float(&[k, oh, ow, c]);
+        let members = format!(
+            "Mode: {}, OutputHeight: {oh}, OutputWidth: {ow}, SamplingRatio: {}, SpatialScale: {}, Aligned: {}, Rotated: {rotated}",
+            self.rng.pick(&["AVG", "MAX", "ONNX_MAX"]),
+            self.rng.range(0, 2),
+            self.rng.pick(&["1.0", "0.5", "3.0"]),
+            self.rng.chance(50)
+        );
+        self.simple("roialign", &dest, &[map, boxes, batch], &[], &members);
+    }
+
+    /// `bboxtransform`, upright or rotated, with or without image numbers.
+    fn bbox_transform(&mut self) {
+        let rotated = self.rng.chance(40);
+        let d = if rotated { 5 } else { 4 };
+        let n = self.rng.range(1, 5) as u64;
+        let b = self.rng.range(1, 2) as u64;
+        let classes = self.rng.range(1, 2) as u64;
+        let cols = d + self.rng.below(2);
+        let rois = self.input(&Type::float(&[n, cols]));
+        let deltas = self.input(&Type::float(&[n, classes * d]));
+        let info = self.input(&Type::float(&[b, 3]));
+        let out = self.output(&Type::float(&[n, classes * d]), &[rois, deltas, info]);
+        let splits = self.output(&Type::float(&[b]), &[rois, deltas, info, out]);
+        let members = format!(
+            "Weights: [{}, 1.0, 2.0, 0.5], ApplyScale: {}, Rotated: {rotated}, AngleBoundOn: {}, AngleBoundLo: -90, AngleBoundHi: 90, ClipAngleThresh: {}, LegacyPlusOne: {}",
+            self.rng.pick(&["1.0", "10.0"]),
+            self.rng.chance(50),
+            self.rng.chance(50),
+            self.rng.pick(&["1.0", "30.0"]),
+            self.rng.chance(50)
+        );
+        let name = self.fresh("i");
+        let ops: Ops = vec![
+            ("@out", out),
+            ("@out", splits),
+            ("@in", rois),
+            ("@in", deltas),
+            ("@in", info),
+        ];
+        self.emit(&name, "bboxtransform", &ops, &members);
+        self.wrote(&[out, splits]);
+    }
+
+    /// `mfcc` over a small spectrogram; the ranges are random indices, so
+    /// some are empty or run past the row.
+    fn mfcc(&mut self) {
+        let (w, s) = (self.rng.range(1, 3) as u64, self.rng.range(1, 6) as u64);
+        let (f, nc) = (self.rng.range(1, 4) as u64, self.rng.range(1, 3) as u64);
+        let spec = self.input(&Type::float(&[w, s]));
+        let nwt = self.rng.range(1, 8) as u64;
+        let weights = self.input(&Type::float(&[nwt]));
+        let ranges = self.input(&Type::new(ElemKind::Index32, &[2 * f]));
+        let dct = self.input(&Type::float(&[nc, f]));
+        let members = format!(
+            "SampleRate: 16000.0, LowerFrequency: 20.0, UpperFrequency: 4000.0, FilterBankCount: {f}, NumCoefficients: {nc}"
+        );
+        self.simple(
+            "mfcc",
+            &Type::float(&[w, nc]),
+            &[spec, weights, ranges, dct],
+            &[],
+            &members,
+        );
+    }
+
     fn sparse(&mut self) {
         let which = self.rng.below(16);
         let mut table = vec![self.rng.range(1, 8) as u64];

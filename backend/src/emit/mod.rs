@@ -4,6 +4,7 @@
 //! operands and members up by the names in the opcode table; the one `match`
 //! over opcodes is `emit_inst`, which picks the kernel family.
 
+mod detection;
 mod elementwise;
 mod grad;
 mod index;
@@ -341,6 +342,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         PoolGrad => grad::pool_grad(c),
         LrnGrad => norm_grad::lrn_grad(c),
         Sparse => sparse::emit(c),
+        Detection => detection::emit(c),
         NoKernel => Err(c.err(crate::error::NO_KERNEL)),
         BatchNormGrad => norm_grad::batch_norm_grad(c),
         Predicate => elementwise::predicate(c),

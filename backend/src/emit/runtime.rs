@@ -78,6 +78,8 @@ pub enum Kernel {
     QDepthwise,
     /// The quantized GEMM.
     QGemm,
+    /// The detection kernels (`detection.c`).
+    Detection,
 }
 
 impl Kernel {
@@ -100,6 +102,7 @@ impl Kernel {
             Kernel::QConv => "qconv",
             Kernel::QDepthwise => "qdw",
             Kernel::QGemm => "qgemm",
+            Kernel::Detection => "detection",
         }
     }
 
@@ -114,7 +117,8 @@ impl Kernel {
             | Kernel::BatchNorm
             | Kernel::Binary
             | Kernel::Fill
-            | Kernel::Quant => &[Kernel::Common],
+            | Kernel::Quant
+            | Kernel::Detection => &[Kernel::Common],
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
@@ -136,6 +140,9 @@ impl Kernel {
         }
         if self == Kernel::Quant {
             return crate::quant::C_HELPERS.to_string();
+        }
+        if self == Kernel::Detection {
+            return include_str!("detection.c").to_string();
         }
         let open = format!("/*@{}*/\n", self.tag());
         let start = SOURCE.find(&open).map(|i| i + open.len()).unwrap_or(0);

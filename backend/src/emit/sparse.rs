@@ -61,7 +61,7 @@ fn decl_f32(c: &mut KCtx, name: &str) -> Result<Type, BackendError> {
 }
 
 /// An `int64_t` C literal (the most negative one has no literal of its own).
-fn c_i64(v: i64) -> String {
+pub(super) fn c_i64(v: i64) -> String {
     if v == i64::MIN {
         "(-9223372036854775807ll - 1)".into()
     } else {

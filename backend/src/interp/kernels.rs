@@ -80,6 +80,7 @@ pub fn exec(x: &mut Exec) -> R {
         PoolGrad => super::grad::pool_grad(x),
         LrnGrad => super::norm_grad::lrn_grad(x),
         Sparse => super::sparse::exec(x),
+        Detection => super::detection::exec(x),
         NoKernel => Err(x.err(crate::error::NO_KERNEL)),
         BatchNormGrad => super::norm_grad::batch_norm_grad(x),
         Predicate => predicate(x),

@@ -31,6 +31,7 @@ macro_rules! with_fma {
     }};
 }
 
+mod detection;
 mod grad;
 mod index;
 mod kernels;
@@ -42,6 +43,7 @@ mod rearrange;
 mod sort;
 mod sparse;
 
+pub use detection::{mfcc_log_zero, BBOX_XFORM_CLIP};
 pub use quant::filter_strides;
 
 use crate::error::{inst_error, unsupported, BackendError};

@@ -27,6 +27,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ batchedpairwisedotproduct batchedpairwisedotproductgrad thresholdgrad tflitecustomoperator
       \ pad resizenearest resizebilinear spacetodepth flip cumsum nonzero bucketize batchonehot scatterdata
       \ adaptiveavgpool indexadd gaussianfill
+      \ nonmaxsuppression roialign bboxtransform mfcc
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -14,6 +14,7 @@ mod attention;
 mod attrs;
 mod compose;
 mod convtranspose;
+mod detection;
 mod dispatch;
 mod elementwise;
 mod fold;
@@ -177,6 +178,9 @@ pub(crate) struct Lowerer<'o> {
     /// ONNX element types of the constants (initializers, Constant nodes,
     /// folded QuantizeLinear results).
     pub dtypes: HashMap<String, i32>,
+    /// Graph outputs of a fixed capacity, with the weight that holds how
+    /// many of their rows are valid (`Imported::row_counts`).
+    pub row_counts: Vec<(String, String)>,
 }
 
 impl<'o> Lowerer<'o> {
@@ -207,6 +211,7 @@ impl<'o> Lowerer<'o> {
             pending: HashMap::default(),
             qconsts: HashMap::default(),
             dtypes: HashMap::default(),
+            row_counts: Vec::new(),
         }
     }
 

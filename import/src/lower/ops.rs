@@ -6,8 +6,8 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, elementwise, fold, index, integer, linalg, math, nn, norm,
-    pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
+    attention, compose, convtranspose, detection, elementwise, fold, index, integer, linalg, math,
+    nn, norm, pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -268,6 +268,7 @@ pub static OPS: &[OpDef] = &[
     op("Mul", elementwise::binary, Some(O::ElementMul), Any).qdq(Fold(Binary)),
     op("Neg", math::unary, None, Float),
     op("NegativeLogLikelihoodLoss", index::lower, None, Any),
+    op("NonMaxSuppression", detection::nms, None, Any),
     op("Not", fold::lower, None, AnyStoredBool),
     op("OneHot", index::lower, None, Any),
     op("Or", fold::lower, Some(O::ElementOr), Any),
@@ -294,6 +295,7 @@ pub static OPS: &[OpDef] = &[
     op("Resize", static_shape::resize, None, Float),
     op("RMSNormalization", norm::rms_norm, None, Float),
     op("RNN", recurrent::lower, None, Float),
+    op("RoiAlign", detection::roi_align, None, Any),
     op("Round", elementwise::unary, Some(O::ElementRound), Float),
     op("Scatter", index::lower, None, Any),
     op("ScatterElements", index::lower, None, Any),

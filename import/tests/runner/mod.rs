@@ -146,7 +146,22 @@ impl Suite {
             if kind != ElemKind::Float {
                 // Integer and bool outputs compare exactly.
                 let want = want_t.to_i64();
-                let n = t.data.len() / kind.bytes() as usize;
+                let mut n = t.data.len() / kind.bytes() as usize;
+                // A fixed-capacity output: only its valid rows count.
+                if let Some((_, count)) = imported.row_counts.iter().find(|(o, _)| o == name) {
+                    let c = outs
+                        .tensors
+                        .iter()
+                        .find(|t| t.name == *count)
+                        .ok_or_else(|| format!("the row count `{count}` was not written"))?;
+                    let rows = read_int(ElemKind::Index64, &c.data, 0);
+                    let ty = weight_type(f, name)?;
+                    let per_row = ty.size() / ty.dims[0].max(1);
+                    if rows < 0 || rows as u64 > ty.dims[0] {
+                        return Err(format!("output `{name}`: row count {rows} out of range"));
+                    }
+                    n = (rows as u64 * per_row) as usize;
+                }
                 if n != want.len() {
                     return Err(format!(
                         "output `{name}`: {n} values, expected {}",

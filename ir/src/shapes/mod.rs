@@ -32,6 +32,7 @@
 //! - A `tensorview` may change the element kind (a reinterpretation, as Glow
 //!   allows): its *byte* range must lie inside the source buffer.
 
+mod detection;
 mod grad;
 mod index;
 mod linalg;
@@ -42,6 +43,7 @@ mod sort;
 mod sparse;
 mod spatial;
 
+pub use detection::{bbox_transform, mfcc, non_max_suppression, roi_align};
 pub use grad::{
     activation_grad, avg_pool_grad, batch_norm_grad, bce_with_logits, convolution_grad,
     cross_entropy_loss, cross_entropy_loss_grad, lrn_grad, max_pool_with_argmax,

@@ -1611,3 +1611,202 @@ fn indexing_shapes() {
         "`Seed: inf` is not a number",
     );
 }
+
+#[test]
+fn detection_shapes() {
+    let w = &[
+        "%b = WeightVar float<2 x 6 x 4> mutable",
+        "%s = WeightVar float<2 x 3 x 6> mutable",
+        "%s5 = WeightVar float<2 x 3 x 5> mutable",
+        "%i = WeightVar index64<12 x 3> mutable",
+        "%i2 = WeightVar index64<12 x 2> mutable",
+        "%i32 = WeightVar index32<12 x 3> mutable",
+        "%fi = WeightVar float<12 x 3> mutable",
+        "%c = WeightVar index64<4> mutable",
+        "%l = WeightVar index64<1> mutable",
+        "%l2 = WeightVar index64<2> mutable",
+        "%t = WeightVar float<1> mutable",
+        "%tb = WeightVar float<6 x 4> mutable",
+        "%ts = WeightVar float<6> mutable",
+        "%ti = WeightVar index64<3> mutable",
+    ];
+    accepts(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s { IsTFVersion4: false }",
+    );
+    accepts(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s, @in %l, @in %t, @in %t { Compact: true }",
+    );
+    accepts(
+        w,
+        "%x = nonmaxsuppression @out %ti, @out %c, @in %tb, @in %ts { IsTFVersion4: true }",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s5",
+        "`Scores` has type float<2 x 3 x 5> but `nonmaxsuppression` expects float<2 x 3 x 6>",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i2, @out %c, @in %b, @in %s",
+        "`Indices` has type index64<12 x 2> but `nonmaxsuppression` produces index64<12 x 3>",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i32, @out %c, @in %b, @in %s",
+        "`NumberOfSelectedIndices` has element type index64 but `Indices` has index32",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %fi, @out %c, @in %b, @in %s",
+        "`Indices` has element type float but `nonmaxsuppression` accepts `index32` or `index64`",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s, @in %l2",
+        "`MaxOutputIn` has type index64<2> but `nonmaxsuppression` reads one element from it",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s, @in %t",
+        "`MaxOutputIn` has element type float but `nonmaxsuppression` accepts `index32` or `index64`",
+    );
+    rejects(
+        w,
+        "%x = nonmaxsuppression @out %i, @out %c, @in %b, @in %s { IsTFVersion4: true }",
+        "`Boxes` must be 2-D for `nonmaxsuppression`",
+    );
+}
+
+#[test]
+fn roi_align_shapes() {
+    let w = &[
+        "%map = WeightVar float<2 x 8 x 8 x 3> mutable",
+        "%b4 = WeightVar float<4 x 4> mutable",
+        "%b5 = WeightVar float<4 x 5> mutable",
+        "%b6 = WeightVar float<4 x 6> mutable",
+        "%bi = WeightVar index64<4> mutable",
+        "%bi3 = WeightVar index64<3> mutable",
+        "%out = WeightVar float<4 x 2 x 3 x 3> mutable",
+        "%out2 = WeightVar float<4 x 3 x 3 x 3> mutable",
+    ];
+    accepts(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi { OutputHeight: 2, OutputWidth: 3 }",
+    );
+    accepts(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b5, @in %bi3 { OutputHeight: 2, OutputWidth: 3 }",
+    );
+    accepts(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b6, @in %bi { OutputHeight: 2, OutputWidth: 3, Rotated: true }",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out2, @in %map, @in %b4, @in %bi { OutputHeight: 2, OutputWidth: 3 }",
+        "`Result` has type float<4 x 3 x 3 x 3> but `roialign` produces float<4 x 2 x 3 x 3>",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi3 { OutputHeight: 2, OutputWidth: 3 }",
+        "`BatchIndices` has type index64<3> but `roialign` expects index64<4>",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi { OutputHeight: 2, OutputWidth: 3, Rotated: true }",
+        "`Boxes` has type float<4 x 4> but `roialign` takes [K, 6] boxes when `Rotated`",
+    );
+    rejects(
+        w,
+        "%x = roialign @out %out, @in %map, @in %b4, @in %bi { OutputHeight: 0, OutputWidth: 3 }",
+        "OutputHeight",
+    );
+}
+
+#[test]
+fn bbox_transform_shapes() {
+    let w = &[
+        "%r4 = WeightVar float<6 x 4> mutable",
+        "%r5 = WeightVar float<6 x 5> mutable",
+        "%r7 = WeightVar float<6 x 7> mutable",
+        "%d = WeightVar float<6 x 8> mutable",
+        "%d7 = WeightVar float<6 x 7> mutable",
+        "%dr = WeightVar float<6 x 10> mutable",
+        "%info = WeightVar float<2 x 3> mutable",
+        "%info4 = WeightVar float<2 x 4> mutable",
+        "%s = WeightVar float<2> mutable",
+        "%s3 = WeightVar float<3> mutable",
+        "%o = WeightVar float<6 x 8> mutable",
+        "%o7 = WeightVar float<6 x 7> mutable",
+        "%or = WeightVar float<6 x 10> mutable",
+    ];
+    accepts(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r5, @in %d, @in %info",
+    );
+    accepts(
+        w,
+        "%x = bboxtransform @out %or, @out %s, @in %r5, @in %dr, @in %info { Rotated: true }",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r7, @in %d, @in %info",
+        "`Rois` has type float<6 x 7> but `bboxtransform` takes [N, 4] or [N, 5] boxes here",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o7, @out %s, @in %r4, @in %d7, @in %info",
+        "`Deltas` has type float<6 x 7> but `bboxtransform` takes [6, C * 4] deltas for 6 rois",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r4, @in %d, @in %info4",
+        "`ImInfo` has type float<2 x 4> but `bboxtransform` expects float<2 x 3>",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s3, @in %r4, @in %d, @in %info",
+        "`RoiBatchSplits` has type float<3> but `bboxtransform` produces float<2>",
+    );
+    rejects(
+        w,
+        "%x = bboxtransform @out %o, @out %s, @in %r4, @in %d, @in %info { Weights: [1.0, 2.0] }",
+        "`bboxtransform` takes 4 `Weights`",
+    );
+}
+
+#[test]
+fn mfcc_shapes() {
+    let w = &[
+        "%spec = WeightVar float<4 x 9> mutable",
+        "%wt = WeightVar float<12> mutable",
+        "%r = WeightVar index32<6> mutable",
+        "%r64 = WeightVar index64<6> mutable",
+        "%r4 = WeightVar index32<4> mutable",
+        "%dct = WeightVar float<2 x 3> mutable",
+        "%out = WeightVar float<4 x 2> mutable",
+        "%out3 = WeightVar float<4 x 3> mutable",
+    ];
+    let m = "{ SampleRate: 16000.0, LowerFrequency: 20.0, UpperFrequency: 4000.0, FilterBankCount: 3, NumCoefficients: 2 }";
+    accepts(
+        w,
+        &format!("%x = mfcc @out %out, @in %spec, @in %wt, @in %r, @in %dct {m}"),
+    );
+    rejects(
+        w,
+        &format!("%x = mfcc @out %out, @in %spec, @in %wt, @in %r64, @in %dct {m}"),
+        "`MelRanges` has element type index64 but `mfcc` takes `index32`",
+    );
+    rejects(
+        w,
+        &format!("%x = mfcc @out %out, @in %spec, @in %wt, @in %r4, @in %dct {m}"),
+        "`MelRanges` has type index32<4> but `mfcc` expects index32<6>",
+    );
+    rejects(
+        w,
+        &format!("%x = mfcc @out %out3, @in %spec, @in %wt, @in %r, @in %dct {m}"),
+        "`Coefficients` has type float<4 x 3> but `mfcc` produces float<4 x 2>",
+    );
+}
