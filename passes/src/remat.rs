@@ -7,11 +7,13 @@
 //! same inputs, so it has the kept one's bits and the step computes exactly
 //! what it computed before.
 //!
-//! The choice is greedy, cheapest first: candidates are ranked by the
-//! floating-point work of their writer per byte saved, and one is kept when
-//! dropping it lowers the peak. When every candidate has been tried and the
-//! peak is still above the budget, the pass fails and says the least peak it
-//! reached and at what extra work.
+//! The choice is a search over each candidate's mode (keep, segment,
+//! chain): greedy seeds cheapest first and Chen's checkpoints, then a local
+//! search that lowers the bytes above the budget, then the work. When no
+//! choice meets the budget, the pass fails and says the least peak it
+//! reached and at what extra work. Backward instructions are then sunk to
+//! their first dependent, so a gradient is not live across a recomputation
+//! it does not take part in.
 
 use crate::edit::rebuild_layout;
 use crate::edit::Origins;
