@@ -691,11 +691,11 @@ impl Pass for Remat {
             greedy(Mode::Chain, cx),
             chen.unwrap_or_else(|| keep_all.clone()),
         ];
-        let mut best: Option<Trial> = None;
+        let mut finals = Vec::new();
         for mut cur in seeds {
-            // Then local search over each candidate's mode: a change stays
-            // when it lowers the bytes above the budget, or the work within
-            // it (so drops the budget does not need are undone).
+            // From each seed, local search over each candidate's mode: a
+            // change stays when it lowers the bytes above the budget, or the
+            // work within it (so drops the budget does not need are undone).
             for _round in 0..MAX_SWEEPS {
                 cur = sweep(cur, &cands, budget, &eval, None, cx, f);
                 if cur.peak <= budget {
@@ -725,10 +725,21 @@ impl Pass for Remat {
                     break;
                 }
             }
-            if best.as_ref().is_none_or(|b| cur.better_than(b, budget)) {
-                best = Some(cur);
-            }
+            finals.push(cur);
         }
+        // Within the budget the cheapest; above it, the least peak (to say).
+        let best = finals.into_iter().reduce(|a, b| {
+            let better = if a.peak <= budget || b.peak <= budget {
+                b.better_than(&a, budget)
+            } else {
+                (b.peak, b.work) < (a.peak, a.work)
+            };
+            if better {
+                b
+            } else {
+                a
+            }
+        });
         let Trial {
             peak: p,
             work,
