@@ -485,6 +485,7 @@ impl Diff {
     /// Makes `dest`'s gradient buffer the gradient of `v` too (a pass-through
     /// such as `copy` or an add's operand), instead of copying it: only once
     /// per instruction, only between whole activation buffers of one type
+    /// (or views of all of one)
     /// that have no gradient yet. `dest`'s gradient is complete here (its
     /// readers come later in program order, so earlier in the backward
     /// pass), and nothing reads it after this instruction's backward.
@@ -496,11 +497,15 @@ impl Diff {
         v: Value,
         done: &mut bool,
     ) -> bool {
-        if *done
-            || origins.of(v).0 != v
-            || origins.of(dest).0 != dest
-            || self.grads.contains_key(&v)
-        {
+        // A view of a whole buffer (an add's rows) stands for the buffer.
+        let whole = |x: Value| {
+            let (o, off) = origins.of(x);
+            (off == 0 && f.value_type(x) == f.value_type(o)).then_some(o)
+        };
+        let (Some(v), Some(dest)) = (whole(v), whole(dest)) else {
+            return false;
+        };
+        if *done || self.grads.contains_key(&v) {
             return false;
         }
         let (Value::Inst(_), Some(g)) = (v, self.grads.get(&dest).copied()) else {

@@ -7,15 +7,19 @@
 //! same inputs, so it has the kept one's bits and the step computes exactly
 //! what it computed before.
 //!
-//! The choice is greedy, cheapest first: candidates are ranked by the
-//! floating-point work of their writer per byte saved, and one is kept when
-//! dropping it lowers the peak. When every candidate has been tried and the
-//! peak is still above the budget, the pass fails and says the least peak it
-//! reached and at what extra work.
+//! The choice is a search over each candidate's mode (keep, segment,
+//! chain): greedy seeds cheapest first and Chen's checkpoints, then a local
+//! search that lowers the bytes above the budget, then the work. When no
+//! choice meets the budget, the pass fails and says the least peak it
+//! reached and at what extra work. Backward instructions are then sunk to
+//! their first dependent, so a gradient is not live across a recomputation
+//! it does not take part in.
 
+use crate::edit::rebuild_layout;
 use crate::edit::Origins;
-use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions};
-use crate::placement::place_deallocs;
+use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions, Stats};
+use crate::placement::{place_before_first_use, place_deallocs};
+use crate::plan_memory;
 use crate::planner::arena::{lifetimes, planner_buffers};
 use glow_ir::builder::Builder;
 use glow_ir::fxhash::FxHashMap as HashMap;
@@ -54,17 +58,38 @@ struct Remat {
 }
 
 /// Max-live bytes of the activations (64-byte aligned, as plan-memory),
-/// and the sum of bytes times positions live (which breaks ties between
-/// choices of one peak: a lower sum leaves room for the next drop).
-fn peak(f: &Function) -> (u64, u128) {
+/// and the bytes above `budget` summed over the positions where the live
+/// bytes exceed it (which guides the search: it falls whenever one of
+/// several equal peaks does, where the peak itself does not move).
+/// Also the activations live where the live bytes are highest.
+fn peak(f: &Function, budget: u64) -> (u64, u128, HashSet<Value>) {
     let lives = lifetimes(f);
     let bufs = planner_buffers(f, &lives);
-    let area = lives
+    let n = f.layout.len() + 1;
+    let mut delta = vec![0i128; n + 1];
+    for b in &bufs {
+        let s = crate::planner::align_up(b.size, glow_ir::ALIGN) as i128;
+        delta[(b.first as usize).min(n)] += s;
+        delta[(b.last as usize + 1).min(n)] -= s;
+    }
+    let (mut live, mut excess, mut top) = (0i128, 0u128, (0i128, 0usize));
+    for (t, d) in delta.into_iter().enumerate() {
+        live += d;
+        excess += (live - budget as i128).max(0) as u128;
+        if live > top.0 {
+            top = (live, t);
+        }
+    }
+    let at_peak = lives
         .iter()
-        .zip(&bufs)
-        .map(|(l, b)| b.size as u128 * (l.last - l.first + 1) as u128)
-        .sum();
-    (crate::planner::lower_bound(&bufs, glow_ir::ALIGN), area)
+        .filter(|l| l.first <= top.1 && top.1 <= l.last)
+        .map(|l| Value::Inst(l.alloc))
+        .collect();
+    (
+        crate::planner::lower_bound(&bufs, glow_ir::ALIGN),
+        excess,
+        at_peak,
+    )
 }
 
 /// Floating-point operations of one instruction, estimated from its shapes
@@ -107,15 +132,53 @@ pub fn flops(f: &Function, i: InstId) -> u64 {
     }
 }
 
-/// What a recomputation keeps of the dropped values it recomputes on the
-/// way (the two ends of Chen et al.'s trade-off; the pass tries both).
+/// What the step does with one candidate activation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Policy {
-    /// Keep them for their own backward use: each segment between kept
-    /// values is recomputed once (Chen's checkpoints).
-    Segments,
-    /// Free them after the chain: less memory, more recomputation.
-    Chains,
+enum Mode {
+    /// Kept from the forward pass to its backward use.
+    Keep,
+    /// Dropped; a recomputation that passes through it keeps the copy for
+    /// its own backward use, so each segment between kept values is
+    /// recomputed once (Chen et al.'s checkpoints).
+    Segment,
+    /// Dropped; a recomputation that passes through it frees the copy after
+    /// the chain, and its own backward use recomputes it again (less memory,
+    /// more work).
+    Chain,
+}
+
+/// Sweeps of the local search at most (each tries every candidate's other
+/// modes once; it usually settles in two or three).
+const MAX_SWEEPS: usize = 8;
+
+/// One choice of modes, rewritten and measured.
+#[derive(Clone)]
+struct Trial {
+    peak: u64,
+    /// Bytes above the budget summed over positions.
+    excess: u128,
+    work: u64,
+    added: u64,
+    g: Function,
+    modes: Vec<Mode>,
+    /// The activations live at the peak.
+    at_peak: HashSet<Value>,
+}
+
+impl Trial {
+    /// Within the budget, less work wins; above it, fewer bytes above the
+    /// budget over time (then a lower peak, then less work).
+    fn better_than(&self, o: &Trial, budget: u64) -> bool {
+        let (a, b) = (self.peak <= budget, o.peak <= budget);
+        if a != b {
+            return a;
+        }
+        if a {
+            (self.work, self.peak) < (o.work, o.peak)
+        } else {
+            (self.excess, self.peak, self.work) < (o.excess, o.peak, o.work)
+        }
+    }
 }
 
 /// The forward instructions' facts the rewrite needs.
@@ -183,14 +246,22 @@ fn recomputable(f: &Function, origins: &Origins, step: &Step, x: Value) -> bool 
 fn rewrite(
     f: &Function,
     step: &Step,
-    drop: &[Value],
+    plan: &[(Value, Mode)],
     implicit: &HashSet<Value>,
-    policy: Policy,
 ) -> (Function, u64, u64) {
     let mut g = f.clone();
     let origins = Origins::compute(&g);
     let order = g.layout.to_vec();
-    let explicit: HashSet<Value> = drop.iter().copied().collect();
+    let explicit: HashSet<Value> = plan
+        .iter()
+        .filter(|(_, m)| *m != Mode::Keep)
+        .map(|(x, _)| *x)
+        .collect();
+    let segment: HashSet<Value> = plan
+        .iter()
+        .filter(|(_, m)| *m == Mode::Segment)
+        .map(|(x, _)| *x)
+        .collect();
     // What a copy reads that nothing keeps for the backward pass is
     // recomputed too (a relu's copy needs the convolution before it).
     let dropped: HashSet<Value> = explicit.union(implicit).copied().collect();
@@ -215,8 +286,7 @@ fn rewrite(
                 origins: &origins,
                 step,
                 dropped: &dropped,
-                explicit: &explicit,
-                policy,
+                segment: &segment,
                 copies: &mut copies,
                 chain: HashMap::default(),
                 added: &mut added,
@@ -232,17 +302,87 @@ fn rewrite(
         let base = format!("{}.dealloc", bld.func().value_name(a));
         bld.dealloc(&base, a);
     }
+    sink(&mut g, step.boundary);
     place_deallocs(&mut g);
     (g, added, work)
+}
+
+/// Moves each backward instruction down to right before the first later
+/// instruction it depends on (one that touches what it writes or writes what
+/// it reads), but not past the last reader of an activation it reads, so no
+/// input lives longer; its output's buffer is then allocated later. A
+/// residual's gradient copy then waits until the branch's first gradient is
+/// done, instead of living across the branch's recomputation.
+fn sink(f: &mut Function, boundary: usize) {
+    let order = f.layout.to_vec();
+    let n = order.len();
+    let origins = Origins::compute(f);
+    let is_act =
+        |v: Value| matches!(v, Value::Inst(i) if f.inst(i).opcode == Opcode::AllocActivation);
+    // Per origin, the positions that read it and those that write it.
+    let mut reads: HashMap<Value, Vec<usize>> = HashMap::default();
+    let mut writes: HashMap<Value, Vec<usize>> = HashMap::default();
+    for (p, &i) in order.iter().enumerate() {
+        let inst = f.inst(i);
+        if matches!(inst.opcode, Opcode::AllocActivation | Opcode::TensorView) {
+            continue;
+        }
+        for o in &inst.operands {
+            let og = origins.origin(o.value);
+            if o.kind.reads() {
+                reads.entry(og).or_default().push(p);
+            }
+            if o.kind.writes() {
+                writes.entry(og).or_default().push(p);
+            }
+        }
+    }
+    let next = |list: Option<&Vec<usize>>, p: usize| {
+        list.and_then(|l| l.get(l.partition_point(|&q| q <= p)).copied())
+            .unwrap_or(n)
+    };
+    let mut before: Vec<Vec<InstId>> = vec![Vec::new(); f.insts.len()];
+    let mut dead = vec![false; f.insts.len()];
+    for (p, &i) in order.iter().enumerate().skip(boundary + 1) {
+        let inst = f.inst(i);
+        if matches!(
+            inst.opcode,
+            Opcode::AllocActivation | Opcode::DeallocActivation | Opcode::TensorView
+        ) {
+            continue;
+        }
+        let mut limit = n;
+        for o in &inst.operands {
+            let og = origins.origin(o.value);
+            if o.kind.writes() {
+                limit = limit
+                    .min(next(reads.get(&og), p))
+                    .min(next(writes.get(&og), p));
+            }
+            if o.kind.reads() {
+                limit = limit.min(next(writes.get(&og), p));
+                if is_act(og) {
+                    let last = reads.get(&og).and_then(|l| l.last().copied()).unwrap_or(p);
+                    limit = limit.min(last.max(p));
+                }
+            }
+        }
+        if limit < n && limit > p + 1 {
+            before[order[limit].index()].push(i);
+            dead[i.index()] = true;
+        }
+    }
+    rebuild_layout(f, &before, &dead);
+    place_before_first_use(f, true, true);
 }
 
 struct Cx<'a> {
     origins: &'a Origins,
     step: &'a Step,
     dropped: &'a HashSet<Value>,
-    /// The dropped values the backward pass reads.
-    explicit: &'a HashSet<Value>,
-    policy: Policy,
+    /// The dropped values that keep a copy made on a chain for their own
+    /// backward use.
+    segment: &'a HashSet<Value>,
     copies: &'a mut HashMap<Value, Value>,
     /// Copies made for one top-level recomputation only: inputs of the
     /// chain, freed right after it, so that a later block's recomputation
@@ -304,7 +444,7 @@ impl Cx<'_> {
                 // A value the backward pass reads keeps its copy for its own
                 // use, which comes soon after (the backward pass runs in
                 // reverse); what only the chain reads is freed after it.
-                if top || (self.policy == Policy::Segments && self.explicit.contains(&og)) {
+                if top || self.segment.contains(&og) {
                     self.copies.insert(og, c);
                 } else {
                     self.chain.insert(og, c);
@@ -327,6 +467,64 @@ impl Cx<'_> {
     }
 }
 
+/// One sweep of the local search from `cur`: each candidate's other modes
+/// are tried in turn and a better result stays. With `pin`, that candidate
+/// is given that mode first and the sweep returns at the first other change
+/// that makes the pair better than `cur` (else `cur`).
+fn sweep(
+    mut cur: Trial,
+    cands: &[Value],
+    budget: u64,
+    eval: &dyn Fn(&[Mode]) -> Trial,
+    pin: Option<(usize, Mode)>,
+    cx: &mut PassContext,
+    f: &Function,
+) -> Trial {
+    let mut base = cur.modes.clone();
+    if let Some((x, m)) = pin {
+        base[x] = m;
+    }
+    for _ in 0..MAX_SWEEPS {
+        let mut changed = false;
+        for i in 0..cands.len() {
+            for alt in [Mode::Keep, Mode::Segment, Mode::Chain] {
+                if alt == base[i] || pin.is_some_and(|(x, _)| x == i) {
+                    continue;
+                }
+                let mut modes = base.clone();
+                modes[i] = alt;
+                let t = eval(&modes);
+                if t.better_than(&cur, budget) {
+                    cx.debug(|| {
+                        format!(
+                            "search: %{} {:?} -> {alt:?}{} gives a peak of {} bytes at {} extra FLOPs",
+                            f.value_name(cands[i]),
+                            base[i],
+                            match pin {
+                                Some((x, m)) => format!(" with %{} {m:?}", f.value_name(cands[x])),
+                                None => String::new(),
+                            },
+                            t.peak,
+                            t.work
+                        )
+                    });
+                    base = modes;
+                    cur = t;
+                    changed = true;
+                    if pin.is_some() {
+                        return cur;
+                    }
+                    break;
+                }
+            }
+        }
+        if !changed || pin.is_some() {
+            break;
+        }
+    }
+    cur
+}
+
 impl Pass for Remat {
     fn run(&mut self, f: &mut Function, cx: &mut PassContext) -> Result<bool, Vec<Diagnostic>> {
         let err = |msg: String| {
@@ -342,7 +540,7 @@ impl Pass for Remat {
             ));
         };
         let step = analyse(f).map_err(|m| err(m.to_string()))?;
-        let (before, before_area) = peak(f);
+        let (before, before_excess, before_at_peak) = peak(f, budget);
         let step_flops: u64 = f.layout.iter().map(|i| flops(f, i)).sum();
         cx.bump("peak-before", before);
         cx.bump("step-flops", step_flops);
@@ -405,52 +603,174 @@ impl Pass for Remat {
             })
             .collect();
         cands.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        // Greedy, cheapest first, under each policy; the cheaper result that
-        // meets the budget wins (else the lower peak, to report).
-        let mut results = Vec::new();
-        for policy in [Policy::Segments, Policy::Chains] {
-            let mut drop: Vec<Value> = Vec::new();
-            let mut best = (before, f.clone(), 0u64, 0u64);
-            let mut best_area = before_area;
-            for &(_, x) in &cands {
-                drop.push(x);
-                let (g, added, work) = rewrite(f, &step, &drop, &implicit, policy);
-                let (p, area) = peak(&g);
-                if p < best.0 || (p == best.0 && area < best_area) {
-                    best_area = area;
+        let cands: Vec<Value> = cands.into_iter().map(|(_, x)| x).collect();
+        let eval = |modes: &[Mode]| {
+            let plan: Vec<(Value, Mode)> =
+                cands.iter().copied().zip(modes.iter().copied()).collect();
+            let (g, added, work) = rewrite(f, &step, &plan, &implicit);
+            let (peak, excess, at_peak) = peak(&g, budget);
+            Trial {
+                peak,
+                excess,
+                work,
+                added,
+                g,
+                modes: modes.to_vec(),
+                at_peak,
+            }
+        };
+        let keep_all = Trial {
+            peak: before,
+            excess: before_excess,
+            work: 0,
+            added: 0,
+            g: f.clone(),
+            modes: vec![Mode::Keep; cands.len()],
+            at_peak: before_at_peak,
+        };
+        // Seeds: greedy, cheapest first, one mode for every drop; a drop
+        // stays when it lowers the bytes above the budget.
+        let greedy = |mode: Mode, cx: &mut PassContext| {
+            let mut cur = keep_all.clone();
+            for i in 0..cands.len() {
+                let mut modes = cur.modes.clone();
+                modes[i] = mode;
+                let t = eval(&modes);
+                if t.better_than(&cur, budget) {
                     cx.debug(|| {
                         format!(
-                            "{policy:?}: dropping %{} gives a peak of {p} bytes",
-                            f.value_name(x)
+                            "greedy {mode:?}: dropping %{} gives a peak of {} bytes",
+                            f.value_name(cands[i]),
+                            t.peak
                         )
                     });
-                    best = (p, g, added, work);
-                    if p <= budget {
+                    cur = t;
+                    if cur.peak <= budget {
                         break;
                     }
-                } else {
-                    drop.pop();
                 }
             }
-            results.push((best, drop));
+            cur
+        };
+        // Chen et al.'s checkpoints: walking the forward pass, a candidate
+        // is kept once the bytes dropped since the last kept one pass a
+        // segment size; sizes from the whole to 1/256 of it by factors of
+        // √2, every other candidate in one mode.
+        let pos: HashMap<InstId, usize> = order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        let mut fwd: Vec<usize> = (0..cands.len()).collect();
+        fwd.sort_by_key(|&i| pos[&step.writer[&cands[i]]]);
+        let bytes = |i: usize| f.value_type(cands[i]).map_or(0, |t| t.bytes());
+        let total: u64 = (0..cands.len()).map(bytes).sum();
+        let mut chen: Option<Trial> = None;
+        for k in 0..=16u32 {
+            let seg = (total as f64 / 2f64.powf(k as f64 / 2.0)) as u64;
+            for mode in [Mode::Segment, Mode::Chain] {
+                let mut modes = vec![mode; cands.len()];
+                let mut acc = 0u64;
+                for &i in &fwd {
+                    acc += bytes(i);
+                    if acc > seg {
+                        modes[i] = Mode::Keep;
+                        acc = 0;
+                    }
+                }
+                let t = eval(&modes);
+                if chen.as_ref().is_none_or(|c| t.better_than(c, budget)) {
+                    cx.debug(|| {
+                        format!(
+                            "checkpoints every {seg} bytes, {mode:?}: a peak of {} bytes at {} extra FLOPs",
+                            t.peak, t.work
+                        )
+                    });
+                    chen = Some(t);
+                }
+            }
         }
-        results.sort_by_key(|((p, _, _, work), _)| {
-            (*p > budget, if *p <= budget { *work } else { *p })
+        let seeds = [
+            greedy(Mode::Segment, cx),
+            greedy(Mode::Chain, cx),
+            chen.unwrap_or_else(|| keep_all.clone()),
+        ];
+        let mut finals = Vec::new();
+        for mut cur in seeds {
+            // From each seed, local search over each candidate's mode: a
+            // change stays when it lowers the bytes above the budget, or the
+            // work within it (so drops the budget does not need are undone).
+            for _round in 0..MAX_SWEEPS {
+                cur = sweep(cur, &cands, budget, &eval, None, cx, f);
+                if cur.peak <= budget {
+                    break;
+                }
+                // Stuck above the budget: one kept activation at the peak
+                // dropped together with any other change (one of several
+                // equal peaks falls only with two).
+                let mut moved = false;
+                for x in 0..cands.len() {
+                    if cur.modes[x] != Mode::Keep || !cur.at_peak.contains(&cands[x]) {
+                        continue;
+                    }
+                    for mx in [Mode::Segment, Mode::Chain] {
+                        let t = sweep(cur.clone(), &cands, budget, &eval, Some((x, mx)), cx, f);
+                        if t.better_than(&cur, budget) {
+                            cur = t;
+                            moved = true;
+                            break;
+                        }
+                    }
+                    if moved {
+                        break;
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+            finals.push(cur);
+        }
+        // Within the budget the cheapest; above it, the least peak (to say).
+        let best = finals.into_iter().reduce(|a, b| {
+            let better = if a.peak <= budget || b.peak <= budget {
+                b.better_than(&a, budget)
+            } else {
+                (b.peak, b.work) < (a.peak, a.work)
+            };
+            if better {
+                b
+            } else {
+                a
+            }
         });
-        let ((p, g, added, work), drop) = results.swap_remove(0);
+        let Trial {
+            peak: p,
+            work,
+            added,
+            mut g,
+            modes,
+            ..
+        } = best.unwrap_or(keep_all);
+        let recomputed = modes.iter().filter(|&&m| m != Mode::Keep).count();
         if p > budget {
             return Err(err(format!(
-                "the budget of {} bytes cannot be met: the least peak reached is {p} bytes (from {before}), recomputing {} activations at {work} extra FLOPs ({:.1}% of the step's {step_flops})",
+                "the budget of {} bytes cannot be met: the least peak reached is {p} bytes (from {before}), recomputing {recomputed} activations at {work} extra FLOPs ({:.1}% of the step's {step_flops})",
                 budget,
-                drop.len(),
                 100.0 * work as f64 / step_flops.max(1) as f64
             )));
         }
+        // A planned step stays planned: its new buffers get offsets.
+        if let Some(plan) = &f.memory {
+            let mut opts = PassOptions::default();
+            opts.values.insert("align".into(), plan.align.to_string());
+            let mut stats = Stats::default();
+            let mut sub = PassContext::new(plan_memory::INFO.name, &mut stats, None);
+            (plan_memory::INFO.create)(&opts)
+                .map_err(|e| err(e.to_string()))?
+                .run(&mut g, &mut sub)?;
+        }
         *f = g;
-        cx.bump("activations-recomputed", drop.len() as u64);
+        cx.bump("activations-recomputed", recomputed as u64);
         cx.bump("instructions-added", added);
         cx.bump("extra-flops", work);
         cx.bump("peak-after", p);
-        Ok(!drop.is_empty())
+        Ok(recomputed > 0)
     }
 }
