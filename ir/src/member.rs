@@ -231,6 +231,10 @@ keys! {
     /// `Offsets` ends with the end of the last bag.
     HAS_END_OFFSET: Bool = "HasEndOffset";
     USE_FP16_ACCUMULATION: Bool = "UseFP16Accumulation";
+    /// The dynamic fullyconnected's input quantization: symmetric (the only form).
+    IS_SYMMETRIC: Bool = "IsSymmetric";
+    /// The dynamic fullyconnected's input parameters per row (the only form).
+    IS_PER_BATCH_ELEMENT: Bool = "IsPerBatchElement";
     DEFAULT_VALUE: Float = "DefaultValue";
     DENSE_LAST_DIM: Int = "DenseLastDim";
     MASK: Ints = "Mask";

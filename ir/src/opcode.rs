@@ -219,6 +219,9 @@ pub enum Family {
     /// `batchnormalizationgrad`: input, scale and bias gradients of a batch
     /// normalization over the batch's own statistics.
     BatchNormGrad,
+    /// `dynamicquantizedfullyconnected`, `dynamicrowwisequantizedfullyconnected`:
+    /// a float product through int8, each input row quantized at run time.
+    DynamicQuantized,
 }
 
 impl OpcodeInfo {
@@ -380,6 +383,16 @@ opcodes! {
     RowwiseQuantizedFullyConnected = "rowwisequantizedfullyconnected",
         [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In),
          op("Scales", In), op("Offsets", In)], [], &[], shapes::rowwise_fully_connected, MatrixMultiply;
+    // Float in and out, the input quantized per row at run time (Glow's).
+    DynamicQuantizedFullyConnected = "dynamicquantizedfullyconnected",
+        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)],
+        [opt(m::IS_SYMMETRIC, Default::Bool(true)), opt(m::IS_PER_BATCH_ELEMENT, Default::Bool(true))],
+        &[], shapes::dynamic_fully_connected, DynamicQuantized;
+    DynamicRowwiseQuantizedFullyConnected = "dynamicrowwisequantizedfullyconnected",
+        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In),
+         op("Scales", In), op("Offsets", In)],
+        [opt(m::IS_SYMMETRIC, Default::Bool(true)), opt(m::IS_PER_BATCH_ELEMENT, Default::Bool(true))],
+        &[], shapes::dynamic_fully_connected, DynamicQuantized;
     MatMul = "matmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::matmul, MatrixMultiply;
     BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul, MatrixMultiply;
     BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add, BatchedAdd;

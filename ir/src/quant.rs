@@ -140,6 +140,49 @@ pub fn dequantize(q: i64, scale: f32, offset: i32) -> f32 {
     scale * ((q - offset as i64) as f32)
 }
 
+/// Glow's symmetric widening of a range `[min, max]` that holds 0 (the
+/// `Symmetric` schema of `chooseQuantizationParams`): the end that reaches
+/// its bound of `qmin..qmax` sooner fixes the scale and the other end moves
+/// so that 0 maps to 0. The ratios in f64, the moved end rounded to f32.
+pub fn symmetric_range(min: f32, max: f32, qmin: i64, qmax: i64) -> (f32, f32) {
+    let rmin = min as f64 / qmin as f64;
+    let rmax = max as f64 / qmax as f64;
+    if rmin > rmax {
+        (min, (rmin * qmax as f64) as f32)
+    } else {
+        ((rmax * qmin as f64) as f32, max)
+    }
+}
+
+/// The `i8` scale Glow's dynamic quantization gives a row of float values
+/// (`chooseQuantizationParams` with the `Symmetric` schema; the offset is
+/// 0): the row's range without NaN, extended to hold 0, widened by
+/// [`symmetric_range`], its ends clamped to finite values, then
+/// `(max - min) / 255` in f64 rounded to f32 (0.1 when that is 0).
+/// The C kernel `glow_qdyn_scale` computes the same, step by step.
+pub fn dynamic_scale(row: &[f32]) -> f32 {
+    let (mut lo, mut hi) = (0f32, 0f32);
+    for &x in row {
+        // NaN compares false and is left out.
+        if x < lo {
+            lo = x;
+        }
+        if x > hi {
+            hi = x;
+        }
+    }
+    let (lo, hi) = symmetric_range(lo, hi, -128, 127);
+    let (lo, hi) = (lo.max(f32::MIN), hi.min(f32::MAX));
+    // 0.1 also when a subnormal row's scale rounds to 0 in f32 (Glow
+    // tests the f64 and would divide by 0).
+    let s = ((hi as f64 - lo as f64) / 255.0) as f32;
+    if s == 0.0 {
+        0.1
+    } else {
+        s
+    }
+}
+
 /// The quantized kinds the arithmetic kernels compute on (`i8`, `ui8`);
 /// `i32` is a bias kind, `i16` only converts.
 pub fn is_compute_kind(k: ElemKind) -> bool {

@@ -1898,7 +1898,58 @@ impl Gen<'_> {
             2 => {
                 let (xk, wk, dk) = (self.q8(), self.q8(), self.q8());
                 let [a, z, b] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
-                match self.rng.below(4) {
+                match self.rng.below(6) {
+                    4 | 5 => {
+                        // Dynamic: float rows quantized at run time, `i8`
+                        // weights per tensor or (5) per column.
+                        let src = self.input(&Type::float(&[a, z]));
+                        let rowwise = self.rng.chance(50);
+                        let wk = if rowwise {
+                            unit_params(ElemKind::Int8Q {
+                                scale: 1.0,
+                                offset: 0,
+                            })
+                        } else {
+                            self.quant_kind(0)
+                        };
+                        let wt = Type::new(wk, &[z, b]);
+                        let weights = if self.rng.chance(70) {
+                            self.new_weight(&wt, false, false)
+                        } else {
+                            self.input(&wt)
+                        };
+                        let bias = self.input(&Type::float(&[b]));
+                        let mut ops = vec![src, weights, bias];
+                        if rowwise {
+                            let scales: Vec<String> = (0..b)
+                                .map(|_| {
+                                    let mut t = String::new();
+                                    format_f32(
+                                        *self.rng.pick(&[0.5f32, 0.25, 0.1, 0.03125]),
+                                        &mut t,
+                                    );
+                                    t
+                                })
+                                .collect();
+                            let offs: Vec<String> = (0..b)
+                                .map(|_| self.rng.range(-128, 127).to_string())
+                                .collect();
+                            ops.push(self.const_data(
+                                &Type::float(&[b]),
+                                format!("[{}]", scales.join(", ")),
+                            ));
+                            ops.push(self.const_data(
+                                &Type::new(ElemKind::Index32, &[b]),
+                                format!("[{}]", offs.join(", ")),
+                            ));
+                        }
+                        let op = if rowwise {
+                            "dynamicrowwisequantizedfullyconnected"
+                        } else {
+                            "dynamicquantizedfullyconnected"
+                        };
+                        self.simple(op, &Type::float(&[a, b]), &ops, &[], "");
+                    }
                     3 => {
                         // Row-wise: `b x z` weights, a scale and offset per row.
                         let src = self.input(&Type::new(xk, &[a, z]));

@@ -286,6 +286,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Sparse => sparse::emit(c),
         NoKernel => Err(c.err(crate::error::NO_KERNEL)),
         BatchNormGrad => norm_grad::batch_norm_grad(c),
+        DynamicQuantized => quant::dynamic_fully_connected(c),
     }
 }
 

@@ -78,6 +78,8 @@ pub enum Kernel {
     QDepthwise,
     /// The quantized GEMM.
     QGemm,
+    /// The dynamically quantized fullyconnected.
+    QDyn,
 }
 
 impl Kernel {
@@ -100,6 +102,7 @@ impl Kernel {
             Kernel::QConv => "qconv",
             Kernel::QDepthwise => "qdw",
             Kernel::QGemm => "qgemm",
+            Kernel::QDyn => "qdyn",
         }
     }
 
@@ -121,7 +124,7 @@ impl Kernel {
             Kernel::QBase => &[Kernel::Common, Kernel::Quant],
             Kernel::QDepthwise => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
             Kernel::QTile => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
-            Kernel::QConv | Kernel::QGemm => {
+            Kernel::QConv | Kernel::QGemm | Kernel::QDyn => {
                 &[Kernel::Common, Kernel::Quant, Kernel::QBase, Kernel::QTile]
             }
         }
@@ -256,14 +259,15 @@ pub enum PackKind {
         woff: Vec<i64>,
     },
     /// The quantized right-hand sides `[nb][k][n]` (int8, or uint8 when not
-    /// `signed`) of a GEMM to int16 `r - woff` in `[nb][block of 16 columns]
-    /// [pair of k][16][2]`, zero past `k` and `n`.
+    /// `signed`) of a GEMM to int16 `r - woff[j]` in `[nb][block of 16 columns]
+    /// [pair of k][16][2]`, zero past `k` and `n`; `woff` holds one offset per
+    /// column, or one for all.
     QGemmPanels {
         nb: u64,
         k: u64,
         n: u64,
         signed: bool,
-        woff: i64,
+        woff: Vec<i64>,
     },
     /// A quantized depthwise NHWC filter `[c][kh][kw][1]` to int16
     /// `w - woff[c]` in `[kh][kw][c rounded up to 16]`.
@@ -353,7 +357,7 @@ impl PackKind {
             k,
             n,
             signed,
-            woff,
+            ref woff,
         } = *self
         {
             let mut out = Vec::with_capacity(self.len() as usize * 2);
@@ -364,7 +368,8 @@ impl PackKind {
                             for t in 0..2 {
                                 let (j, kk) = (blk * 16 + l, 2 * p + t);
                                 let v = if j < n && kk < k {
-                                    stored(signed, (b * k + kk) * n + j) - woff
+                                    stored(signed, (b * k + kk) * n + j)
+                                        - woff[j as usize % woff.len()]
                                 } else {
                                     0
                                 };

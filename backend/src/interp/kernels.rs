@@ -81,6 +81,7 @@ pub fn exec(x: &mut Exec) -> R {
         Sparse => super::sparse::exec(x),
         NoKernel => Err(x.err(crate::error::NO_KERNEL)),
         BatchNormGrad => super::norm_grad::batch_norm_grad(x),
+        DynamicQuantized => super::quant::dynamic_fully_connected(x),
     }
 }
 

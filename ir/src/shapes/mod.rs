@@ -47,6 +47,7 @@ pub use grad::{
     softmax_grad,
 };
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
+pub use linalg::dynamic_fully_connected;
 pub use linalg::{
     batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected,
     layer_normalization, lrn, matmul, rowwise_fully_connected, softmax,
