@@ -175,6 +175,35 @@ pub fn dynamic_offsets(
     Ok(of)
 }
 
+/// The most `Histogram` bins a `quantizationprofile` may have: the C kernel
+/// re-bins on the stack.
+pub const MAX_PROFILE_BINS: u64 = 1 << 16;
+
+/// A `quantizationprofile` the engines can run: at most
+/// [`MAX_PROFILE_BINS`] bins, and its three operands in different buffers
+/// (the state is updated in place while the input is read).
+pub fn check_profile(f: &Function, id: InstId) -> Result<(), BackendError> {
+    let err = |e: String| inst_error(f, id, e);
+    let bins = ty(f, id, "Histogram")?.size();
+    if bins > MAX_PROFILE_BINS {
+        return Err(err(format!(
+            "`Histogram` has {bins} bins; the engines take at most {MAX_PROFILE_BINS}"
+        )));
+    }
+    let ops = &f.inst(id).operands;
+    for a in 0..ops.len() {
+        for b in a + 1..ops.len() {
+            if f.origin(ops[a].value).0 == f.origin(ops[b].value).0 {
+                return Err(err(
+                    "`InputTensor`, `Histogram` and `ComputationInfo` must be three different buffers"
+                        .into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A quantized element-wise binary operator.
 #[derive(Clone, Copy, Debug)]
 pub enum Binary {

@@ -222,6 +222,9 @@ pub enum Family {
     /// `dynamicquantizedfullyconnected`, `dynamicrowwisequantizedfullyconnected`:
     /// a float product through int8, each input row quantized at run time.
     DynamicQuantized,
+    /// `quantizationprofile`: a tensor's values added to a running range and
+    /// histogram (`glow_ir::quant::profile_update`).
+    Profile,
 }
 
 impl OpcodeInfo {
@@ -509,6 +512,10 @@ opcodes! {
     RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;
+    // Runtime profiling state, updated in place (Glow's): min, max and a histogram.
+    QuantizationProfile = "quantizationprofile",
+        [op("InputTensor", In), op("Histogram", InOut), op("ComputationInfo", InOut)],
+        [], &[], shapes::quantization_profile, Profile;
     // Training (docs/training.md): Glow's gradient instructions, with the
     // original operands first (read) and the gradients after.
     ConvolutionGrad = "convolutiongrad",

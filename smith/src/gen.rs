@@ -541,7 +541,8 @@ impl Gen<'_> {
             40..=42 => self.quantized(),
             43 => self.activation_grad(),
             44 => self.loss(),
-            45 => self.sgd(),
+            45 if self.rng.chance(75) => self.sgd(),
+            45 => self.quantization_profile(),
             47 => self.training(),
             49 => self.sparse(),
             _ => self.binary(),
@@ -1723,6 +1724,24 @@ impl Gen<'_> {
         let ops = vec![("@inout", w), ("@in", g), ("@inout", v)];
         self.emit(&name, "sgd", &ops, &members.join(", "));
         self.wrote(&[w, v]);
+    }
+
+    /// `quantizationprofile`: a float tensor added to a state of its own,
+    /// most often the state Glow starts with, else seeded values.
+    fn quantization_profile(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let x = self.input(&ty);
+        let bins = self.rng.range(1, 40) as u64;
+        let h = self.new_weight(&Type::float(&[bins]), true, false);
+        let ci = self.new_weight(&Type::float(&[2]), true, false);
+        if self.rng.chance(70) {
+            self.bufs[h].data = Some("splat(0.0)".to_string());
+            self.bufs[ci].data = Some("[3.4028235e38, -3.4028235e38]".to_string());
+        }
+        let name = self.fresh("i");
+        let ops = vec![("@in", x), ("@inout", h), ("@inout", ci)];
+        self.emit(&name, "quantizationprofile", &ops, "");
+        self.wrote(&[h, ci]);
     }
 
     fn layernorm(&mut self) {

@@ -1556,3 +1556,63 @@ static void glow_qdyn(float *dst, const float *src, const int8_t *w, const int16
 }
 
 /*@end*/
+
+/*@qprofile*/
+/* quantizationprofile: the steps of glow_ir::quant::profile_update (Glow's
+ * generateTensorHistogram) in the same f32 order. The two products that an
+ * addition follows go through a volatile so no mode contracts them. */
+static float glow_qprofile_mul(float a, float b) {
+  volatile float p = a * b;
+  return p;
+}
+
+static size_t glow_qprofile_bin(size_t n, float width, float min, float x) {
+  if (width == 0.0f) return 0;
+  const float r = (x - min) / width;
+  if (!(r > 0.0f)) return 0;
+  return r >= (float)(n - 1) ? n - 1 : (size_t)r;
+}
+
+static void glow_qprofile(const float *x, size_t len, float *hist, size_t n, float *ci) {
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < len; i++) {
+    if (!isfinite(x[i])) continue;
+    if (x[i] < lo) lo = x[i];
+    if (x[i] > hi) hi = x[i];
+  }
+  if (lo > hi) return;
+  float mn = ci[0], mx = ci[1];
+  if (mn > mx) {
+    mn = lo;
+    mx = hi;
+  } else if (lo < mn || hi > mx) {
+    const float nmin = lo < mn ? lo : mn, nmax = hi > mx ? hi : mx;
+    const float dw = (nmax - nmin) / (float)n, sw = (mx - mn) / (float)n;
+    float out[n];
+    for (size_t i = 0; i < n; i++) out[i] = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+      const float c = hist[i];
+      if (c == 0.0f) continue;
+      const float sb = mn + glow_qprofile_mul(sw, (float)i);
+      const size_t db = glow_qprofile_bin(n, dw, nmin, sb);
+      const float de = nmin + glow_qprofile_mul(dw, (float)(db + 1));
+      float part = c;
+      if (sw != 0.0f) {
+        const float p = roundf((de - sb) / sw * c);
+        part = p < c ? p : c;
+      }
+      out[db] += part;
+      if (part < c) out[glow_qprofile_bin(n, dw, nmin, sb + dw)] += c - part;
+    }
+    memcpy(hist, out, n * sizeof(float));
+    mn = nmin;
+    mx = nmax;
+  }
+  const float width = (mx - mn) / (float)n;
+  for (size_t i = 0; i < len; i++)
+    if (isfinite(x[i])) hist[glow_qprofile_bin(n, width, mn, x[i])] += 1.0f;
+  ci[0] = mn;
+  ci[1] = mx;
+}
+
+/*@end*/

@@ -287,6 +287,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         NoKernel => Err(c.err(crate::error::NO_KERNEL)),
         BatchNormGrad => norm_grad::batch_norm_grad(c),
         DynamicQuantized => quant::dynamic_fully_connected(c),
+        Profile => quant::quantization_profile(c),
     }
 }
 

@@ -464,6 +464,23 @@ pub fn dynamic_fully_connected(c: &mut KCtx) -> R {
     Ok(())
 }
 
+/// `quantizationprofile`: `glow_qprofile` of the shared kernels, the steps
+/// of `glow_ir::quant::profile_update`.
+pub fn quantization_profile(c: &mut KCtx) -> R {
+    q::check_profile(c.f, c.id)?;
+    let (x, h) = (c.ty("InputTensor")?, c.ty("Histogram")?);
+    c.rt.use_kernel(Kernel::QProfile);
+    c.decl("InputTensor", "float")?;
+    c.decl("Histogram", "float")?;
+    c.decl("ComputationInfo", "float")?;
+    c.w.line(&format!(
+        "glow_qprofile(InputTensor, {}u, Histogram, {}u, ComputationInfo);",
+        x.size(),
+        h.size()
+    ));
+    Ok(())
+}
+
 /// A rescale `clamp(off + rq(q - in_off))` as C over `v`.
 fn rescale_expr(v: &str, in_off: i64, r: &Requant) -> String {
     format!(

@@ -80,6 +80,8 @@ pub enum Kernel {
     QGemm,
     /// The dynamically quantized fullyconnected.
     QDyn,
+    /// `quantizationprofile`'s histogram update.
+    QProfile,
 }
 
 impl Kernel {
@@ -103,6 +105,7 @@ impl Kernel {
             Kernel::QDepthwise => "qdw",
             Kernel::QGemm => "qgemm",
             Kernel::QDyn => "qdyn",
+            Kernel::QProfile => "qprofile",
         }
     }
 
@@ -117,7 +120,8 @@ impl Kernel {
             | Kernel::BatchNorm
             | Kernel::Binary
             | Kernel::Fill
-            | Kernel::Quant => &[Kernel::Common],
+            | Kernel::Quant
+            | Kernel::QProfile => &[Kernel::Common],
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }

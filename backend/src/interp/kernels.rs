@@ -82,6 +82,7 @@ pub fn exec(x: &mut Exec) -> R {
         NoKernel => Err(x.err(crate::error::NO_KERNEL)),
         BatchNormGrad => super::norm_grad::batch_norm_grad(x),
         DynamicQuantized => super::quant::dynamic_fully_connected(x),
+        Profile => super::quant::quantization_profile(x),
     }
 }
 

@@ -157,6 +157,19 @@ pub fn dynamic_fully_connected(x: &mut Exec) -> R {
     x.put_f32s("Dest", &out)
 }
 
+/// `quantizationprofile`: `glow_ir::quant::profile_update` on the state in
+/// `Histogram` and `ComputationInfo`.
+pub fn quantization_profile(x: &mut Exec) -> R {
+    q::check_profile(x.f, x.id)?;
+    let values = x.f32s("InputTensor")?;
+    let mut hist = x.f32s("Histogram")?;
+    let info = x.f32s("ComputationInfo")?;
+    let (mut min, mut max) = (info[0], info[1]);
+    glow_ir::quant::profile_update(&values, &mut hist, &mut min, &mut max);
+    x.put_f32s("Histogram", &hist)?;
+    x.put_f32s("ComputationInfo", &[min, max])
+}
+
 /// Element-wise binary operators and `batchedadd` (the slice repeats).
 pub fn binary(x: &mut Exec) -> R {
     let op = q::Binary::of(x.f, x.id)?;

@@ -490,6 +490,37 @@ pub fn int_lookup_table(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `quantizationprofile` (Glow's `QuantizationProfile`): a `float`
+/// `InputTensor` of any shape, a `float` `Histogram` of one dimension (its
+/// bins) and `ComputationInfo` `float<2>` (the running min and max), the
+/// last two updated in place.
+pub fn quantization_profile(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (input, hist, info) = (0, 1, 2);
+    let mut errs = Vec::new();
+    let e = ctx.ty(input).elem;
+    if e != ElemKind::Float {
+        errs.push(ShapeError::at_operand(
+            input,
+            format!("`InputTensor` has element type {e} but must be `float`"),
+        ));
+    }
+    let h = ctx.ty(hist);
+    if h.elem != ElemKind::Float || h.rank() != 1 {
+        errs.push(ShapeError::at_operand(
+            hist,
+            format!("`Histogram` has type {h} but must be `float<N>` (its N bins)"),
+        ));
+    }
+    let c = ctx.ty(info);
+    if c.elem != ElemKind::Float || c.dims != [2] {
+        errs.push(ShapeError::at_operand(
+            info,
+            format!("`ComputationInfo` has type {c} but must be `float<2>` (min, max)"),
+        ));
+    }
+    errs
+}
+
 /// An `i64` member value as a positive `i128`, for checked arithmetic.
 fn positive(v: i64) -> Option<i128> {
     (v > 0).then_some(v as i128)

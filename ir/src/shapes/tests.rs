@@ -593,6 +593,39 @@ fn dynamic_fully_connected_shapes() {
 }
 
 #[test]
+fn quantization_profile_shapes() {
+    let w = |x: &str, h: &str, c: &str| {
+        [
+            format!("%x = WeightVar {x} mutable"),
+            format!("%h = WeightVar {h} mutable"),
+            format!("%c = WeightVar {c} mutable"),
+        ]
+    };
+    let inst = "%p = quantizationprofile @in %x, @inout %h, @inout %c";
+    accepts(&refs(&w("float<2 x 3 x 4>", "float<16>", "float<2>")), inst);
+    for (ws, text) in [
+        (
+            w("float16<4>", "float<16>", "float<2>"),
+            "`InputTensor` has element type float16",
+        ),
+        (
+            w("float<4>", "float<2 x 8>", "float<2>"),
+            "`Histogram` has type float<2 x 8>",
+        ),
+        (
+            w("float<4>", "index32<16>", "float<2>"),
+            "`Histogram` has type index32<16>",
+        ),
+        (
+            w("float<4>", "float<16>", "float<1 x 2>"),
+            "`ComputationInfo` has type float<1 x 2>",
+        ),
+    ] {
+        rejects(&refs(&ws), inst, text);
+    }
+}
+
+#[test]
 fn elementwise_kinds_and_shapes() {
     let w = &[
         "%f = WeightVar float<2 x 3> mutable",
