@@ -38,7 +38,8 @@ use std::marker::PhantomData;
 
 use crate::function::MemberValue;
 use crate::opcode::{
-    MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS,
+    MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, LUT_OPERATORS,
+    REDUCTIONS,
 };
 use crate::types::Type;
 
@@ -246,6 +247,9 @@ keys! {
     INSTR_REF: Str = "InstrRef";
     ID: Int = "ID";
     INSTRUMENT_KIND: Enum = "InstrumentKind" in INSTRUMENT_KINDS;
+    /// `lookuptable`: the operator its table stands for (Glow's `LUTOperator`).
+    OPERATOR: Enum = "Operator" in LUT_OPERATORS;
+    OPERATOR_ARGS: Floats = "OperatorArgs";
     FUNCTION_NAME: Str = "FunctionName";
     FUNCTION_IMPL: Str = "FunctionImpl";
     FUNCTION_KIND: Str = "FunctionKind";

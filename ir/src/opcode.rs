@@ -303,6 +303,16 @@ pub const REDUCTIONS: &[&str] = &["none", "add", "mul", "max", "min"];
 pub const LENGTHS_MODES: &[&str] = &["Variable", "AllOne"];
 /// Glow's `InstrumentKind`: before or after the observed instruction.
 pub const INSTRUMENT_KINDS: &[&str] = &["Before", "After"];
+/// Glow's `LUTOperator`: what a `lookuptable`'s table was made for.
+pub const LUT_OPERATORS: &[&str] = &[
+    "NONE",
+    "RELU",
+    "CLIP",
+    "TANH",
+    "SIGMOID",
+    "LEAKY_RELU",
+    "EXP",
+];
 
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
@@ -642,6 +652,11 @@ opcodes! {
     BoundsCheckIndices = "boundscheckindices",
         [op("RowsPerTable", In), op("Indices", In), op("Offsets", In), op("Warning", Out), op("Weights", In)],
         [opt(m::BOUNDS_CHECK_MODE, Default::Int(0))], &[], shapes::none, NoKernel;
+    // Glow's generic table lookup: Glow verifies nothing and its interpreter
+    // has no kernel (the table layout is a backend's own), so no kernel here.
+    LookupTable = "lookuptable",
+        [op("Dest", Out), op("Src", In), op("Table", In), op("TableIdx", In)],
+        [req(m::OPERATOR), opt(m::OPERATOR_ARGS, Default::FloatArray(&[]))], &[], shapes::none, NoKernel;
     // Instrumentation and escape hatches: no kernel on this backend.
     Instrument = "instrument", [op("OperandsInfo", Out)],
         [opt(m::INSTR_REF, Default::Str("")), opt(m::ID, Default::Int(0)), opt(m::INSTRUMENT_KIND, Default::Enum("Before"))],

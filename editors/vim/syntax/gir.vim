@@ -22,7 +22,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ sparsetodensemask batchsparsetodense fillexampleswithindicator sparselabelsplit boundscheckindices instrument traceevent externalfunctioncall
       \ rowwisequantizedsparselengthsweightedsum batchedunaryembeddingsbags permutepooledembeddings
       \ fusedrowwisequantizedsparselengthsweightedsum fusedrowwisequantizedsparselengthssum embeddingbagbyterowwiseoffsets
-      \ dynamicquantizedfullyconnected dynamicrowwisequantizedfullyconnected quantizationprofile
+      \ dynamicquantizedfullyconnected dynamicrowwisequantizedfullyconnected quantizationprofile lookuptable
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"
