@@ -239,10 +239,11 @@ fn profile_bin(n: usize, width: f32, min: f32, x: f32) -> usize {
         return 0;
     }
     let r = (x - min) / width;
-    if !(r > 0.0) {
-        0
-    } else {
+    // Below 0 and NaN: bin 0 (`as` saturates).
+    if r > 0.0 {
         (r as usize).min(n - 1)
+    } else {
+        0
     }
 }
 
