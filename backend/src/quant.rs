@@ -127,6 +127,83 @@ pub fn rowwise_products(
         .collect()
 }
 
+/// The weight offset of each of the `cols` columns of a dynamic
+/// fullyconnected: the `Weights` type's (`dynamicquantizedfullyconnected`)
+/// or `Offsets` (the row-wise form, its values from `read`), which must be a constant weight (the C
+/// engine packs `w - offset` at compile time) with values in -128..127 (so
+/// each difference fits the kernels' int16).
+pub fn dynamic_offsets(
+    f: &Function,
+    id: InstId,
+    cols: usize,
+    read: impl FnOnce() -> Result<Vec<i64>, BackendError>,
+) -> Result<Vec<i64>, BackendError> {
+    let err = |e: String| inst_error(f, id, e);
+    if f.inst(id).opcode != Opcode::DynamicRowwiseQuantizedFullyConnected {
+        let (_, o) = ty(f, id, "Weights")?.elem.quant().unwrap_or((1.0, 0));
+        return Ok(vec![o as i64; cols]);
+    }
+    let constant = f
+        .inst(id)
+        .operand_named("Offsets")
+        .is_some_and(|o| match o.value {
+            glow_ir::Value::Weight(w) => f.weight(w).mutability == glow_ir::Mutability::Const,
+            _ => false,
+        });
+    if !constant {
+        return Err(err(
+            "`Offsets` must be a constant weight (the weights are packed with them at compile time)"
+                .into(),
+        ));
+    }
+    let of = read()?;
+    if of.len() != cols {
+        return Err(err(format!(
+            "`Offsets` has {} entries for {cols} columns",
+            of.len()
+        )));
+    }
+    if let Some((j, v)) = of
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(-128..=127).contains(*v))
+    {
+        return Err(err(format!(
+            "`Offsets[{j}]` is {v}, outside the i8 range -128..127"
+        )));
+    }
+    Ok(of)
+}
+
+/// The most `Histogram` bins a `quantizationprofile` may have: the C kernel
+/// re-bins on the stack.
+pub const MAX_PROFILE_BINS: u64 = 1 << 16;
+
+/// A `quantizationprofile` the engines can run: at most
+/// [`MAX_PROFILE_BINS`] bins, and its three operands in different buffers
+/// (the state is updated in place while the input is read).
+pub fn check_profile(f: &Function, id: InstId) -> Result<(), BackendError> {
+    let err = |e: String| inst_error(f, id, e);
+    let bins = ty(f, id, "Histogram")?.size();
+    if bins > MAX_PROFILE_BINS {
+        return Err(err(format!(
+            "`Histogram` has {bins} bins; the engines take at most {MAX_PROFILE_BINS}"
+        )));
+    }
+    let ops = &f.inst(id).operands;
+    for a in 0..ops.len() {
+        for b in a + 1..ops.len() {
+            if f.origin(ops[a].value).0 == f.origin(ops[b].value).0 {
+                return Err(err(
+                    "`InputTensor`, `Histogram` and `ComputationInfo` must be three different buffers"
+                        .into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A quantized element-wise binary operator.
 #[derive(Clone, Copy, Debug)]
 pub enum Binary {

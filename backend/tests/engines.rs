@@ -391,6 +391,74 @@ fn quantized_cases(p: &mut Prog) {
             p.inst(&format!("rowwisequantizedfullyconnected @out %{d}, @in %{s}, @in %{w}, @in %{b}, @in %{f1}, @in %{f2}"));
         }
     }
+    // Dynamic: float rows quantized at run time. The GEMM's tile edges
+    // (rows past the 6- and 4-row tiles and the 24-row chunk, odd inner
+    // sizes, column tails), constant (packed) and run-time weights, and an
+    // inner size past the stack band (the reference loops).
+    for (m, k, n) in [
+        (13u64, 31u64, 33u64),
+        (50, 8, 16),
+        (1, 64, 40),
+        (7, 1, 3),
+        (2, 6000, 3),
+    ] {
+        let ins = [
+            format!("float<{m} x {k}>"),
+            format!("i8[S:0.0625 O:-3]<{k} x {n}>"),
+            format!("float<{n}>"),
+        ];
+        let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+        let dest = format!("float<{m} x {n}>");
+        p.op_const("dynamicquantizedfullyconnected", &dest, &ins, &[1, 2], "");
+        p.op("dynamicquantizedfullyconnected", &dest, &ins, "");
+    }
+    // quantizationprofile: a state Glow starts with (the first tensor sets
+    // the range), then two more tensors that widen it (re-binning); a state
+    // of seeded values (fractional counts, any range).
+    for bins in [1u64, 7, 64] {
+        let h = p.weight_of(&format!("float<{bins}>"), "mutable { Data: splat(0.0) }");
+        let ci = p.weight_of(
+            "float<2>",
+            "mutable { Data: [3.4028235e38, -3.4028235e38] }",
+        );
+        for dims in ["3 x 5", "17", "2 x 2 x 9"] {
+            let x = p.weight(&format!("float<{dims}>"));
+            p.inst(&format!(
+                "quantizationprofile @in %{x}, @inout %{h}, @inout %{ci}"
+            ));
+        }
+        let (x, h2, c2) = (
+            p.weight("float<40>"),
+            p.weight(&format!("float<{bins}>")),
+            p.weight("float<2>"),
+        );
+        p.inst(&format!(
+            "quantizationprofile @in %{x}, @inout %{h2}, @inout %{c2}"
+        ));
+    }
+    for (m, k, n) in [(13u64, 9u64, 21u64), (3, 4, 5)] {
+        let sc: Vec<String> = (0..n)
+            .map(|j| format!("{:?}", 0.015625f32 * (1 + j % 5) as f32))
+            .collect();
+        let of: Vec<String> = (0..n)
+            .map(|j| (j as i64 * 37 % 256 - 128).to_string())
+            .collect();
+        for wm in ["const", "mutable"] {
+            let d = p.weight(&format!("float<{m} x {n}>"));
+            let s = p.weight(&format!("float<{m} x {k}>"));
+            let w = p.weight_of(&format!("i8[S:1.0 O:0]<{k} x {n}>"), wm);
+            let b = p.weight_of(&format!("float<{n}>"), "mutable");
+            let f1 = p.weight_of(
+                &format!("float<{n}>"),
+                &format!("const {{ Data: [{}] }}", sc.join(", ")),
+            );
+            let f2 = p.weight_of(
+                &format!("index32<{n}>"),
+                &format!("const {{ Data: [{}] }}", of.join(", ")),
+            );
+            p.inst(&format!("dynamicrowwisequantizedfullyconnected @out %{d}, @in %{s}, @in %{w}, @in %{b}, @in %{f1}, @in %{f2}"));
+        }
+    }
     p.op(
         "matmul",
         &format!("{y}<4 x 6>"),
@@ -2260,6 +2328,8 @@ fn each_kernel_alone_builds_with_werror() {
     // The quantized sections: the GEMM, the depthwise and the direct
     // convolution each alone.
     let qgemm = "function k\ndeclare {\n  %a = WeightVar ui8[S:0.5 O:128]<7 x 5> mutable\n  %w = WeightVar i8[S:0.25 O:0]<5 x 18> const\n  %b = WeightVar i32[S:0.125 O:0]<18> const\n  %out = WeightVar i8[S:1.0 O:0]<7 x 18> mutable\n}\n\ncode {\n  0 %f = fullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    let qdyn = "function k\ndeclare {\n  %a = WeightVar float<7 x 5> mutable\n  %w = WeightVar i8[S:0.25 O:1]<5 x 18> const\n  %b = WeightVar float<18> const\n  %out = WeightVar float<7 x 18> mutable\n}\n\ncode {\n  0 %f = dynamicquantizedfullyconnected @out %out, @in %a, @in %w, @in %b\n}\n".to_string();
+    let qprofile = "function k\ndeclare {\n  %a = WeightVar float<7 x 5> mutable\n  %h = WeightVar float<9> mutable\n  %c = WeightVar float<2> mutable\n}\n\ncode {\n  0 %p = quantizationprofile @in %a, @inout %h, @inout %c\n}\n".to_string();
     let qconv = |group: u64, oc: u64, c: u64| {
         format!(
             "function k\ndeclare {{\n  %in = WeightVar ui8[S:0.5 O:128]<1 x 5 x 5 x {c}> mutable\n  %w = WeightVar i8[S:0.25 O:0]<{oc} x 3 x 3 x {}> const\n  %b = WeightVar i32[S:0.125 O:0]<{oc}> const\n  %out = WeightVar ui8[S:1.0 O:3]<1 x 5 x 5 x {oc}> mutable\n}}\n\ncode {{\n  0 %c = convolution @out %out, @in %in, @in %w, @in %b {{ Kernels: [3, 3], Pads: [1, 1, 1, 1], Group: {group} }}\n}}\n",
@@ -2272,6 +2342,8 @@ fn each_kernel_alone_builds_with_werror() {
         conv("const", 6, 6, 6),
         gemm,
         qgemm,
+        qdyn,
+        qprofile,
         qconv(1, 20, 3),
         qconv(6, 6, 6),
     ] {

@@ -38,8 +38,8 @@ use std::marker::PhantomData;
 
 use crate::function::MemberValue;
 use crate::opcode::{
-    MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, REDUCTIONS,
-    ROI_ALIGN_MODES,
+    MemberType, FUSED_ACTIVATIONS, INSTRUMENT_KINDS, LAYOUTS, LENGTHS_MODES, LUT_OPERATORS,
+    REDUCTIONS, ROI_ALIGN_MODES,
 };
 use crate::types::Type;
 
@@ -259,6 +259,10 @@ keys! {
     /// `Offsets` ends with the end of the last bag.
     HAS_END_OFFSET: Bool = "HasEndOffset";
     USE_FP16_ACCUMULATION: Bool = "UseFP16Accumulation";
+    /// The dynamic fullyconnected's input quantization: symmetric (the only form).
+    IS_SYMMETRIC: Bool = "IsSymmetric";
+    /// The dynamic fullyconnected's input parameters per row (the only form).
+    IS_PER_BATCH_ELEMENT: Bool = "IsPerBatchElement";
     DEFAULT_VALUE: Float = "DefaultValue";
     DENSE_LAST_DIM: Int = "DenseLastDim";
     MASK: Ints = "Mask";
@@ -270,6 +274,9 @@ keys! {
     INSTR_REF: Str = "InstrRef";
     ID: Int = "ID";
     INSTRUMENT_KIND: Enum = "InstrumentKind" in INSTRUMENT_KINDS;
+    /// `lookuptable`: the operator its table stands for (Glow's `LUTOperator`).
+    OPERATOR: Enum = "Operator" in LUT_OPERATORS;
+    OPERATOR_ARGS: Floats = "OperatorArgs";
     FUNCTION_NAME: Str = "FunctionName";
     FUNCTION_IMPL: Str = "FunctionImpl";
     FUNCTION_KIND: Str = "FunctionKind";

@@ -249,6 +249,12 @@ pub enum Family {
     /// ...); within the family the engines' `detection` modules pick the
     /// kernel by opcode.
     Detection,
+    /// `dynamicquantizedfullyconnected`, `dynamicrowwisequantizedfullyconnected`:
+    /// a float product through int8, each input row quantized at run time.
+    DynamicQuantized,
+    /// `quantizationprofile`: a tensor's values added to a running range and
+    /// histogram (`glow_ir::quant::profile_update`).
+    Profile,
 }
 
 impl OpcodeInfo {
@@ -393,6 +399,16 @@ pub const INSTRUMENT_KINDS: &[&str] = &["Before", "After"];
 /// bin's bilinear samples) and ONNX's max (of each sample's four weighted
 /// corners).
 pub const ROI_ALIGN_MODES: &[&str] = &["AVG", "MAX", "ONNX_MAX"];
+/// Glow's `LUTOperator`: what a `lookuptable`'s table was made for.
+pub const LUT_OPERATORS: &[&str] = &[
+    "NONE",
+    "RELU",
+    "CLIP",
+    "TANH",
+    "SIGMOID",
+    "LEAKY_RELU",
+    "EXP",
+];
 
 const BINARY_INPLACE: &[(usize, usize)] = &[(0, 1), (0, 2)];
 
@@ -476,6 +492,16 @@ opcodes! {
     RowwiseQuantizedFullyConnected = "rowwisequantizedfullyconnected",
         [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In),
          op("Scales", In), op("Offsets", In)], [], &[], shapes::rowwise_fully_connected, MatrixMultiply;
+    // Float in and out, the input quantized per row at run time (Glow's).
+    DynamicQuantizedFullyConnected = "dynamicquantizedfullyconnected",
+        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In)],
+        [opt(m::IS_SYMMETRIC, Default::Bool(true)), opt(m::IS_PER_BATCH_ELEMENT, Default::Bool(true))],
+        &[], shapes::dynamic_fully_connected, DynamicQuantized;
+    DynamicRowwiseQuantizedFullyConnected = "dynamicrowwisequantizedfullyconnected",
+        [op("Dest", Out), op("Src", In), op("Weights", In), op("Bias", In),
+         op("Scales", In), op("Offsets", In)],
+        [opt(m::IS_SYMMETRIC, Default::Bool(true)), opt(m::IS_PER_BATCH_ELEMENT, Default::Bool(true))],
+        &[], shapes::dynamic_fully_connected, DynamicQuantized;
     MatMul = "matmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::matmul, MatrixMultiply;
     BatchMatMul = "batchmatmul", [op("Dest", Out), op("LHS", In), op("RHS", In)], [], &[], shapes::batch_matmul, MatrixMultiply;
     BatchedAdd = "batchedadd", [op("Dest", Out), op("Batch", In), op("Slice", In)], [], &[(0, 1)], shapes::batched_add, BatchedAdd;
@@ -637,6 +663,10 @@ opcodes! {
     RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;
+    // Runtime profiling state, updated in place (Glow's): min, max and a histogram.
+    QuantizationProfile = "quantizationprofile",
+        [op("InputTensor", In), op("Histogram", InOut), op("ComputationInfo", InOut)],
+        [], &[], shapes::quantization_profile, Profile;
     // Training (docs/training.md): Glow's gradient instructions, with the
     // original operands first (read) and the gradients after.
     ConvolutionGrad = "convolutiongrad",
@@ -792,6 +822,11 @@ opcodes! {
     BoundsCheckIndices = "boundscheckindices",
         [op("RowsPerTable", In), op("Indices", In), op("Offsets", In), op("Warning", Out), op("Weights", In)],
         [opt(m::BOUNDS_CHECK_MODE, Default::Int(0))], &[], shapes::none, NoKernel;
+    // Glow's generic table lookup: Glow verifies nothing and its interpreter
+    // has no kernel (the table layout is a backend's own), so no kernel here.
+    LookupTable = "lookuptable",
+        [op("Dest", Out), op("Src", In), op("Table", In), op("TableIdx", In)],
+        [req(m::OPERATOR), opt(m::OPERATOR_ARGS, Default::FloatArray(&[]))], &[], shapes::none, NoKernel;
     // Instrumentation and escape hatches: no kernel on this backend.
     Instrument = "instrument", [op("OperandsInfo", Out)],
         [opt(m::INSTR_REF, Default::Str("")), opt(m::ID, Default::Int(0)), opt(m::INSTRUMENT_KIND, Default::Enum("Before"))],

@@ -140,6 +140,144 @@ pub fn dequantize(q: i64, scale: f32, offset: i32) -> f32 {
     scale * ((q - offset as i64) as f32)
 }
 
+/// Glow's symmetric widening of a range `[min, max]` that holds 0 (the
+/// `Symmetric` schema of `chooseQuantizationParams`): the end that reaches
+/// its bound of `qmin..qmax` sooner fixes the scale and the other end moves
+/// so that 0 maps to 0. The ratios in f64, the moved end rounded to f32.
+pub fn symmetric_range(min: f32, max: f32, qmin: i64, qmax: i64) -> (f32, f32) {
+    let rmin = min as f64 / qmin as f64;
+    let rmax = max as f64 / qmax as f64;
+    if rmin > rmax {
+        (min, (rmin * qmax as f64) as f32)
+    } else {
+        ((rmax * qmin as f64) as f32, max)
+    }
+}
+
+/// The `i8` scale Glow's dynamic quantization gives a row of float values
+/// (`chooseQuantizationParams` with the `Symmetric` schema; the offset is
+/// 0): the row's range without NaN, extended to hold 0, widened by
+/// [`symmetric_range`], its ends clamped to finite values, then
+/// `(max - min) / 255` in f64 rounded to f32 (0.1 when that is 0).
+/// The C kernel `glow_qdyn_scale` computes the same, step by step.
+pub fn dynamic_scale(row: &[f32]) -> f32 {
+    let (mut lo, mut hi) = (0f32, 0f32);
+    for &x in row {
+        // NaN compares false and is left out.
+        if x < lo {
+            lo = x;
+        }
+        if x > hi {
+            hi = x;
+        }
+    }
+    let (lo, hi) = symmetric_range(lo, hi, -128, 127);
+    let (lo, hi) = (lo.max(f32::MIN), hi.min(f32::MAX));
+    // 0.1 also when a subnormal row's scale rounds to 0 in f32 (Glow
+    // tests the f64 and would divide by 0).
+    let s = ((hi as f64 - lo as f64) / 255.0) as f32;
+    if s == 0.0 {
+        0.1
+    } else {
+        s
+    }
+}
+
+/// Adds one tensor's values to a running profile, Glow's
+/// `generateTensorHistogram` (lib/Quantization/Base/Profile.cpp): `hist`
+/// holds counts in equal bins over `[min, max]`; `min > max` means nothing
+/// was seen yet (Glow starts at `[f32::MAX, f32::MIN]`), and the first
+/// tensor sets the range. A tensor outside the range widens it and re-bins
+/// the counts into as many bins over the new range (each old bin's count
+/// split over the at most two new bins it overlaps, in proportion, rounded
+/// half away from zero); then each value adds 1 to bin `(x - min) / width`
+/// (the last bin closed). NaN and infinities are left out (Glow asserts
+/// there are none). Every step is f32 arithmetic in this order; the C
+/// kernel `glow_qprofile` is the same steps.
+pub fn profile_update(values: &[f32], hist: &mut [f32], min: &mut f32, max: &mut f32) {
+    // Plain comparisons throughout (not f32::min, whose choice between
+    // -0.0 and 0.0 is unspecified), as the C kernel's.
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for &x in values.iter().filter(|x| x.is_finite()) {
+        if x < lo {
+            lo = x;
+        }
+        if x > hi {
+            hi = x;
+        }
+    }
+    if lo > hi {
+        return;
+    }
+    let n = hist.len();
+    if *min > *max {
+        *min = lo;
+        *max = hi;
+    } else if lo < *min || hi > *max {
+        let new_min = if lo < *min { lo } else { *min };
+        let new_max = if hi > *max { hi } else { *max };
+        if n > 0 {
+            let out = rebin(hist, *min, *max, new_min, new_max);
+            hist.copy_from_slice(&out);
+        }
+        *min = new_min;
+        *max = new_max;
+    }
+    if n == 0 {
+        return;
+    }
+    let width = (*max - *min) / n as f32;
+    for &x in values.iter().filter(|x| x.is_finite()) {
+        hist[profile_bin(n, width, *min, x)] += 1.0;
+    }
+}
+
+/// The bin of `x` among `n` of `width` from `min`: 0 for a zero width or a
+/// quotient below 0 or NaN, at most `n - 1`.
+fn profile_bin(n: usize, width: f32, min: f32, x: f32) -> usize {
+    if width == 0.0 {
+        return 0;
+    }
+    let r = (x - min) / width;
+    // Below 0 and NaN: bin 0 (`as` saturates).
+    if r > 0.0 {
+        (r as usize).min(n - 1)
+    } else {
+        0
+    }
+}
+
+/// Glow's re-binning when the range grows (`generateTensorHistogram`).
+fn rebin(h: &[f32], min: f32, max: f32, new_min: f32, new_max: f32) -> Vec<f32> {
+    let n = h.len();
+    let dest_w = (new_max - new_min) / n as f32;
+    let src_w = (max - min) / n as f32;
+    let mut out = vec![0f32; n];
+    for (i, &count) in h.iter().enumerate() {
+        if count == 0.0 {
+            continue;
+        }
+        let src_begin = min + src_w * i as f32;
+        let dest_bin = profile_bin(n, dest_w, new_min, src_begin);
+        let dest_end = new_min + dest_w * (dest_bin + 1) as f32;
+        let part = if src_w == 0.0 {
+            count
+        } else {
+            let p = ((dest_end - src_begin) / src_w * count).round();
+            if p < count {
+                p
+            } else {
+                count
+            }
+        };
+        out[dest_bin] += part;
+        if part < count {
+            out[profile_bin(n, dest_w, new_min, src_begin + dest_w)] += count - part;
+        }
+    }
+    out
+}
+
 /// The quantized kinds the arithmetic kernels compute on (`i8`, `ui8`);
 /// `i32` is a bias kind, `i16` only converts.
 pub fn is_compute_kind(k: ElemKind) -> bool {

@@ -35,6 +35,7 @@ mod fold_batchnorm;
 mod fuse_activations;
 mod fuse_residual;
 mod inplace;
+mod instrument_profile;
 mod make_weights_const;
 mod optimize_extracts;
 mod optimize_inserts;
@@ -59,6 +60,7 @@ pub mod info {
     pub use crate::fuse_activations::INFO as FUSE_ACTIVATIONS;
     pub use crate::fuse_residual::INFO as FUSE_RESIDUAL;
     pub use crate::inplace::INFO as INPLACE;
+    pub use crate::instrument_profile::INFO as INSTRUMENT_PROFILE;
     pub use crate::make_weights_const::INFO as MAKE_WEIGHTS_CONST;
     pub use crate::optimize_extracts::INFO as OPTIMIZE_EXTRACTS;
     pub use crate::optimize_inserts::INFO as OPTIMIZE_INSERTS;

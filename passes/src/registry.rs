@@ -20,6 +20,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &crate::fuse_activations::INFO,
     &crate::fuse_residual::INFO,
     &crate::inplace::INFO,
+    &crate::instrument_profile::INFO,
     &crate::make_weights_const::INFO,
     &crate::optimize_extracts::INFO,
     &crate::optimize_inserts::INFO,

@@ -549,7 +549,8 @@ impl Gen<'_> {
             43 => self.activation_grad(),
             44 if self.rng.chance(40) => self.bce_with_logits(),
             44 => self.loss(),
-            45 => self.sgd(),
+            45 if self.rng.chance(75) => self.sgd(),
+            45 => self.quantization_profile(),
             47 => self.training(),
             49 if self.rng.chance(15) => self.detection(),
             49 if self.rng.chance(15) => self.roi_align(),
@@ -2196,6 +2197,24 @@ impl Gen<'_> {
         self.wrote(&[w, v]);
     }
 
+    /// `quantizationprofile`: a float tensor added to a state of its own,
+    /// most often the state Glow starts with, else seeded values.
+    fn quantization_profile(&mut self) {
+        let ty = self.float_ty(1, 4);
+        let x = self.input(&ty);
+        let bins = self.rng.range(1, 40) as u64;
+        let h = self.new_weight(&Type::float(&[bins]), true, false);
+        let ci = self.new_weight(&Type::float(&[2]), true, false);
+        if self.rng.chance(70) {
+            self.bufs[h].data = Some("splat(0.0)".to_string());
+            self.bufs[ci].data = Some("[3.4028235e38, -3.4028235e38]".to_string());
+        }
+        let name = self.fresh("i");
+        let ops = vec![("@in", x), ("@inout", h), ("@inout", ci)];
+        self.emit(&name, "quantizationprofile", &ops, "");
+        self.wrote(&[h, ci]);
+    }
+
     fn layernorm(&mut self) {
         let ty = self.float_ty(1, 4);
         let last = Type::float(&[*ty.dims.last().unwrap_or(&1)]);
@@ -2369,7 +2388,58 @@ impl Gen<'_> {
             2 => {
                 let (xk, wk, dk) = (self.q8(), self.q8(), self.q8());
                 let [a, z, b] = [0; 3].map(|_: u64| self.rng.range(1, 7) as u64);
-                match self.rng.below(4) {
+                match self.rng.below(6) {
+                    4 | 5 => {
+                        // Dynamic: float rows quantized at run time, `i8`
+                        // weights per tensor or (5) per column.
+                        let src = self.input(&Type::float(&[a, z]));
+                        let rowwise = self.rng.chance(50);
+                        let wk = if rowwise {
+                            unit_params(ElemKind::Int8Q {
+                                scale: 1.0,
+                                offset: 0,
+                            })
+                        } else {
+                            self.quant_kind(0)
+                        };
+                        let wt = Type::new(wk, &[z, b]);
+                        let weights = if self.rng.chance(70) {
+                            self.new_weight(&wt, false, false)
+                        } else {
+                            self.input(&wt)
+                        };
+                        let bias = self.input(&Type::float(&[b]));
+                        let mut ops = vec![src, weights, bias];
+                        if rowwise {
+                            let scales: Vec<String> = (0..b)
+                                .map(|_| {
+                                    let mut t = String::new();
+                                    format_f32(
+                                        *self.rng.pick(&[0.5f32, 0.25, 0.1, 0.03125]),
+                                        &mut t,
+                                    );
+                                    t
+                                })
+                                .collect();
+                            let offs: Vec<String> = (0..b)
+                                .map(|_| self.rng.range(-128, 127).to_string())
+                                .collect();
+                            ops.push(self.const_data(
+                                &Type::float(&[b]),
+                                format!("[{}]", scales.join(", ")),
+                            ));
+                            ops.push(self.const_data(
+                                &Type::new(ElemKind::Index32, &[b]),
+                                format!("[{}]", offs.join(", ")),
+                            ));
+                        }
+                        let op = if rowwise {
+                            "dynamicrowwisequantizedfullyconnected"
+                        } else {
+                            "dynamicquantizedfullyconnected"
+                        };
+                        self.simple(op, &Type::float(&[a, b]), &ops, &[], "");
+                    }
                     3 => {
                         // Row-wise: `b x z` weights, a scale and offset per row.
                         let src = self.input(&Type::new(xk, &[a, z]));

@@ -1404,3 +1404,222 @@ static void glow_qgemm(void *dst, const void *lhs, const void *rhs, const int16_
 }
 
 /*@end*/
+
+/*@qdyn*/
+/* Dynamically quantized fullyconnected (docs/quantization.md): each row of
+ * the float Src is quantized to int8 at its own symmetric scale
+ * (glow_ir::quant::dynamic_scale), multiplied by int8 weights [k][n] less a
+ * per-column offset, and the exact int32 sum becomes
+ * acc * (sx * wscale[j]) + bias[j] in float, in that order. The integer part
+ * is the quantized GEMM's: the weights as int16 panels (packed at emit time
+ * when constant, else one block at a time on the stack), a chunk of rows
+ * widened on the stack, the same tiles. */
+typedef struct {
+  size_t m, k, n, chunk;
+} glow_qdyn_t;
+
+typedef struct {
+  float *dst;
+  const float *src;
+  const int8_t *w;
+  const int16_t *pk;
+  const float *wscale, *bias;
+  const int32_t *woff;
+  const glow_qdyn_t *g;
+} glow_qdyn_args;
+
+/* The row's range (NaN left out) holding 0, widened symmetrically, clamped
+ * to finite values; (hi - lo) / 255 in double, rounded to float. */
+static float glow_qdyn_scale(const float *x, size_t k) {
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t i = 0; i < k; i++) {
+    if (x[i] < lo) lo = x[i];
+    if (x[i] > hi) hi = x[i];
+  }
+  const double rmin = (double)lo / -128.0, rmax = (double)hi / 127.0;
+  if (rmin > rmax)
+    hi = (float)(rmin * 127.0);
+  else
+    lo = (float)(rmax * -128.0);
+  if (lo < -3.40282347e+38f) lo = -3.40282347e+38f;
+  if (hi > 3.40282347e+38f) hi = 3.40282347e+38f;
+  const float s = (float)(((double)hi - (double)lo) / 255.0);
+  return s == 0.0f ? 0.1f : s;
+}
+
+/* round_half_even(x / s) clamped to int8 (NaN: -128), as `quantize`. */
+static inline int16_t glow_qdyn_q(float x, float s) {
+  const double r = nearbyint((double)(x / s));
+  return (int16_t)(r > 127.0 ? 127.0 : r >= -128.0 ? r : -128.0);
+}
+
+/* Columns j0 .. j0 + lanes - 1 of the weights as one int16 panel. */
+static void glow_qdyn_panel(int16_t *pk, const glow_qdyn_args *a, size_t j0, size_t lanes) {
+  const glow_qdyn_t *g = a->g;
+  const size_t pairs = (g->k + 1) / 2;
+  for (size_t p = 0; p < pairs; p++)
+    for (size_t t = 0; t < 2; t++) {
+      const size_t kk = 2 * p + t;
+      for (size_t l = 0; l < 16; l++) {
+        int32_t v = 0;
+        if (kk < g->k && l < lanes) v = (int32_t)a->w[kk * g->n + j0 + l] - a->woff[j0 + l];
+        pk[p * 32 + t + 2 * l] = (int16_t)v;
+      }
+    }
+}
+
+static void glow_qdyn_part(const void *args, size_t part, size_t parts) {
+  const glow_qdyn_args *a = args;
+  const glow_qdyn_t *g = a->g;
+  const size_t k2 = (g->k + 1) & ~(size_t)1, pairs = k2 / 2, blocks = (g->n + 15) / 16;
+  const size_t chunks = (g->m + g->chunk - 1) / g->chunk;
+  int16_t band[GLOW_QBAND];
+  int16_t *panel = band + g->chunk * k2;
+  float sx[24];
+  size_t u0, u1, cur = (size_t)-1;
+  glow_range(chunks * blocks, part, parts, &u0, &u1);
+  for (size_t u = u0; u < u1; u++) {
+    const size_t blk = u % blocks, ch = u / blocks;
+    const size_t i0 = ch * g->chunk, rows = glow_min(g->chunk, g->m - i0);
+    const size_t j0 = blk * 16, lanes = glow_min(16, g->n - j0);
+    if (ch != cur) {
+      for (size_t r = 0; r < rows; r++) {
+        const float *x = a->src + (i0 + r) * g->k;
+        int16_t *o = band + r * k2;
+        sx[r] = glow_qdyn_scale(x, g->k);
+        for (size_t c = 0; c < g->k; c++) o[c] = glow_qdyn_q(x[c], sx[r]);
+        if (k2 > g->k) o[g->k] = 0;
+      }
+      cur = ch;
+    }
+    const int16_t *w = a->pk ? a->pk + blk * pairs * 32 : panel;
+    if (!a->pk) glow_qdyn_panel(panel, a, j0, lanes);
+    for (size_t i = 0, np = 0; i < rows; i += np) {
+      const size_t left = rows - i;
+      const size_t tp = (left <= 4 || left == 7 || left == 8) ? 4 : 6;
+      np = glow_min(tp, left);
+      int32_t acc[GLOW_QP][16];
+#if defined(__AVX2__)
+      size_t d[GLOW_QP];
+      for (size_t t = 0; t < GLOW_QP; t++) d[t] = (i + (t < np ? t : 0)) * k2;
+      __m256i v[2 * GLOW_QP];
+      if (tp == 6)
+        glow_qtile6(band, d, w, 1, 1, 0, 0, pairs, v);
+      else
+        glow_qtile4(band, d, w, 1, 1, 0, 0, pairs, v);
+      for (size_t t = 0; t < np; t++) {
+        _mm256_storeu_si256((__m256i *)acc[t], v[2 * t]);
+        _mm256_storeu_si256((__m256i *)(acc[t] + 8), v[2 * t + 1]);
+      }
+#else
+      uint32_t sum[GLOW_QP][16];
+      memset(sum, 0, sizeof sum);
+      for (size_t c = 0; c < pairs; c++) {
+        const int16_t *wc = w + c * 32;
+        for (size_t t = 0; t < np; t++) {
+          const int16_t *xp = band + (i + t) * k2 + 2 * c;
+          const int32_t x0 = xp[0], x1 = xp[1];
+          for (size_t l = 0; l < 16; l++)
+            sum[t][l] += (uint32_t)(x0 * wc[2 * l] + x1 * wc[2 * l + 1]);
+        }
+      }
+      for (size_t t = 0; t < np; t++)
+        for (size_t l = 0; l < 16; l++) acc[t][l] = (int32_t)glow_wrap32((int64_t)sum[t][l]);
+#endif
+      for (size_t t = 0; t < np; t++) {
+        float *o = a->dst + (i0 + i + t) * g->n + j0;
+        for (size_t l = 0; l < lanes; l++)
+          o[l] = (float)acc[t][l] * (sx[i + t] * a->wscale[j0 + l]) + a->bias[j0 + l];
+      }
+    }
+  }
+}
+
+/* Rows too long for the stack band: the reference loops (each row's
+ * quantized values recomputed per column). */
+static void glow_qdyn_ref(const glow_qdyn_args *a) {
+  const glow_qdyn_t *g = a->g;
+  for (size_t i = 0; i < g->m; i++) {
+    const float *x = a->src + i * g->k;
+    const float s = glow_qdyn_scale(x, g->k);
+    for (size_t j = 0; j < g->n; j++) {
+      int64_t sum = 0;
+      for (size_t c = 0; c < g->k; c++)
+        sum += (int64_t)glow_qdyn_q(x[c], s) * ((int64_t)a->w[c * g->n + j] - a->woff[j]);
+      a->dst[i * g->n + j] = (float)(int32_t)glow_wrap32(sum) * (s * a->wscale[j]) + a->bias[j];
+    }
+  }
+}
+
+/* `pk` is the packed weights or null; `g->chunk` 0 takes the reference loops. */
+static void glow_qdyn(float *dst, const float *src, const int8_t *w, const int16_t *pk,
+                      const float *wscale, const int32_t *woff, const float *bias,
+                      const glow_qdyn_t *g) {
+  const glow_qdyn_args a = {dst, src, w, pk, wscale, bias, woff, g};
+  if (g->chunk)
+    glow_parallel(glow_qdyn_part, &a);
+  else
+    glow_qdyn_ref(&a);
+}
+
+/*@end*/
+
+/*@qprofile*/
+/* quantizationprofile: the steps of glow_ir::quant::profile_update (Glow's
+ * generateTensorHistogram) in the same f32 order. The two products that an
+ * addition follows go through a volatile so no mode contracts them. */
+static float glow_qprofile_mul(float a, float b) {
+  volatile float p = a * b;
+  return p;
+}
+
+static size_t glow_qprofile_bin(size_t n, float width, float min, float x) {
+  if (width == 0.0f) return 0;
+  const float r = (x - min) / width;
+  if (!(r > 0.0f)) return 0;
+  return r >= (float)(n - 1) ? n - 1 : (size_t)r;
+}
+
+static void glow_qprofile(const float *x, size_t len, float *hist, size_t n, float *ci) {
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < len; i++) {
+    if (!isfinite(x[i])) continue;
+    if (x[i] < lo) lo = x[i];
+    if (x[i] > hi) hi = x[i];
+  }
+  if (lo > hi) return;
+  float mn = ci[0], mx = ci[1];
+  if (mn > mx) {
+    mn = lo;
+    mx = hi;
+  } else if (lo < mn || hi > mx) {
+    const float nmin = lo < mn ? lo : mn, nmax = hi > mx ? hi : mx;
+    const float dw = (nmax - nmin) / (float)n, sw = (mx - mn) / (float)n;
+    float out[n];
+    for (size_t i = 0; i < n; i++) out[i] = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+      const float c = hist[i];
+      if (c == 0.0f) continue;
+      const float sb = mn + glow_qprofile_mul(sw, (float)i);
+      const size_t db = glow_qprofile_bin(n, dw, nmin, sb);
+      const float de = nmin + glow_qprofile_mul(dw, (float)(db + 1));
+      float part = c;
+      if (sw != 0.0f) {
+        const float p = roundf((de - sb) / sw * c);
+        part = p < c ? p : c;
+      }
+      out[db] += part;
+      if (part < c) out[glow_qprofile_bin(n, dw, nmin, sb + dw)] += c - part;
+    }
+    memcpy(hist, out, n * sizeof(float));
+    mn = nmin;
+    mx = nmax;
+  }
+  const float width = (mx - mn) / (float)n;
+  for (size_t i = 0; i < len; i++)
+    if (isfinite(x[i])) hist[glow_qprofile_bin(n, width, mn, x[i])] += 1.0f;
+  ci[0] = mn;
+  ci[1] = mx;
+}
+
+/*@end*/

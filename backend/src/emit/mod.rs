@@ -351,6 +351,8 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         PairwiseDot => pairwise::pairwise_dot(c),
         PairwiseDotGrad => pairwise::pairwise_dot_grad(c),
         ThresholdGrad => pairwise::threshold_grad(c),
+        DynamicQuantized => quant::dynamic_fully_connected(c),
+        Profile => quant::quantization_profile(c),
     }
 }
 

@@ -369,7 +369,7 @@ fn gemm_call(
             k: inner,
             n: cols,
             signed: rs,
-            woff: p.w_off,
+            woff: vec![p.w_off],
         }
     };
     let pk = match c.const_weight(r) {
@@ -403,6 +403,82 @@ fn gemm_call(
         "glow_qgemm(Dest, {l}, {r}, {pk}, bterm, qm, qs, &shape);"
     ));
     Ok(true)
+}
+
+/// `dynamicquantizedfullyconnected`, `dynamicrowwisequantizedfullyconnected`:
+/// `glow_qdyn` of the shared kernels (the interpreter's loop computes the
+/// same, in the same order); constant weights are packed at emit time.
+pub fn dynamic_fully_connected(c: &mut KCtx) -> R {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let (rows, inner, cols) = (s.dims[0], s.dims[1], d.dims[1]);
+    let rowwise = c.inst.opcode == Opcode::DynamicRowwiseQuantizedFullyConnected;
+    let woff = q::dynamic_offsets(c.f, c.id, cols as usize, || const_i32s(c, "Offsets"))?;
+    c.rt.use_kernel(Kernel::QDyn);
+    c.decl("Dest", "float")?;
+    c.decl("Src", "float")?;
+    c.decl("Weights", "int8_t")?;
+    c.decl("Bias", "float")?;
+    let n = cols.max(1);
+    c.w.line(&format!(
+        "static const int32_t woff[{n}] = {{{}}};",
+        list(woff.iter())
+    ));
+    let wscale = if rowwise {
+        c.decl("Scales", "float")?;
+        "Scales".to_string()
+    } else {
+        let sw = c.ty("Weights")?.elem.quant().map_or(1.0, |(s, _)| s);
+        c.w.line(&format!(
+            "static const float wsc[{n}] = {{{}}};",
+            list((0..n).map(|_| crate::ops::c_float(sw)))
+        ));
+        "wsc".to_string()
+    };
+    let k2 = inner.div_ceil(2) * 2;
+    let chunk = [24u64, 6]
+        .into_iter()
+        .map(|ch| ch.min(rows).max(1))
+        .find(|ch| (ch + 16) * k2 <= MAX_BAND)
+        .unwrap_or(0);
+    let mut pk = "0".to_string();
+    if chunk > 0 {
+        c.rt.need_qband((chunk + 16) * k2);
+        if let Some(w) = c.const_weight("Weights") {
+            let packing = PackKind::QGemmPanels {
+                nb: 1,
+                k: inner,
+                n: cols,
+                signed: true,
+                woff: woff.clone(),
+            };
+            let at = c.rt.packed(w, packing);
+            pk = format!("(const int16_t *)(constantWeight + {at}u)");
+        }
+    }
+    c.w.line(&format!(
+        "static const glow_qdyn_t shape = {{{rows}u, {inner}u, {cols}u, {chunk}u}};"
+    ));
+    c.w.line(&format!(
+        "glow_qdyn(Dest, Src, Weights, {pk}, {wscale}, woff, Bias, &shape);"
+    ));
+    Ok(())
+}
+
+/// `quantizationprofile`: `glow_qprofile` of the shared kernels, the steps
+/// of `glow_ir::quant::profile_update`.
+pub fn quantization_profile(c: &mut KCtx) -> R {
+    q::check_profile(c.f, c.id)?;
+    let (x, h) = (c.ty("InputTensor")?, c.ty("Histogram")?);
+    c.rt.use_kernel(Kernel::QProfile);
+    c.decl("InputTensor", "float")?;
+    c.decl("Histogram", "float")?;
+    c.decl("ComputationInfo", "float")?;
+    c.w.line(&format!(
+        "glow_qprofile(InputTensor, {}u, Histogram, {}u, ComputationInfo);",
+        x.size(),
+        h.size()
+    ));
+    Ok(())
 }
 
 /// A rescale `clamp(off + rq(q - in_off))` as C over `v`.

@@ -80,6 +80,10 @@ pub enum Kernel {
     QGemm,
     /// The detection kernels (`detection.c`).
     Detection,
+    /// The dynamically quantized fullyconnected.
+    QDyn,
+    /// `quantizationprofile`'s histogram update.
+    QProfile,
 }
 
 impl Kernel {
@@ -103,6 +107,8 @@ impl Kernel {
             Kernel::QDepthwise => "qdw",
             Kernel::QGemm => "qgemm",
             Kernel::Detection => "detection",
+            Kernel::QDyn => "qdyn",
+            Kernel::QProfile => "qprofile",
         }
     }
 
@@ -119,13 +125,14 @@ impl Kernel {
             | Kernel::Fill
             | Kernel::Quant
             | Kernel::Detection => &[Kernel::Common],
+            Kernel::QProfile => &[Kernel::Common],
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
             Kernel::QBase => &[Kernel::Common, Kernel::Quant],
             Kernel::QDepthwise => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
             Kernel::QTile => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
-            Kernel::QConv | Kernel::QGemm => {
+            Kernel::QConv | Kernel::QGemm | Kernel::QDyn => {
                 &[Kernel::Common, Kernel::Quant, Kernel::QBase, Kernel::QTile]
             }
         }
@@ -263,14 +270,15 @@ pub enum PackKind {
         woff: Vec<i64>,
     },
     /// The quantized right-hand sides `[nb][k][n]` (int8, or uint8 when not
-    /// `signed`) of a GEMM to int16 `r - woff` in `[nb][block of 16 columns]
-    /// [pair of k][16][2]`, zero past `k` and `n`.
+    /// `signed`) of a GEMM to int16 `r - woff[j]` in `[nb][block of 16 columns]
+    /// [pair of k][16][2]`, zero past `k` and `n`; `woff` holds one offset per
+    /// column, or one for all.
     QGemmPanels {
         nb: u64,
         k: u64,
         n: u64,
         signed: bool,
-        woff: i64,
+        woff: Vec<i64>,
     },
     /// A quantized depthwise NHWC filter `[c][kh][kw][1]` to int16
     /// `w - woff[c]` in `[kh][kw][c rounded up to 16]`.
@@ -360,7 +368,7 @@ impl PackKind {
             k,
             n,
             signed,
-            woff,
+            ref woff,
         } = *self
         {
             let mut out = Vec::with_capacity(self.len() as usize * 2);
@@ -371,7 +379,8 @@ impl PackKind {
                             for t in 0..2 {
                                 let (j, kk) = (blk * 16 + l, 2 * p + t);
                                 let v = if j < n && kk < k {
-                                    stored(signed, (b * k + kk) * n + j) - woff
+                                    stored(signed, (b * k + kk) * n + j)
+                                        - woff[j as usize % woff.len()]
                                 } else {
                                     0
                                 };

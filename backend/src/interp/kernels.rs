@@ -89,6 +89,8 @@ pub fn exec(x: &mut Exec) -> R {
         PairwiseDot => super::pairwise::pairwise_dot(x),
         PairwiseDotGrad => super::pairwise::pairwise_dot_grad(x),
         ThresholdGrad => super::pairwise::threshold_grad(x),
+        DynamicQuantized => super::quant::dynamic_fully_connected(x),
+        Profile => super::quant::quantization_profile(x),
     }
 }
 

@@ -122,6 +122,54 @@ pub fn matrix_multiply(x: &mut Exec) -> R {
     x.put_ints("Dest", &out)
 }
 
+/// `dynamicquantizedfullyconnected`, `dynamicrowwisequantizedfullyconnected`:
+/// each row of `Src` quantized to `i8` at its own symmetric scale
+/// (`glow_ir::quant::dynamic_scale`), the exact integer product with the
+/// weights, then `acc * (Sx * Sw[j]) + Bias[j]` in f32, in that order (the
+/// C kernel's).
+pub fn dynamic_fully_connected(x: &mut Exec) -> R {
+    let (s, d) = (x.ty("Src")?, x.ty("Dest")?);
+    let (n, k) = (s.dims[0] as usize, s.dims[1] as usize);
+    let m = d.dims[1] as usize;
+    let woff = q::dynamic_offsets(x.f, x.id, m, || x.ints("Offsets"))?;
+    let scales = if x.opcode() == Opcode::DynamicRowwiseQuantizedFullyConnected {
+        x.f32s("Scales")?
+    } else {
+        vec![x.ty("Weights")?.elem.quant().map_or(1.0, |(s, _)| s); m]
+    };
+    let (src, w, bias) = (x.f32s("Src")?, x.ints("Weights")?, x.f32s("Bias")?);
+    let mut out = x.scratch(n * m, 0f32)?;
+    let mut row = x.scratch(k, 0i64)?;
+    for i in 0..n {
+        let xs = &src[i * k..(i + 1) * k];
+        let sx = glow_ir::quant::dynamic_scale(xs);
+        for (r, &v) in row.iter_mut().zip(xs) {
+            *r = glow_ir::quant::quantize(v, sx, 0, (-128, 127));
+        }
+        for j in 0..m {
+            let mut sum = 0i64;
+            for (kk, &r) in row.iter().enumerate() {
+                sum += r * (w[kk * m + j] - woff[j]);
+            }
+            out[i * m + j] = wrap32(sum) as f32 * (sx * scales[j]) + bias[j];
+        }
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// `quantizationprofile`: `glow_ir::quant::profile_update` on the state in
+/// `Histogram` and `ComputationInfo`.
+pub fn quantization_profile(x: &mut Exec) -> R {
+    q::check_profile(x.f, x.id)?;
+    let values = x.f32s("InputTensor")?;
+    let mut hist = x.f32s("Histogram")?;
+    let info = x.f32s("ComputationInfo")?;
+    let (mut min, mut max) = (info[0], info[1]);
+    glow_ir::quant::profile_update(&values, &mut hist, &mut min, &mut max);
+    x.put_f32s("Histogram", &hist)?;
+    x.put_f32s("ComputationInfo", &[min, max])
+}
+
 /// Element-wise binary operators and `batchedadd` (the slice repeats).
 pub fn binary(x: &mut Exec) -> R {
     let op = q::Binary::of(x.f, x.id)?;

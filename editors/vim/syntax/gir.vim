@@ -28,6 +28,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ pad resizenearest resizebilinear spacetodepth flip cumsum nonzero bucketize batchonehot scatterdata
       \ adaptiveavgpool indexadd gaussianfill
       \ nonmaxsuppression roialign bboxtransform mfcc
+      \ dynamicquantizedfullyconnected dynamicrowwisequantizedfullyconnected quantizationprofile lookuptable
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

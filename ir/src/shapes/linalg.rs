@@ -89,6 +89,81 @@ pub fn rowwise_fully_connected(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `dynamicquantizedfullyconnected` and `dynamicrowwisequantizedfullyconnected`
+/// (Glow's): `float` `Src N x K` times `i8` `Weights K x M` plus `float`
+/// `Bias M` gives `float` `Dest N x M`, each row of `Src` quantized at run
+/// time (docs/quantization.md). The row-wise form's `Scales` (`float<M>`) and
+/// `Offsets` (`index32<M>`) give column `j`'s weight parameters (the
+/// `Weights` type's own are ignored). Only the symmetric per-row
+/// quantization exists, in Glow too: `IsSymmetric` and `IsPerBatchElement`
+/// are true.
+pub fn dynamic_fully_connected(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, weights, bias) = (0, 1, 2, 3);
+    let rowwise = ctx.types.len() == 6;
+    let mut errs = Vec::new();
+    for (key, what) in [
+        (m::IS_SYMMETRIC, "symmetric"),
+        (m::IS_PER_BATCH_ELEMENT, "per-row (per batch element)"),
+    ] {
+        if ctx.get(key) == Some(false) {
+            errs.push(ShapeError::at_member(
+                key.name(),
+                format!("only {what} dynamic quantization is supported (as in Glow)"),
+            ));
+        }
+    }
+    let mut want = vec![
+        (dest, ElemKind::Float),
+        (src, ElemKind::Float),
+        (bias, ElemKind::Float),
+    ];
+    if rowwise {
+        want.extend([(4, ElemKind::Float), (5, ElemKind::Index32)]);
+    }
+    for (k, kind) in want {
+        let e = ctx.ty(k).elem;
+        if e != kind {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has element type {e} but must be `{kind}`",
+                    ctx.name(k)
+                ),
+            ));
+        }
+    }
+    let w = ctx.ty(weights).elem;
+    if !matches!(w, ElemKind::Int8Q { .. }) {
+        errs.push(ShapeError::at_operand(
+            weights,
+            format!("`Weights` has element type {w} but must be `i8`"),
+        ));
+    } else if !rowwise {
+        quant::params(ctx, weights, &mut errs);
+    }
+    let mut ok = check_rank(ctx, src, 2, &mut errs)
+        & check_rank(ctx, weights, 2, &mut errs)
+        & check_rank(ctx, bias, 1, &mut errs)
+        & check_rank(ctx, dest, 2, &mut errs);
+    if rowwise {
+        ok &= check_rank(ctx, 4, 1, &mut errs) & check_rank(ctx, 5, 1, &mut errs);
+    }
+    if !ok {
+        return errs;
+    }
+    let (n, k) = (ctx.ty(src).dims[0], ctx.ty(src).dims[1]);
+    let m = ctx.ty(weights).dims[1];
+    check_dims(ctx, weights, &[k, m], "expects", &mut errs);
+    check_dims(ctx, bias, &[m], "expects", &mut errs);
+    if rowwise {
+        for o in [4, 5] {
+            check_dims(ctx, o, &[m], "expects", &mut errs);
+        }
+    }
+    check_dims(ctx, dest, &[n, m], "produces", &mut errs);
+    errs
+}
+
 /// `matmul`: `A x Z` times `Z x B` gives `A x B`.
 pub fn matmul(ctx: &ShapeCtx) -> Vec<ShapeError> {
     let (dest, lhs, rhs) = (0, 1, 2);

@@ -50,6 +50,7 @@ pub use grad::{
     max_pool_with_argmax_grad, pairwise_dot, pairwise_dot_grad, sgd, softmax_grad, threshold_grad,
 };
 pub use index::{arg_min_max, gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd};
+pub use linalg::dynamic_fully_connected;
 pub use linalg::{
     batch_matmul, batch_normalization, batched_add, batched_reduce_add, fully_connected,
     layer_normalization, lrn, matmul, rowwise_fully_connected, softmax,
@@ -495,6 +496,37 @@ pub fn int_lookup_table(ctx: &ShapeCtx) -> Vec<ShapeError> {
                 "`Mapping` has type {m} but must be {}",
                 Type::new(d.elem, &[256])
             ),
+        ));
+    }
+    errs
+}
+
+/// `quantizationprofile` (Glow's `QuantizationProfile`): a `float`
+/// `InputTensor` of any shape, a `float` `Histogram` of one dimension (its
+/// bins) and `ComputationInfo` `float<2>` (the running min and max), the
+/// last two updated in place.
+pub fn quantization_profile(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (input, hist, info) = (0, 1, 2);
+    let mut errs = Vec::new();
+    let e = ctx.ty(input).elem;
+    if e != ElemKind::Float {
+        errs.push(ShapeError::at_operand(
+            input,
+            format!("`InputTensor` has element type {e} but must be `float`"),
+        ));
+    }
+    let h = ctx.ty(hist);
+    if h.elem != ElemKind::Float || h.rank() != 1 {
+        errs.push(ShapeError::at_operand(
+            hist,
+            format!("`Histogram` has type {h} but must be `float<N>` (its N bins)"),
+        ));
+    }
+    let c = ctx.ty(info);
+    if c.elem != ElemKind::Float || c.dims != [2] {
+        errs.push(ShapeError::at_operand(
+            info,
+            format!("`ComputationInfo` has type {c} but must be `float<2>` (min, max)"),
         ));
     }
     errs

@@ -526,6 +526,106 @@ fn rowwise_fully_connected_shapes() {
 }
 
 #[test]
+fn dynamic_fully_connected_shapes() {
+    let dq = |src: &str, w: &str, b: &str, d: &str| {
+        [
+            format!("%src = WeightVar {src} mutable"),
+            format!("%w = WeightVar {w} const"),
+            format!("%b = WeightVar {b} const"),
+            "%s = WeightVar float<4> const".to_string(),
+            "%o = WeightVar index32<4> const".to_string(),
+            format!("%d = WeightVar {d} mutable"),
+        ]
+    };
+    let plain = "%f = dynamicquantizedfullyconnected @out %d, @in %src, @in %w, @in %b";
+    let rowwise =
+        "%f = dynamicrowwisequantizedfullyconnected @out %d, @in %src, @in %w, @in %b, @in %s, @in %o";
+    let ok = dq(
+        "float<2 x 3>",
+        "i8[S:0.5 O:2]<3 x 4>",
+        "float<4>",
+        "float<2 x 4>",
+    );
+    accepts(&refs(&ok), plain);
+    accepts(&refs(&ok), rowwise);
+    let cases = [
+        (
+            dq("float<2 x 3>", "i8[S:0.5 O:2]<4 x 3>", "float<4>", "float<2 x 4>"),
+            "`Weights` has type i8[S:0.5 O:2]<4 x 3> but `dynamicquantizedfullyconnected` expects i8[S:0.5 O:2]<3 x 3>",
+        ),
+        (
+            dq("float<2 x 3>", "i8[S:0.5 O:2]<3 x 4>", "float<4>", "float<3 x 4>"),
+            "produces float<2 x 4>",
+        ),
+        (
+            dq("float16<2 x 3>", "i8[S:0.5 O:2]<3 x 4>", "float<4>", "float<2 x 4>"),
+            "`Src` has element type float16 but must be `float`",
+        ),
+        (
+            dq("float<2 x 3>", "float<3 x 4>", "float<4>", "float<2 x 4>"),
+            "`Weights` has element type float but must be `i8`",
+        ),
+        (
+            dq("float<2 x 3>", "i8[S:0.5 O:2]<3 x 4>", "float<5>", "float<2 x 4>"),
+            "`Bias` has type float<5>",
+        ),
+        (
+            dq("float<2 x 3 x 1>", "i8[S:0.5 O:2]<3 x 4>", "float<4>", "float<2 x 4>"),
+            "`Src` must be 2-D",
+        ),
+    ];
+    for (ws, text) in cases {
+        rejects(&refs(&ws), plain, text);
+    }
+    let bad_members = format!("{plain} {{ IsSymmetric: false }}");
+    rejects(
+        &refs(&ok),
+        &bad_members,
+        "only symmetric dynamic quantization",
+    );
+    let short = dq(
+        "float<2 x 3>",
+        "i8[S:0.5 O:2]<3 x 5>",
+        "float<5>",
+        "float<2 x 5>",
+    );
+    rejects(&refs(&short), rowwise, "`Scales` has type float<4>");
+}
+
+#[test]
+fn quantization_profile_shapes() {
+    let w = |x: &str, h: &str, c: &str| {
+        [
+            format!("%x = WeightVar {x} mutable"),
+            format!("%h = WeightVar {h} mutable"),
+            format!("%c = WeightVar {c} mutable"),
+        ]
+    };
+    let inst = "%p = quantizationprofile @in %x, @inout %h, @inout %c";
+    accepts(&refs(&w("float<2 x 3 x 4>", "float<16>", "float<2>")), inst);
+    for (ws, text) in [
+        (
+            w("float16<4>", "float<16>", "float<2>"),
+            "`InputTensor` has element type float16",
+        ),
+        (
+            w("float<4>", "float<2 x 8>", "float<2>"),
+            "`Histogram` has type float<2 x 8>",
+        ),
+        (
+            w("float<4>", "index32<16>", "float<2>"),
+            "`Histogram` has type index32<16>",
+        ),
+        (
+            w("float<4>", "float<16>", "float<1 x 2>"),
+            "`ComputationInfo` has type float<1 x 2>",
+        ),
+    ] {
+        rejects(&refs(&ws), inst, text);
+    }
+}
+
+#[test]
 fn elementwise_kinds_and_shapes() {
     let w = &[
         "%f = WeightVar float<2 x 3> mutable",

@@ -113,13 +113,7 @@ pub fn choose(
         }
     }
     if matches!(schema, Schema::Symmetric | Schema::SymmetricWithPower2Scale) {
-        let rmin = min as f64 / qmin as f64;
-        let rmax = max as f64 / qmax as f64;
-        if rmin > rmax {
-            max = (rmin * qmax as f64) as f32;
-        } else {
-            min = (rmax * qmin as f64) as f32;
-        }
+        (min, max) = glow_ir::quant::symmetric_range(min, max, qmin, qmax);
     }
     min = min.max(f32::MIN);
     max = max.min(f32::MAX);

@@ -35,7 +35,8 @@
 //! profile of any other text.
 
 use glow_ir::printer::{print_function, PrintOptions};
-use glow_ir::Function;
+use glow_ir::{Function, Mutability, Value};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// The default histogram size.
@@ -61,71 +62,30 @@ impl BufferProfile {
         }
     }
 
-    /// Adds the values of one tensor (Glow's scheme, module comment). NaN
-    /// and infinite values are left out of the range and the histogram.
+    /// Adds the values of one tensor (Glow's scheme, module comment;
+    /// `glow_ir::quant::profile_update`, what the `quantizationprofile`
+    /// instruction computes too). NaN and infinite values are left out of
+    /// the range and the histogram.
     pub fn add(&mut self, values: &[f32]) {
-        let mut lo = f32::INFINITY;
-        let mut hi = f32::NEG_INFINITY;
-        for &x in values.iter().filter(|x| x.is_finite()) {
-            lo = lo.min(x);
-            hi = hi.max(x);
-        }
-        if lo > hi {
-            return;
-        }
-        let n = self.histogram.len();
-        if self.min > self.max {
-            self.min = lo;
-            self.max = hi;
-        } else if lo < self.min || hi > self.max {
-            let new_min = lo.min(self.min);
-            let new_max = hi.max(self.max);
-            self.histogram = rebin(&self.histogram, self.min, self.max, new_min, new_max);
-            self.min = new_min;
-            self.max = new_max;
-        }
-        if n == 0 {
-            return;
-        }
-        let width = (self.max - self.min) / n as f32;
-        for &x in values.iter().filter(|x| x.is_finite()) {
-            self.histogram[bin(n, width, self.min, x)] += 1.0;
-        }
+        glow_ir::quant::profile_update(values, &mut self.histogram, &mut self.min, &mut self.max);
     }
 }
 
-fn bin(n: usize, width: f32, min: f32, x: f32) -> usize {
-    if width == 0.0 {
-        0
-    } else {
-        (((x - min) / width).max(0.0) as usize).min(n - 1)
-    }
-}
-
-/// Glow's re-binning when the range grows (`generateTensorHistogram`).
-fn rebin(h: &[f32], min: f32, max: f32, new_min: f32, new_max: f32) -> Vec<f32> {
-    let n = h.len();
-    let dest_w = (new_max - new_min) / n as f32;
-    let src_w = (max - min) / n as f32;
-    let mut out = vec![0f32; n];
-    for (i, &count) in h.iter().enumerate() {
-        if count == 0.0 {
-            continue;
-        }
-        let src_begin = min + src_w * i as f32;
-        let dest_bin = bin(n, dest_w, new_min, src_begin);
-        let dest_end = new_min + dest_w * (dest_bin + 1) as f32;
-        let part = if src_w == 0.0 {
-            count
-        } else {
-            ((dest_end - src_begin) / src_w * count).round().min(count)
-        };
-        out[dest_bin] += part;
-        if part < count {
-            out[bin(n, dest_w, new_min, src_begin + dest_w)] += count - part;
+/// The mutable weights `f` reads before writing them, in declaration order:
+/// the inputs a profile records as given.
+pub fn inputs(f: &Function) -> Vec<String> {
+    let mut first: HashMap<Value, bool> = HashMap::new();
+    for i in f.inst_ids() {
+        for o in &f.inst(i).operands {
+            let org = f.origin(o.value).0;
+            first.entry(org).or_insert(o.kind.reads());
         }
     }
-    out
+    f.weight_ids()
+        .filter(|&w| f.weight(w).mutability == Mutability::Mutable)
+        .filter(|&w| first.get(&Value::Weight(w)).copied().unwrap_or(false))
+        .map(|w| f.weight(w).name.clone())
+        .collect()
 }
 
 /// A whole profile.

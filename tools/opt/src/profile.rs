@@ -17,7 +17,7 @@
 
 use glow_backend::npy;
 use glow_backend::run::{self, RunError};
-use glow_ir::{ElemKind, Function, Mutability, Value};
+use glow_ir::{ElemKind, Function, Opcode};
 use glow_passes::profile::{function_hash, BufferProfile, Profile};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -25,21 +25,7 @@ use std::path::Path;
 /// One calibration sample: contents by weight name.
 pub type Sample = BTreeMap<String, Vec<u8>>;
 
-/// The mutable weights `f` reads before writing them, in declaration order.
-pub fn inputs(f: &Function) -> Vec<String> {
-    let mut first: HashMap<Value, bool> = HashMap::new();
-    for i in f.inst_ids() {
-        for o in &f.inst(i).operands {
-            let org = f.origin(o.value).0;
-            first.entry(org).or_insert(o.kind.reads());
-        }
-    }
-    f.weight_ids()
-        .filter(|&w| f.weight(w).mutability == Mutability::Mutable)
-        .filter(|&w| first.get(&Value::Weight(w)).copied().unwrap_or(false))
-        .map(|w| f.weight(w).name.clone())
-        .collect()
-}
+pub use glow_passes::profile::inputs;
 
 fn read_npy(path: &Path) -> Result<npy::Npy, String> {
     let bytes =
@@ -276,6 +262,92 @@ pub fn collect(
             buffers[k].add(&floats(&w.data));
         }
     }
+    Ok(Profile {
+        function: f.name.clone(),
+        hash: function_hash(f),
+        samples: samples.len() as u64,
+        bins,
+        buffers,
+    })
+}
+
+/// The same profile Glow's way: the `instrument-profile` pass adds a
+/// `quantizationprofile` after every float buffer write, the instrumented
+/// function runs once per sample on the interpreter with each buffer's
+/// `Histogram` and `ComputationInfo` carried from one run to the next, and
+/// the profile is read from them at the end. Every update is
+/// `glow_ir::quant::profile_update` on the tensors [`collect`] records, in
+/// the same order, so the two profiles are equal
+/// (`test/passes/instrument-profile/same-profile.gir`).
+pub fn collect_instrumented(
+    f: &Function,
+    base: &BTreeMap<String, Vec<u8>>,
+    samples: &[Sample],
+    bins: usize,
+) -> Result<Profile, RunError> {
+    use glow_passes::pass::{PassContext, PassOptions, Stats};
+    let info = &glow_passes::info::INSTRUMENT_PROFILE;
+    let mut g = f.clone();
+    let mut opts = PassOptions::default();
+    opts.values.insert("bins".to_string(), bins.to_string());
+    let mut pass = (info.create)(&opts).map_err(RunError::Message)?;
+    let mut stats = Stats::default();
+    pass.run(&mut g, &mut PassContext::for_pass(info, &mut stats, None))
+        .map_err(|d| {
+            RunError::Message(
+                d.iter()
+                    .map(|d| d.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+    // Each profiled buffer and its state weights, in the order of the first
+    // profile of each (the order `collect` meets the buffers in).
+    let mut order: Vec<(String, String, String)> = Vec::new();
+    for i in g.inst_ids() {
+        let inst = g.inst(i);
+        if inst.opcode != Opcode::QuantizationProfile {
+            continue;
+        }
+        let name = |k: usize| g.value_name(inst.operands[k].value).to_string();
+        let buffer = g.value_name(g.origin(inst.operands[0].value).0).to_string();
+        if !order.iter().any(|(b, _, _)| *b == buffer) {
+            order.push((buffer, name(1), name(2)));
+        }
+    }
+    let mut state: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for (_, h, c) in &order {
+        state.insert(h.clone(), vec![0; bins * 4]);
+        let start: Vec<u8> = [f32::INFINITY, f32::NEG_INFINITY]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        state.insert(c.clone(), start);
+    }
+    let opts = run::RunOptions::interpreter(0);
+    for s in samples {
+        let mut weights = base.clone();
+        weights.extend(s.iter().map(|(k, v)| (k.clone(), v.clone())));
+        weights.extend(state.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let out = run::run(&g, &weights, &opts)?;
+        for t in out.mutable {
+            if let Some(v) = state.get_mut(&t.name) {
+                *v = t.data;
+            }
+        }
+    }
+    let buffers = order
+        .iter()
+        .map(|(b, h, c)| {
+            let info = floats(&state[c]);
+            BufferProfile {
+                name: b.clone(),
+                min: info[0],
+                max: info[1],
+                histogram: floats(&state[h]),
+            }
+        })
+        .collect();
     Ok(Profile {
         function: f.name.clone(),
         hash: function_hash(f),

@@ -94,6 +94,11 @@ struct Cli {
     /// Histogram bins per buffer in --dump-profile.
     #[arg(long, value_name = "N", default_value_t = glow_passes::profile::DEFAULT_BINS, requires = "dump_profile")]
     profile_bins: usize,
+    /// --dump-profile Glow's way: run the function instrumented by the
+    /// `instrument-profile` pass (a quantizationprofile after every float
+    /// buffer write) and read the profile from its state (the same profile).
+    #[arg(long, requires = "dump_profile")]
+    profile_instrumented: bool,
     /// Which function of the file to run (default: the first).
     #[arg(long, value_name = "NAME")]
     function: Option<String>,
@@ -627,7 +632,12 @@ fn dump_profile(
         }
         None => vec![profile::Sample::new()],
     };
-    let p = profile::collect(f, weights, &samples, cli.profile_bins).map_err(|e| match e {
+    let collect = if cli.profile_instrumented {
+        profile::collect_instrumented
+    } else {
+        profile::collect
+    };
+    let p = collect(f, weights, &samples, cli.profile_bins).map_err(|e| match e {
         RunError::Diagnostic(d) => Fail::Msg(d.message),
         RunError::Message(m) => Fail::Msg(m),
     })?;
@@ -635,10 +645,15 @@ fn dump_profile(
     glow_ir::output::write_file(out, text.as_bytes())
         .map_err(|e| format!("cannot write '{}': {e}", out.display()))?;
     eprintln!(
-        "{tool}: profiled {} buffers of function `{}` over {} samples (interpreter) into {}",
+        "{tool}: profiled {} buffers of function `{}` over {} samples (interpreter{}) into {}",
         p.buffers.len(),
         f.name,
         p.samples,
+        if cli.profile_instrumented {
+            ", instrumented"
+        } else {
+            ""
+        },
         out.display()
     );
     Ok(0)
