@@ -132,6 +132,10 @@ fn quantized_cases(p: &mut Prog) {
             p.op(op, &t(d), &[&t(l), &t(r)], "");
         }
         p.op("batchedadd", &t(d), &[&t(l), &format!("{r}<5>")], "");
+        // The vector addition: 35 elements, two 16-lane steps and a tail.
+        let v = |q: &str| format!("{q}<5 x 7>");
+        p.op("elementadd", &v(d), &[&v(l), &v(r)], "");
+        p.op("elementsub", &v(d), &[&v(l), &v(r)], "");
     }
     for (s, d) in [(a, u), (u, o)] {
         p.op(
@@ -149,7 +153,7 @@ fn quantized_cases(p: &mut Prog) {
     }
     // Convolutions: (src, filter, dest, group, in channels, out channels, members).
     let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
-    let convs: [QConvCase; 8] = [
+    let convs: [QConvCase; 11] = [
         (
             "ui8[S:0.03125 O:128]",
             0.03125,
@@ -220,6 +224,15 @@ fn quantized_cases(p: &mut Prog) {
         ("ui8[S:0.03125 O:120]", 0.03125, "i8[S:0.0625 O:1]", 0.0625, "ui8[S:0.0625 O:3]", 20, 20, 20, "Kernels: [3, 3], Strides: [2, 2], Pads: [1, 1, 1, 1], Group: 20, FusedActivation: RELU"),
         // 40 output channels: two full blocks of 16 and a tail, 3 input channels.
         ("i8[S:0.03125 O:5]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "i8[S:0.0625 O:-2]", 1, 3, 40, "Kernels: [3, 3], Pads: [1, 1, 1, 1]"),
+        // The depthwise kernel's tap pairs: 40 channels (two blocks and a tail of
+        // 8), rows of 7 pixels (a tile of 4 and one of 3), a scale ratio of 4
+        // (the requantization's 64-bit path) and a RELU above the offset.
+        ("ui8[S:0.5 O:0]", 0.5, "i8[S:0.5 O:3]", 0.5, "ui8[S:0.0625 O:10]", 40, 40, 40, "Kernels: [3, 3], Pads: [1, 1, 1, 1], Group: 40, FusedActivation: RELU"),
+        // An odd tap count (25: the last pair's partner weighs zero), stride,
+        // dilation, asymmetric pads.
+        ("i8[S:0.03125 O:-3]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "i8[S:0.125 O:1]", 16, 16, 16, "Kernels: [5, 5], Strides: [2, 2], Pads: [2, 2, 2, 1], Dilation: [2, 1], Group: 16"),
+        // An even tap count, an unsigned filter with an offset, a CLIP.
+        ("ui8[S:0.03125 O:128]", 0.03125, "ui8[S:0.0625 O:120]", 0.0625, "ui8[S:0.125 O:0]", 24, 24, 24, "Kernels: [2, 2], Group: 24, FusedActivation: CLIP, FusedActivationArgs: [0.0, 6.0]"),
     ];
     for (src, ss, filt, fs, dest, group, ci, co, members) in convs {
         let nchw = members.contains("NCHW");

@@ -2,7 +2,10 @@
  * -DB=<bundle> -DIN=<input macro suffix> -DOUT=<output macro suffix>.
  * argv: WEIGHTS INPUT.bin; stdin commands: `r` runs once and prints
  * "WALL_MS RC CPU_MS" (CPU time of the calling thread), `o PATH` writes the
- * output tensor, `q` quits. */
+ * output tensor, `q` quits. With -DGLOW_PROFILE (a bundle emitted with
+ * `glow-opt --trace-hook`) the hook records the monotonic time after each
+ * instruction, and `p PATH` writes the last run's "POS NS" lines, NS the time
+ * since the previous instruction ended (scripts/bench/profile.py). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,26 @@
 #define STR2(x) #x
 #define STR(x) STR2(x)
 #include STR(B.h)
+
+#ifdef GLOW_PROFILE
+#define GLOW_PROFILE_MAX 100000
+static struct timespec glow_prof_t0;
+static int glow_prof_pos[GLOW_PROFILE_MAX];
+static struct timespec glow_prof_at[GLOW_PROFILE_MAX];
+static int glow_prof_n;
+void glow_trace_hook(int pos, const uint8_t *c, const uint8_t *m, const uint8_t *a) {
+  (void)c;
+  (void)m;
+  (void)a;
+  if (glow_prof_n < GLOW_PROFILE_MAX) {
+    clock_gettime(CLOCK_MONOTONIC, &glow_prof_at[glow_prof_n]);
+    glow_prof_pos[glow_prof_n++] = pos;
+  }
+}
+static double glow_prof_ns(struct timespec a, struct timespec b) {
+  return (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
+}
+#endif
 
 static uint8_t *region(size_t n) {
   void *p = NULL;
@@ -47,6 +70,10 @@ int main(int argc, char **argv) {
       double c0, t0, t1, c1;
       int rc;
       memcpy(mw + M(IN), in, in_bytes);
+#ifdef GLOW_PROFILE
+      glow_prof_n = 0;
+      clock_gettime(CLOCK_MONOTONIC, &glow_prof_t0);
+#endif
       c0 = ms(CLOCK_THREAD_CPUTIME_ID);
       t0 = ms(CLOCK_MONOTONIC);
       rc = B(cw, mw, act);
@@ -60,6 +87,18 @@ int main(int argc, char **argv) {
       if (!g || fwrite(mw + M(OUT), 1, out_bytes, g) != out_bytes) return 1;
       fclose(g);
       printf("ok\n");
+#ifdef GLOW_PROFILE
+    } else if (line[0] == 'p') {
+      FILE *g;
+      line[strcspn(line, "\n")] = 0;
+      g = fopen(line + 2, "w");
+      if (!g) return 1;
+      for (int i = 0; i < glow_prof_n; i++)
+        fprintf(g, "%d %.0f\n", glow_prof_pos[i],
+                glow_prof_ns(i ? glow_prof_at[i - 1] : glow_prof_t0, glow_prof_at[i]));
+      fclose(g);
+      printf("ok\n");
+#endif
     } else {
       break;
     }

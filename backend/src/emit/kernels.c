@@ -879,6 +879,8 @@ typedef struct {
   size_t n, h, w, c, oh, ow, oc, kh, kw, sh, sw, pt, pl, dh, dw, group;
   int src_signed, dst_signed;
   int64_t xoff, ooff, lo, hi;
+  /* Output rows widened at once (glow_qconv); 0 elsewhere. */
+  size_t rows;
 } glow_qconv_t;
 
 typedef struct {
@@ -913,6 +915,17 @@ static inline void glow_qconv_store(const glow_qconv_args *q, size_t at, size_t 
  * the logical shift floors like the arithmetic one, minus 2^(62 - s). */
 typedef struct {
   __m256i bt, m, m_odd, rnd_e, rnd_o, sub_e, sub_o, sh_e, sh_o;
+  /* When every shift is at least 32, |rq| < 2^30 fits 32 bits, so the
+   * offset minus 2^(62 - s) (add32) and the clamp are applied in 32-bit
+   * lanes: the low 32 bits of the 64-bit sums are the same, and the value
+   * is exact. `clamp` is 0 when [lo, hi] is the destination's whole range,
+   * which the saturating packs of the store clamp to anyway. */
+  __m256i add32, lo32, hi32;
+  /* When every shift s is at least 33, rq is (high half of the product +
+   * 2^(s - 33)) >> (s - 32) in 32 bits: the low half cannot carry into the
+   * floor (hi_rnd, hi_sh, off32). */
+  __m256i hi_rnd, hi_sh, off32;
+  int narrow, high, clamp;
 } glow_qrq8;
 
 /* Channels o0 .. o0 + 7 of which the first `lanes` exist (the others get
@@ -939,6 +952,24 @@ static inline void glow_qrq8_init(glow_qrq8 *r, const glow_qconv_args *q, size_t
   r->sub_o = _mm256_setr_epi64x(sub[1], sub[3], sub[5], sub[7]);
   r->sh_e = _mm256_setr_epi64x(sh[0], sh[2], sh[4], sh[6]);
   r->sh_o = _mm256_setr_epi64x(sh[1], sh[3], sh[5], sh[7]);
+  const glow_qconv_t *p = q->p;
+  int32_t add32[8], hr[8], hs[8];
+  r->narrow = 1;
+  r->high = 1;
+  for (size_t l = 0; l < 8; l++) {
+    if (l < lanes && sh[l] < 32) r->narrow = 0;
+    if (l < lanes && sh[l] < 33) r->high = 0;
+    add32[l] = (int32_t)(uint32_t)((uint64_t)p->ooff - (uint64_t)sub[l]);
+    hs[l] = sh[l] >= 33 ? (int32_t)sh[l] - 32 : 1;
+    hr[l] = (int32_t)1 << (hs[l] - 1);
+  }
+  memcpy(&r->add32, add32, 32);
+  memcpy(&r->hi_rnd, hr, 32);
+  memcpy(&r->hi_sh, hs, 32);
+  r->off32 = _mm256_set1_epi32((int32_t)p->ooff);
+  r->lo32 = _mm256_set1_epi32((int32_t)p->lo);
+  r->hi32 = _mm256_set1_epi32((int32_t)p->hi);
+  r->clamp = p->dst_signed ? (p->lo != -128 || p->hi != 127) : (p->lo != 0 || p->hi != 255);
 }
 
 static inline __m256i glow_clamp64x4(__m256i v, __m256i lo, __m256i hi) {
@@ -952,6 +983,19 @@ static inline __m256i glow_qrq8_apply(__m256i acc, const glow_qrq8 *r, __m256i o
   const __m256i s = _mm256_add_epi32(acc, r->bt);
   __m256i e = _mm256_mul_epi32(s, r->m);
   __m256i o = _mm256_mul_epi32(_mm256_srli_epi64(s, 32), r->m_odd);
+  if (r->high) {
+    __m256i v = _mm256_blend_epi32(_mm256_srli_epi64(e, 32), o, 0xAA);
+    v = _mm256_add_epi32(_mm256_srav_epi32(_mm256_add_epi32(v, r->hi_rnd), r->hi_sh), r->off32);
+    if (r->clamp) v = _mm256_min_epi32(_mm256_max_epi32(v, r->lo32), r->hi32);
+    return v;
+  }
+  if (r->narrow) {
+    e = _mm256_srlv_epi64(_mm256_add_epi64(e, r->rnd_e), r->sh_e);
+    o = _mm256_srlv_epi64(_mm256_add_epi64(o, r->rnd_o), r->sh_o);
+    __m256i v = _mm256_add_epi32(_mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA), r->add32);
+    if (r->clamp) v = _mm256_min_epi32(_mm256_max_epi32(v, r->lo32), r->hi32);
+    return v;
+  }
   e = _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_add_epi64(e, r->rnd_e), r->sh_e), r->sub_e);
   o = _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_add_epi64(o, r->rnd_o), r->sh_o), r->sub_o);
   e = glow_clamp64x4(_mm256_add_epi64(e, off), lo, hi);
@@ -996,6 +1040,44 @@ static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16
   }
 }
 #endif
+
+/* The widened band of one output row: [kh][span][groups][cg2], int16
+ * `x - xoff` (zero outside the input and past each group's cg channels). */
+static inline void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
+                                   size_t span, size_t groups, size_t cg, size_t cg2) {
+  const glow_qconv_t *p = q->p;
+  const size_t row = span * groups * cg2;
+  /* In 16 bits (x - xoff lies in -255..255), so the loops vectorize 16 wide. */
+  const int16_t xo = (int16_t)p->xoff;
+  for (size_t a = 0; a < p->kh; a++) {
+    int16_t *r = band + a * row;
+    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+    if (iy < 0 || iy >= (long long)p->h) {
+      memset(r, 0, row * sizeof(int16_t));
+      continue;
+    }
+    for (size_t j = 0; j < span; j++) {
+      int16_t *e = r + j * groups * cg2;
+      const long long ix = (long long)j - (long long)p->pl;
+      if (ix < 0 || ix >= (long long)p->w) {
+        memset(e, 0, groups * cg2 * sizeof(int16_t));
+        continue;
+      }
+      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
+      for (size_t g = 0; g < groups; g++) {
+        int16_t *o = e + g * cg2;
+        if (p->src_signed) {
+          const int8_t *s = (const int8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - xo);
+        } else {
+          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
+          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - xo);
+        }
+        for (size_t c = cg; c < cg2; c++) o[c] = 0;
+      }
+    }
+  }
+}
 
 /*@end*/
 
@@ -1048,38 +1130,58 @@ GLOW_QTILE(4, GLOW_QACC(0) GLOW_QACC(1) GLOW_QACC(2) GLOW_QACC(3),
 /*@end*/
 
 /*@qconv*/
-/* The widened band of one output row: [kh][span][group][cg2]. */
-static void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
-                            size_t span, size_t cg2) {
+/* The tiles of `np` output pixels whose band offsets are i * pstride from x
+ * (the group's first channel), for one block of 16 channels; pixel i is
+ * stored at dst + i * p->oc. */
+static void glow_qconv_pixels(const glow_qconv_args *q, const int16_t *x, const int16_t *wk,
+                              size_t np_all, size_t pstride, size_t row, size_t kstride,
+                              size_t pairs, uint8_t *dst, size_t o0, size_t lanes) {
   const glow_qconv_t *p = q->p;
-  const size_t cg = p->c / p->group, row = span * p->group * cg2;
-  for (size_t a = 0; a < p->kh; a++) {
-    int16_t *r = band + a * row;
-    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
-    if (iy < 0 || iy >= (long long)p->h) {
-      memset(r, 0, row * sizeof(int16_t));
-      continue;
-    }
-    for (size_t j = 0; j < span; j++) {
-      int16_t *e = r + j * p->group * cg2;
-      const long long ix = (long long)j - (long long)p->pl;
-      if (ix < 0 || ix >= (long long)p->w) {
-        memset(e, 0, p->group * cg2 * sizeof(int16_t));
-        continue;
+#if defined(__AVX2__)
+  glow_qrq16 rq;
+  glow_qrq16_init(&rq, q, o0, lanes);
+#endif
+  for (size_t i0 = 0, np = 0; i0 < np_all; i0 += np) {
+    /* Tiles of 6 pixels, ending in tiles of 4 where the rest is 7, 8 or at
+     * most 4 (so 14 = 6 + 4 + 4 computes no extra pixel). */
+    const size_t left = np_all - i0;
+    const size_t tp = (left <= 4 || left == 7 || left == 8) ? 4 : 6;
+    np = glow_min(tp, left);
+#if defined(__AVX2__)
+    /* Pixels past the end read the first pixel and are not stored. */
+    size_t d[GLOW_QP];
+    for (size_t i = 0; i < GLOW_QP; i++) d[i] = (i0 + (i < np ? i : 0)) * pstride;
+    __m256i v[2 * GLOW_QP];
+    /* When the taps of a window row are adjacent in the band (one group,
+     * no dilation), the row is one run of kw x pairs pairs, in the same
+     * order as the packed filter: fewer, longer inner loops (the 7x7 stem
+     * has 2 pairs per tap). */
+    const int merge = p->group == 1 && p->dw == 1;
+    const size_t kw = merge ? 1 : p->kw, run = merge ? p->kw * pairs : pairs;
+    if (tp == 6)
+      glow_qtile6(x, d, wk, p->kh, kw, row, kstride, run, v);
+    else
+      glow_qtile4(x, d, wk, p->kh, kw, row, kstride, run, v);
+    for (size_t i = 0; i < np; i++)
+      glow_qstore_lanes(dst + (i0 + i) * p->oc + o0, v + 2 * i, &rq, lanes, p->dst_signed);
+#else
+    uint32_t acc[GLOW_QP][16];
+    memset(acc, 0, sizeof acc);
+    const int16_t *w = wk;
+    for (size_t a = 0; a < p->kh; a++)
+      for (size_t kx = 0; kx < p->kw; kx++) {
+        const int16_t *xa = x + a * row + kx * kstride;
+        for (size_t c = 0; c < pairs; c++, w += 32)
+          for (size_t i = 0; i < np; i++) {
+            const int16_t *xp = xa + (i0 + i) * pstride + 2 * c;
+            const int32_t x0 = xp[0], x1 = xp[1];
+            for (size_t l = 0; l < 16; l++)
+              acc[i][l] += (uint32_t)(x0 * w[2 * l] + x1 * w[2 * l + 1]);
+          }
       }
-      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
-      for (size_t g = 0; g < p->group; g++) {
-        int16_t *o = e + g * cg2;
-        if (p->src_signed) {
-          const int8_t *s = (const int8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
-        } else {
-          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - p->xoff);
-        }
-        if (cg2 > cg) o[cg] = 0;
-      }
-    }
+    for (size_t i = 0; i < np; i++)
+      glow_qconv_store(q, (size_t)(dst - (uint8_t *)q->dst) + (i0 + i) * p->oc, o0, acc[i], lanes);
+#endif
   }
 }
 
@@ -1089,63 +1191,35 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   const size_t cg = p->c / p->group, ocg = p->oc / p->group, cg2 = (cg + 1) & ~(size_t)1;
   const size_t pairs = cg2 / 2, blocks = (ocg + 15) / 16;
   const size_t span = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
-  const size_t gstride = p->group * cg2, row = span * gstride;
+  const size_t gstride = p->group * cg2, row = span * gstride, rband = p->kh * row;
   const size_t kblock = p->kh * p->kw * pairs * 32;
-  /* The band lives on the stack: the emitter checks it is small. */
+  /* Up to p->rows output rows are widened at once, so each block of the
+   * filter is read once per chunk of rows, not once per row. A 1x1
+   * stride-1 window's rows are contiguous in the band and in Dest, so its
+   * chunk is tiled as one run of pixels. */
+  const int flat = p->kh == 1 && p->kw == 1 && p->sw == 1;
+  /* The band lives on the stack: the emitter checks rows x the band fits. */
   int16_t band[GLOW_QBAND];
   size_t r0, r1;
   glow_range(p->n * p->oh, part, parts, &r0, &r1);
-  for (size_t r = r0; r < r1; r++) {
-    const size_t n = r / p->oh, oy = r % p->oh;
-    glow_qconv_band(band, q, n, oy, span, cg2);
+  for (size_t c0 = r0; c0 < r1; c0 += p->rows) {
+    const size_t nr = glow_min(p->rows, r1 - c0);
+    for (size_t i = 0; i < nr; i++)
+      glow_qconv_band(band + i * rband, q, (c0 + i) / p->oh, (c0 + i) % p->oh, span, p->group,
+                      cg, cg2);
+    uint8_t *dst = (uint8_t *)q->dst + c0 * p->ow * p->oc;
     for (size_t g = 0; g < p->group; g++)
       for (size_t b = 0; b < blocks; b++) {
         const int16_t *wk = q->pk + (g * blocks + b) * kblock;
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16, ocg - b * 16);
-#if defined(__AVX2__)
-        glow_qrq16 rq;
-        glow_qrq16_init(&rq, q, o0, lanes);
-#endif
-        for (size_t ox0 = 0, np = 0; ox0 < p->ow; ox0 += np) {
-          /* Tiles of 6 pixels, ending in tiles of 4 where the row's rest is
-           * 7, 8 or at most 4 (so 14 = 6 + 4 + 4 computes no extra pixel). */
-          const size_t left = p->ow - ox0;
-          const size_t tp = (left <= 4 || left == 7 || left == 8) ? 4 : 6;
-          np = glow_min(tp, left);
-          uint32_t acc[GLOW_QP][16];
-#if defined(__AVX2__)
-          /* Pixels past the row end read the first pixel and are not stored. */
-          size_t d[GLOW_QP];
-          for (size_t i = 0; i < GLOW_QP; i++) d[i] = (ox0 + (i < np ? i : 0)) * p->sw * gstride;
-          __m256i v[2 * GLOW_QP];
-          const int16_t *x = band + g * cg2;
-          if (tp == 6)
-            glow_qtile6(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
-          else
-            glow_qtile4(x, d, wk, p->kh, p->kw, row, p->dw * gstride, pairs, v);
-          for (size_t i = 0; i < np; i++)
-            glow_qstore_lanes((uint8_t *)q->dst + ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc + o0,
-                              v + 2 * i, &rq, lanes, p->dst_signed);
-          (void)acc;
+        if (flat) {
+          glow_qconv_pixels(q, band + g * cg2, wk, nr * p->ow, gstride, row, 0, pairs, dst, o0,
+                            lanes);
           continue;
-#else
-          memset(acc, 0, sizeof acc);
-          const int16_t *w = wk;
-          for (size_t a = 0; a < p->kh; a++)
-            for (size_t kx = 0; kx < p->kw; kx++) {
-              const int16_t *x = band + a * row + kx * p->dw * gstride + g * cg2;
-              for (size_t c = 0; c < pairs; c++, w += 32)
-                for (size_t i = 0; i < np; i++) {
-                  const int16_t *xp = x + (ox0 + i) * p->sw * gstride + 2 * c;
-                  const int32_t x0 = xp[0], x1 = xp[1];
-                  for (size_t l = 0; l < 16; l++)
-                    acc[i][l] += (uint32_t)(x0 * w[2 * l] + x1 * w[2 * l + 1]);
-                }
-            }
-#endif
-          for (size_t i = 0; i < np; i++)
-            glow_qconv_store(q, ((n * p->oh + oy) * p->ow + ox0 + i) * p->oc, o0, acc[i], lanes);
         }
+        for (size_t i = 0; i < nr; i++)
+          glow_qconv_pixels(q, band + i * rband + g * cg2, wk, p->ow, p->sw * gstride, row,
+                            p->dw * gstride, pairs, dst + i * p->ow * p->oc, o0, lanes);
       }
   }
 }
@@ -1158,19 +1232,75 @@ static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int6
 /*@end*/
 
 /*@qdw*/
-/* Depthwise (one input and one output channel per group): the filter packed
- * as int16 `w - woff[c]` in [kh][kw][channels rounded up to 16]; each output
- * pixel sums its in-bounds taps channel by channel in 32 bits (taps outside
- * the input add nothing, as in the reference). */
+/* Depthwise (one input and one output channel per group). The filter is
+ * packed as int16 `w - woff[c]` in pairs of taps (kh, kw in order; the last
+ * of an odd count paired with zero weights): [pair][block of 16 channels]
+ * [16][2], the 16 channel pairs in the order unpacklo/unpackhi_epi16 leave
+ * them (0-3, 8-11, then 4-7, 12-15). Each thread widens the rows one output
+ * row reads (glow_qconv_band: zero outside the input, which adds nothing to
+ * an exact integer sum) and sums two taps per vpmaddwd under AVX2. */
+#define GLOW_QDW_MAXT 64
+
+/* Where channel j of a block of 16 sits in its packed tap pairs. */
+static inline size_t glow_qdw_lane(size_t j) {
+  return j < 4 ? j : j < 8 ? j + 4 : j < 12 ? j - 4 : j;
+}
+
+#if defined(__AVX2__)
+/* Four pixels (band offsets d[i]) x 16 channels over every tap pair; out[2i],
+ * out[2i + 1] are pixel i's channels 0-7 and 8-15. */
+static void glow_qdw_tile4(const int16_t *x, const size_t *d, const int16_t *w,
+                           const size_t *toff, size_t pairs, size_t wstride, __m256i *out) {
+  __m256i a0 = _mm256_setzero_si256(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0,
+          b3 = a0;
+  for (size_t t = 0; t < pairs; t++, w += wstride) {
+    const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+    const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
+    const int16_t *u = x + toff[2 * t], *v = x + toff[2 * t + 1];
+#define GLOW_QDW_STEP(i, A, B)                                                             \
+  {                                                                                        \
+    const __m256i p = _mm256_loadu_si256((const __m256i *)(u + d[i]));                     \
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(v + d[i]));                     \
+    A = _mm256_add_epi32(A, _mm256_madd_epi16(_mm256_unpacklo_epi16(p, q), w0));           \
+    B = _mm256_add_epi32(B, _mm256_madd_epi16(_mm256_unpackhi_epi16(p, q), w1));           \
+  }
+    GLOW_QDW_STEP(0, a0, b0)
+    GLOW_QDW_STEP(1, a1, b1)
+    GLOW_QDW_STEP(2, a2, b2)
+    GLOW_QDW_STEP(3, a3, b3)
+#undef GLOW_QDW_STEP
+  }
+  /* Back to channel order: a holds 0-3 | 8-11, b 4-7 | 12-15. */
+  out[0] = _mm256_permute2x128_si256(a0, b0, 0x20);
+  out[1] = _mm256_permute2x128_si256(a0, b0, 0x31);
+  out[2] = _mm256_permute2x128_si256(a1, b1, 0x20);
+  out[3] = _mm256_permute2x128_si256(a1, b1, 0x31);
+  out[4] = _mm256_permute2x128_si256(a2, b2, 0x20);
+  out[5] = _mm256_permute2x128_si256(a2, b2, 0x31);
+  out[6] = _mm256_permute2x128_si256(a3, b3, 0x20);
+  out[7] = _mm256_permute2x128_si256(a3, b3, 0x31);
+}
+#endif
+
 static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
   const glow_qconv_t *p = q->p;
-  const size_t c = p->c, cp = (c + 15) & ~(size_t)15;
-  const int32_t xo = (int32_t)p->xoff;
-  int32_t acc[GLOW_QDWC];
+  const size_t c = p->c, cp = (c + 15) & ~(size_t)15, blocks = cp / 16;
+  const size_t taps = p->kh * p->kw, pairs = (taps + 1) / 2;
+  const size_t span = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1, row = span * cp;
+  /* Band offsets of each tap; an odd count's last pair repeats its tap,
+   * whose partner weights are zero. The band lives on the stack: the
+   * emitter checks it is small and that taps <= GLOW_QDW_MAXT. */
+  size_t toff[GLOW_QDW_MAXT + 1];
+  for (size_t t = 0; t < 2 * pairs; t++) {
+    const size_t tt = t < taps ? t : taps - 1;
+    toff[t] = (tt / p->kw) * row + (tt % p->kw) * p->dw * cp;
+  }
+  int16_t band[GLOW_QBAND];
 #if defined(__AVX2__)
   glow_qrq8 rq[GLOW_QDWC / 8];
-  for (size_t b = 0; b + 8 <= c; b += 8) glow_qrq8_init(&rq[b / 8], q, b, 8);
+  for (size_t b = 0; b < cp; b += 8)
+    glow_qrq8_init(&rq[b / 8], q, b < c ? b : 0, b < c ? glow_min(8, c - b) : 0);
   const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
                 hi = _mm256_set1_epi64x(p->hi);
 #endif
@@ -1178,92 +1308,50 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   glow_range(p->n * p->oh, part, parts, &r0, &r1);
   for (size_t r = r0; r < r1; r++) {
     const size_t n = r / p->oh, oy = r % p->oh;
-    for (size_t ox = 0; ox < p->ow; ox++) {
+    glow_qconv_band(band, q, n, oy, span, 1, c, cp);
+    uint8_t *dst = (uint8_t *)q->dst + (n * p->oh + oy) * p->ow * c;
 #if defined(__AVX2__)
-      /* 16 channels of two neighbouring pixels at a time, their sums in
-       * registers over every tap (four independent chains). */
-      {
-        const size_t two = ox + 1 < p->ow ? 2 : 1;
-        const __m256i xov = _mm256_set1_epi32(xo);
-        size_t k = 0;
-        for (; k + 16 <= c; k += 16) {
-          __m256i s[2][2] = {{_mm256_setzero_si256(), _mm256_setzero_si256()},
-                             {_mm256_setzero_si256(), _mm256_setzero_si256()}};
-          for (size_t a = 0; a < p->kh; a++) {
-            const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
-            if (iy < 0 || iy >= (long long)p->h) continue;
-            for (size_t b = 0; b < p->kw; b++) {
-              const int16_t *w = q->pk + (a * p->kw + b) * cp + k;
-              const __m256i w0 = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)w));
-              const __m256i w1 = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(w + 8)));
-              for (size_t j = 0; j < 2; j++) {
-                const long long ix =
-                    (long long)((ox + j) * p->sw + b * p->dw) - (long long)p->pl;
-                if (j >= two || ix < 0 || ix >= (long long)p->w) continue;
-                const size_t src = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * c + k;
-                const __m128i xb =
-                    _mm_loadu_si128((const __m128i *)((const uint8_t *)q->src + src));
-                __m256i x0, x1;
-                if (p->src_signed) {
-                  x0 = _mm256_cvtepi8_epi32(xb);
-                  x1 = _mm256_cvtepi8_epi32(_mm_srli_si128(xb, 8));
-                } else {
-                  x0 = _mm256_cvtepu8_epi32(xb);
-                  x1 = _mm256_cvtepu8_epi32(_mm_srli_si128(xb, 8));
-                }
-                s[j][0] = _mm256_add_epi32(s[j][0], _mm256_mullo_epi32(_mm256_sub_epi32(x0, xov), w0));
-                s[j][1] = _mm256_add_epi32(s[j][1], _mm256_mullo_epi32(_mm256_sub_epi32(x1, xov), w1));
-              }
-            }
-          }
-          for (size_t j = 0; j < two; j++) {
-            const size_t at = ((n * p->oh + oy) * p->ow + ox + j) * c;
-            glow_qstore16((uint8_t *)q->dst + at + k, glow_qrq8_apply(s[j][0], &rq[k / 8], off, lo, hi),
-                          glow_qrq8_apply(s[j][1], &rq[k / 8 + 1], off, lo, hi), p->dst_signed);
-          }
-        }
-        if (k == c) {
-          ox += two - 1;
-          continue;
-        }
-      }
-#endif
-      memset(acc, 0, cp * sizeof(int32_t));
-      for (size_t a = 0; a < p->kh; a++) {
-        const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
-        if (iy < 0 || iy >= (long long)p->h) continue;
-        for (size_t b = 0; b < p->kw; b++) {
-          const long long ix = (long long)(ox * p->sw + b * p->dw) - (long long)p->pl;
-          if (ix < 0 || ix >= (long long)p->w) continue;
-          const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * c;
-          const int16_t *w = q->pk + (a * p->kw + b) * cp;
-          if (p->src_signed) {
-            const int8_t *x = (const int8_t *)q->src + at;
-            for (size_t k = 0; k < c; k++) acc[k] += ((int32_t)x[k] - xo) * w[k];
-          } else {
-            const uint8_t *x = (const uint8_t *)q->src + at;
-            for (size_t k = 0; k < c; k++) acc[k] += ((int32_t)x[k] - xo) * w[k];
-          }
-        }
-      }
-      const size_t at = ((n * p->oh + oy) * p->ow + ox) * c;
-      size_t k = 0;
-#if defined(__AVX2__)
-      for (; k + 16 <= c; k += 16) {
-        __m256i v0, v1;
-        memcpy(&v0, acc + k, 32);
-        memcpy(&v1, acc + k + 8, 32);
-        glow_qstore16((uint8_t *)q->dst + at + k, glow_qrq8_apply(v0, &rq[k / 8], off, lo, hi),
-                      glow_qrq8_apply(v1, &rq[k / 8 + 1], off, lo, hi), p->dst_signed);
-      }
-#endif
-      uint32_t u[16];
-      for (; k < c; k += 16) {
+    for (size_t ox0 = 0; ox0 < p->ow; ox0 += 4) {
+      const size_t np = glow_min(4, p->ow - ox0);
+      /* Pixels past the row end read the first pixel and are not stored. */
+      size_t d[4];
+      for (size_t i = 0; i < 4; i++) d[i] = (ox0 + (i < np ? i : 0)) * p->sw * cp;
+      for (size_t k = 0; k < cp; k += 16) {
+        __m256i v[8];
+        glow_qdw_tile4(band + k, d, q->pk + k * 2, toff, pairs, blocks * 32, v);
         const size_t lanes = glow_min(16, c - k);
-        for (size_t l = 0; l < lanes; l++) u[l] = (uint32_t)acc[k + l];
-        glow_qconv_store(q, at, k, u, lanes);
+        for (size_t i = 0; i < np; i++) {
+          const __m256i e = glow_qrq8_apply(v[2 * i], &rq[k / 8], off, lo, hi);
+          const __m256i o = glow_qrq8_apply(v[2 * i + 1], &rq[k / 8 + 1], off, lo, hi);
+          uint8_t *at = dst + (ox0 + i) * c + k;
+          if (lanes == 16) {
+            glow_qstore16(at, e, o, p->dst_signed);
+          } else {
+            uint8_t t[16];
+            glow_qstore16(t, e, o, p->dst_signed);
+            memcpy(at, t, lanes);
+          }
+        }
       }
     }
+#else
+    for (size_t ox = 0; ox < p->ow; ox++) {
+      const int16_t *x = band + ox * p->sw * cp;
+      for (size_t k = 0; k < c; k += 16) {
+        const size_t lanes = glow_min(16, c - k);
+        uint32_t acc[16];
+        for (size_t l = 0; l < lanes; l++) {
+          const int16_t *w = q->pk + (k / 16) * 32 + 2 * glow_qdw_lane(l);
+          uint32_t sum = 0;
+          for (size_t t = 0; t < pairs; t++, w += blocks * 32)
+            sum += (uint32_t)(x[toff[2 * t] + k + l] * w[0] + x[toff[2 * t + 1] + k + l] * w[1]);
+          acc[l] = sum;
+        }
+        glow_qconv_store(q, (n * p->oh + oy) * p->ow * c + ox * c, k, acc, lanes);
+      }
+    }
+    (void)dst;
+#endif
   }
 }
 
@@ -1622,4 +1710,66 @@ static void glow_qprofile(const float *x, size_t len, float *hist, size_t n, flo
   ci[1] = mx;
 }
 
+/*@qadd*/
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+/* Quantized elementadd/elementsub of two 8-bit operands of n elements each
+ * (docs/quantization.md): clamp(ooff + round_shift(dl a + dr b, s)) with
+ * dl = l - loff and dr = r - roff in -255..255 (b negated for a
+ * subtraction). Split at emit time as a = ah 2^16 + al, b = bh 2^16 + bl
+ * (al, bl, ah, bh int16), the sum is ph 2^16 + pl with ph = dl ah + dr bh
+ * and pl = dl al + dr bl, one vpmaddwd each, and for 17 <= s <= 47
+ * round_shift(ph 2^16 + pl, s) = (ph + (pl >> 16) + 2^(s - 17)) >> (s - 16)
+ * exactly (nested floors; every term fits 32 bits). */
+typedef struct {
+  int l_signed, r_signed, d_signed;
+  int32_t loff, roff, ooff, lo, hi;
+  int16_t ah, al, bh, bl;
+  int s;
+  int64_t a, b;
+} glow_qadd_t;
+
+static inline int64_t glow_qadd_in(const void *v, int is_signed, size_t i) {
+  return is_signed ? (int64_t)((const int8_t *)v)[i] : (int64_t)((const uint8_t *)v)[i];
+}
+
+static void glow_qadd8(void *dst, const void *lhs, const void *rhs, size_t n,
+                       const glow_qadd_t *p) {
+  size_t i = 0;
+#if defined(__AVX2__)
+  const __m256i lo16 = _mm256_set1_epi16((int16_t)p->loff), ro16 = _mm256_set1_epi16((int16_t)p->roff);
+  const __m256i wh = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)p->ah | ((uint32_t)(uint16_t)p->bh << 16)));
+  const __m256i wl = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)p->al | ((uint32_t)(uint16_t)p->bl << 16)));
+  const __m256i rnd = _mm256_set1_epi32((int32_t)1 << (p->s - 17)), off = _mm256_set1_epi32(p->ooff);
+  const __m256i lo = _mm256_set1_epi16((int16_t)p->lo), hi = _mm256_set1_epi16((int16_t)p->hi);
+  const __m128i sh = _mm_cvtsi32_si128(p->s - 16);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i lb = _mm_loadu_si128((const __m128i *)((const uint8_t *)lhs + i));
+    const __m128i rb = _mm_loadu_si128((const __m128i *)((const uint8_t *)rhs + i));
+    const __m256i dl = _mm256_sub_epi16(p->l_signed ? _mm256_cvtepi8_epi16(lb) : _mm256_cvtepu8_epi16(lb), lo16);
+    const __m256i dr = _mm256_sub_epi16(p->r_signed ? _mm256_cvtepi8_epi16(rb) : _mm256_cvtepu8_epi16(rb), ro16);
+    /* Elements 0-3 | 8-11 and 4-7 | 12-15 as (dl, dr) pairs. */
+    const __m256i x0 = _mm256_unpacklo_epi16(dl, dr), x1 = _mm256_unpackhi_epi16(dl, dr);
+    __m256i v0 = _mm256_add_epi32(_mm256_madd_epi16(x0, wh), _mm256_srai_epi32(_mm256_madd_epi16(x0, wl), 16));
+    __m256i v1 = _mm256_add_epi32(_mm256_madd_epi16(x1, wh), _mm256_srai_epi32(_mm256_madd_epi16(x1, wl), 16));
+    v0 = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(v0, rnd), sh), off);
+    v1 = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(v1, rnd), sh), off);
+    /* Back in element order; saturated to 16 bits, then clamped. */
+    const __m256i w = _mm256_min_epi16(_mm256_max_epi16(_mm256_packs_epi32(v0, v1), lo), hi);
+    const __m256i x = p->d_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+    _mm_storeu_si128((__m128i *)((uint8_t *)dst + i), _mm256_castsi256_si128(_mm256_permute4x64_epi64(x, 0x08)));
+  }
+#endif
+  for (; i < n; i++) {
+    const int64_t v = glow_clamp64(p->ooff + glow_rq((glow_qadd_in(lhs, p->l_signed, i) - p->loff) * p->a +
+                                                       (glow_qadd_in(rhs, p->r_signed, i) - p->roff) * p->b,
+                                                   1, p->s),
+                                   p->lo, p->hi);
+    if (p->d_signed)
+      ((int8_t *)dst)[i] = (int8_t)v;
+    else
+      ((uint8_t *)dst)[i] = (uint8_t)v;
+  }
+}
 /*@end*/

@@ -19,6 +19,10 @@ type R = Result<(), BackendError>;
 /// each thread's stack; larger ones take the reference loops.
 const MAX_BAND: u64 = 1 << 17;
 
+/// The most taps a depthwise window may have for the packed depthwise
+/// kernel (`GLOW_QDW_MAXT` in kernels.c); larger ones take the loops.
+const QDW_MAX_TAPS: u64 = 64;
+
 fn kw_of(win: &Window) -> u64 {
     win.kernels[1]
 }
@@ -142,9 +146,24 @@ pub fn convolution(c: &mut KCtx) -> R {
     product_tables(c, &ps)?;
     let span = (ow - 1) * win.strides[1] + (kw_of(&win) - 1) * win.dilation[1] + 1;
     let band = win.kernels[0] * span * group * cg.div_ceil(2) * 2;
-    let depthwise = cg == 1 && ocg == 1 && win.kernels[0] * win.kernels[1] <= 1 << 14;
+    // The depthwise kernel widens kh rows of `span` pixels, channels rounded
+    // up to 16, and keeps one band offset per tap on the stack.
+    let dw_band = win.kernels[0] * span * ch.div_ceil(16) * 16;
+    // Output rows the direct kernel widens at once: with a packed filter
+    // above 256 KiB (half a core's L2) up to 256 KiB of band, so the filter
+    // is read once per chunk of rows rather than once per row; up to 64 KiB
+    // of rows otherwise.
+    let packed_filter =
+        group * ocg.div_ceil(16) * win.kernels[0] * win.kernels[1] * cg.div_ceil(2) * 64;
+    let chunk_band = if packed_filter > 1 << 18 {
+        MAX_BAND
+    } else {
+        MAX_BAND / 4
+    };
+    let rows = (chunk_band / band.max(1)).clamp(1, (n * oh).max(1));
+    let depthwise = cg == 1 && ocg == 1 && win.kernels[0] * win.kernels[1] <= QDW_MAX_TAPS;
     let fits = if depthwise {
-        ch <= 4096
+        ch <= 4096 && dw_band <= MAX_BAND
     } else {
         band <= MAX_BAND
     };
@@ -159,6 +178,7 @@ pub fn convolution(c: &mut KCtx) -> R {
         let woff = ps.iter().map(|p| p.w_off).collect();
         let kind = if depthwise {
             c.rt.need_qdwc(ch.div_ceil(16) * 16);
+            c.rt.need_qband(dw_band);
             PackKind::QDepthwise {
                 c: ch,
                 kh: win.kernels[0],
@@ -167,7 +187,7 @@ pub fn convolution(c: &mut KCtx) -> R {
                 woff,
             }
         } else {
-            c.rt.need_qband(band);
+            c.rt.need_qband(rows * band);
             PackKind::QConvPanels {
                 group,
                 ocg,
@@ -208,7 +228,7 @@ pub fn convolution(c: &mut KCtx) -> R {
                 p0.out.offset,
                 p0.out.lo,
                 p0.out.hi,
-                ""
+                if depthwise { 0 } else { rows }
             )
             .replace(", }", "}"),
         );
@@ -489,6 +509,50 @@ fn rescale_expr(v: &str, in_off: i64, r: &Requant) -> String {
     )
 }
 
+/// The vector addition `glow_qadd8` (kernels.c) for 8-bit operands of one
+/// size, when its 32-bit split of the multipliers is exact: each multiplier
+/// `m = mh 2^16 + ml` with `mh`, `ml` int16 and a shift in 17..=47. False
+/// (nothing written) otherwise.
+fn add_kernel(
+    c: &mut KCtx,
+    a: &glow_ir::quant::Add,
+    [lt, rt, d]: [&Type; 3],
+    l: &str,
+    r: &str,
+) -> Result<bool, BackendError> {
+    use glow_ir::ElemKind::{Int8Q, UInt8Q};
+    let byte = |t: &Type| matches!(t.elem, Int8Q { .. } | UInt8Q { .. });
+    let signed = |t: &Type| u8::from(matches!(t.elem, Int8Q { .. }));
+    let b = if a.sub { -a.m.b } else { a.m.b };
+    let split = |m: i64| -> Option<(i64, i64)> {
+        let lo = (m + (1 << 15)).rem_euclid(1 << 16) - (1 << 15);
+        let hi = (m - lo) >> 16;
+        (i16::try_from(hi).is_ok()).then_some((hi, lo))
+    };
+    let (Some((ah, al)), Some((bh, bl))) = (split(a.m.a), split(b)) else {
+        return Ok(false);
+    };
+    if !(byte(lt) && byte(rt) && byte(d) && (17..=47).contains(&a.m.shift)) {
+        return Ok(false);
+    }
+    c.rt.use_kernel(Kernel::QAdd);
+    c.w.line(&format!(
+        "static const glow_qadd_t prm = {{{}, {}, {}, {}, {}, {}, {}, {}, {ah}, {al}, {bh}, {bl}, {}, {}ll, {b}ll}};",
+        signed(lt),
+        signed(rt),
+        signed(d),
+        a.l_off,
+        a.r_off,
+        a.offset,
+        a.lo,
+        a.hi,
+        a.m.shift,
+        a.m.a
+    ));
+    c.w.line(&format!("glow_qadd8(Dest, {l}, {r}, {}u, &prm);", d.size()));
+    Ok(true)
+}
+
 /// Element-wise add/sub/mul/max/min and `batchedadd` (the slice repeats).
 pub fn binary(c: &mut KCtx) -> R {
     let op = q::Binary::of(c.f, c.id)?;
@@ -502,6 +566,14 @@ pub fn binary(c: &mut KCtx) -> R {
     c.decl("Dest", ctype(d.elem))?;
     c.decl(l, ctype(lt.elem))?;
     c.decl(r, ctype(rt.elem))?;
+    if let q::Binary::Add(a) = op {
+        if rt.size() == d.size()
+            && lt.size() == d.size()
+            && add_kernel(c, &a, [&lt, &rt, &d], l, r)?
+        {
+            return Ok(());
+        }
+    }
     c.w.for_loop("i", d.size());
     let ri = if rt.size() == d.size() {
         "i".to_string()
@@ -586,6 +658,9 @@ pub fn pool(c: &mut KCtx) -> R {
         ));
         Some(a)
     };
+    if is_max && !win.nchw && ch <= 4096 {
+        return max_pool_nhwc(c, &win, &resc, [n, ch, h, w], [oh, ow], (&s, &d));
+    }
     c.w.for_loop("n", n);
     c.w.for_loop("oh", oh);
     c.w.for_loop("ow", ow);
@@ -654,5 +729,66 @@ pub fn lookup_table(c: &mut KCtx) -> R {
     c.w.for_loop("i", d.size());
     c.w.line(&format!("Dest[i] = Mapping[(int)Src[i] - ({lowest})];"));
     c.w.close();
+    Ok(())
+}
+
+/// NHWC `maxpool`: the channels of a pixel are contiguous, so the window's
+/// maximum is taken a row of channels at a time (loops the compiler
+/// vectorizes), then each channel is rescaled as the loop nest does; a
+/// rescale of ratio 1 (`M = 2^s`) is the exact `v + (Oy - Ox)`, clamped.
+fn max_pool_nhwc(
+    c: &mut KCtx,
+    win: &Window,
+    resc: &q::Activation,
+    [n, ch, h, w]: [u64; 4],
+    [oh, ow]: [u64; 2],
+    (s, d): (&Type, &Type),
+) -> R {
+    let t = ctype(s.elem);
+    let in_off = resc.rescale.in_off;
+    let out = &resc.rescale.out;
+    c.w.for_loop("n", n);
+    c.w.for_loop("oh", oh);
+    c.w.for_loop("ow", ow);
+    c.w.line(&format!("{t} acc[{ch}];"));
+    c.w.line("size_t cnt = 0;");
+    open_window(c, win, h, w);
+    let src = idx(
+        ["n", "0", "(size_t)ih", "(size_t)iw"],
+        win.act_strides(&s.dims),
+    );
+    c.w.line(&format!("const {t} *x = Src + {src};"));
+    c.w.line(&format!(
+        "if (cnt++ == 0) memcpy(acc, x, sizeof acc); else for (size_t ch = 0; ch < {ch}u; ch++) acc[ch] = x[ch] > acc[ch] ? x[ch] : acc[ch];"
+    ));
+    c.w.close();
+    c.w.close();
+    let dest = idx(["n", "0", "oh", "ow"], win.act_strides(&d.dims));
+    c.w.line(&format!("{} *o = Dest + {dest};", ctype(d.elem)));
+    c.w.for_loop("ch", ch);
+    c.w.line(&format!(
+        "const int64_t v = cnt ? (int64_t)acc[ch] : {in_off};"
+    ));
+    let e = if out.m.shift >= 1 && out.m.mult == 1i64 << out.m.shift {
+        format!(
+            "glow_clamp64(glow_clamp64(v + {}, {}, {}), {}, {})",
+            out.offset - in_off,
+            out.lo,
+            out.hi,
+            resc.lo,
+            resc.hi
+        )
+    } else {
+        format!(
+            "glow_clamp64({}, {}, {})",
+            rescale_expr("v", in_off, out),
+            resc.lo,
+            resc.hi
+        )
+    };
+    c.w.line(&format!("o[ch] = ({}){e};", ctype(d.elem)));
+    for _ in 0..4 {
+        c.w.close();
+    }
     Ok(())
 }

@@ -84,6 +84,8 @@ pub enum Kernel {
     QDyn,
     /// `quantizationprofile`'s histogram update.
     QProfile,
+    /// The quantized addition of two 8-bit operands.
+    QAdd,
 }
 
 impl Kernel {
@@ -109,6 +111,7 @@ impl Kernel {
             Kernel::Detection => "detection",
             Kernel::QDyn => "qdyn",
             Kernel::QProfile => "qprofile",
+            Kernel::QAdd => "qadd",
         }
     }
 
@@ -129,7 +132,7 @@ impl Kernel {
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
-            Kernel::QBase => &[Kernel::Common, Kernel::Quant],
+            Kernel::QBase | Kernel::QAdd => &[Kernel::Common, Kernel::Quant],
             Kernel::QDepthwise => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
             Kernel::QTile => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
             Kernel::QConv | Kernel::QGemm | Kernel::QDyn => {
@@ -281,7 +284,10 @@ pub enum PackKind {
         woff: Vec<i64>,
     },
     /// A quantized depthwise NHWC filter `[c][kh][kw][1]` to int16
-    /// `w - woff[c]` in `[kh][kw][c rounded up to 16]`.
+    /// `w - woff[c]` in pairs of taps (kh, kw in order, the last of an odd
+    /// count paired with zeros): `[pair][block of 16 channels][16][2]`, the
+    /// 16 channels of a block in the order AVX2's 16-bit unpacks leave them
+    /// (0-3, 8-11, 4-7, 12-15); zero past `c`.
     QDepthwise {
         c: u64,
         kh: u64,
@@ -313,7 +319,7 @@ impl PackKind {
                 cg,
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(2) * 32,
-            PackKind::QDepthwise { c, kh, kw, .. } => kh * kw * c.div_ceil(16) * 16,
+            PackKind::QDepthwise { c, kh, kw, .. } => (kh * kw).div_ceil(2) * c.div_ceil(16) * 32,
             PackKind::QGemmPanels { nb, k, n, .. } => nb * n.div_ceil(16) * k.div_ceil(2) * 32,
         }
     }
@@ -346,18 +352,24 @@ impl PackKind {
             woff,
         } = self
         {
-            let (c, kh, kw) = (*c, *kh, *kw);
+            let (c, taps) = (*c, *kh * *kw);
+            // Channel of the block at each packed position (the inverse of
+            // `glow_qdw_lane` in kernels.c).
+            const CHANNEL: [u64; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15];
             let mut out = Vec::with_capacity(self.len() as usize * 2);
-            for a in 0..kh {
-                for b in 0..kw {
-                    for o in 0..c.div_ceil(16) * 16 {
-                        let v = if o < c {
-                            stored(*signed, (o * kh + a) * kw + b)
-                                - woff.get(o as usize).copied().unwrap_or(0)
-                        } else {
-                            0
-                        };
-                        out.extend_from_slice(&(v as i16).to_le_bytes());
+            for pair in 0..taps.div_ceil(2) {
+                for block in 0..c.div_ceil(16) {
+                    for j in CHANNEL {
+                        let o = block * 16 + j;
+                        for t in [2 * pair, 2 * pair + 1] {
+                            let v = if o < c && t < taps {
+                                stored(*signed, o * taps + t)
+                                    - woff.get(o as usize).copied().unwrap_or(0)
+                            } else {
+                                0
+                            };
+                            out.extend_from_slice(&(v as i16).to_le_bytes());
+                        }
                     }
                 }
             }

@@ -65,6 +65,11 @@ struct Cli {
     /// no longer bit-identical to the interpreter; see docs/backend.md).
     #[arg(long)]
     fast_math: bool,
+    /// With --emit=c: call `glow_trace_hook(pos, constantWeight, mutableWeight, activations)`
+    /// after each instruction (its position in program order), which the program linking the
+    /// bundle defines; scripts/bench/profile.py times each instruction with it.
+    #[arg(long)]
+    trace_hook: bool,
     /// Accepted for `opt -S` habits: the output is always text.
     #[arg(short = 'S')]
     text_output: bool,
@@ -255,6 +260,7 @@ impl Tool<'_> {
             let codegen = glow_backend::CodegenOptions {
                 threads: cli.threads,
                 fast_math: cli.fast_math,
+                trace: cli.trace_hook,
                 ..Default::default()
             };
             return match emit_bundles(&modules, dir, cli.weights.as_deref(), codegen) {
