@@ -1710,6 +1710,8 @@ static void glow_qprofile(const float *x, size_t len, float *hist, size_t n, flo
   ci[1] = mx;
 }
 
+/*@end*/
+
 /*@qadd*/
 #if defined(__AVX2__)
 #include <immintrin.h>
