@@ -6,7 +6,8 @@
 # Usage: scripts/llvm-filecheck-suite.sh DIR
 #   DIR: a copy of llvm/test/FileCheck (with its Inputs/ and lit.local.cfg); also $LLVM_FILECHECK_TESTS.
 # Environment: LIT (a lit command; default `lit`, or /work/venv-lit/bin/lit), LLVM_BIN
-# (default /usr/lib/llvm-19/bin: FileCheck, not, count), CARGO_TARGET_DIR.
+# (default /usr/lib/llvm-19/bin: FileCheck, not, count), CARGO_TARGET_DIR, KEEP_WORK=1 (keep the
+# work directory with both lit logs, and print its path).
 # Exit: 0 when every test LLVM FileCheck passes also passes with glow-filecheck, 1 when some do
 # not, 0 with a "skipped:" message when lit, LLVM FileCheck or the test copy is missing.
 set -euo pipefail
@@ -37,7 +38,11 @@ cargo build --quiet --bin glow-filecheck
 GLOW_FC=$TARGET/debug/glow-filecheck
 
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+if [ -n "${KEEP_WORK:-}" ]; then
+  echo "work directory (kept): $WORK" >&2
+else
+  trap 'rm -rf "$WORK"' EXIT
+fi
 mkdir -p "$WORK/suite"
 cp -r "$SRC" "$WORK/suite/FileCheck"
 # The parts of LLVM's test/lit.cfg.py these tests rely on: ShTest with lit's internal shell,

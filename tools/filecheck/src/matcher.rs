@@ -30,7 +30,12 @@ pub fn run(
         .comment_prefixes
         .clone()
         .unwrap_or_else(|| vec!["COM".to_string(), "RUN".to_string()]);
-    if let Some(msg) = validate_prefixes(&prefixes, &comments) {
+    if let Some(msg) = validate_prefixes(
+        &opts.check_prefixes,
+        opts.comment_prefixes.as_deref().unwrap_or(&[]),
+        &prefixes,
+        &comments,
+    ) {
         return usage(msg);
     }
     let mut sources = Sources {
@@ -184,12 +189,26 @@ fn usage(msg: String) -> Outcome {
     }
 }
 
-fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String> {
+/// LLVM's `ValidateCheckPrefixes`: the defaults in use are known first but not validated, so a
+/// duplicate of one is blamed on the supplied prefix; then the supplied check prefixes, then the
+/// supplied comment prefixes.
+fn validate_prefixes(
+    supplied: &[String],
+    supplied_comments: &[String],
+    prefixes: &[String],
+    comments: &[String],
+) -> Option<String> {
     let mut seen: Vec<&String> = Vec::new();
-    for (p, is_comment) in prefixes
+    if supplied.is_empty() {
+        seen.extend(prefixes);
+    }
+    if supplied_comments.is_empty() {
+        seen.extend(comments);
+    }
+    for (p, is_comment) in supplied
         .iter()
         .map(|p| (p, false))
-        .chain(comments.iter().map(|p| (p, true)))
+        .chain(supplied_comments.iter().map(|p| (p, true)))
     {
         let what = if is_comment { "comment" } else { "check" };
         if p.is_empty() {
@@ -205,7 +224,7 @@ fn validate_prefixes(prefixes: &[String], comments: &[String]) -> Option<String>
         }
         if seen.contains(&p) {
             return Some(format!(
-                "error: supplied check prefix must be unique among check and comment prefixes: '{p}'\n"
+                "error: supplied {what} prefix must be unique among check and comment prefixes: '{p}'\n"
             ));
         }
         seen.push(p);

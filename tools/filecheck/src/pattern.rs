@@ -770,6 +770,14 @@ fn parse_block(
     nums: &mut Vec<String>,
     names: &mut Names,
 ) -> Result<Piece, ParseError> {
+    // LLVM's parsePattern for `[[NAME]]`, `[[NAME:regex]]` and `[[@LINE+N]]`, with its
+    // messages and columns: no blank before the first ':'.
+    if !body.starts_with('#') {
+        let colon = body.find(':');
+        if let Some(sp) = body[..colon.unwrap_or(body.len())].find([' ', '\t']) {
+            return Err((at + sp, "unexpected whitespace".into()));
+        }
+    }
     // `[[#...]]`, or a legacy `[[@LINE+N]]`.
     let numeric_body = body
         .strip_prefix('#')
@@ -830,11 +838,7 @@ fn parse_block(
             },
         });
     }
-    // LLVM's parsePattern for `[[NAME]]` and `[[NAME:regex]]`, with its messages and columns.
     let colon = body.find(':');
-    if let Some(sp) = body[..colon.unwrap_or(body.len())].find([' ', '\t']) {
-        return Err((at + sp, "unexpected whitespace".into()));
-    }
     let sigil = usize::from(body.starts_with(['$', '@']));
     if body.is_empty() {
         return Err((at, "empty variable name".into()));
@@ -867,8 +871,12 @@ fn parse_block(
                 format!("numeric variable with name '{name}' already exists"),
             ));
         }
-        let tr =
-            translate_regex(r).map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?;
+        // LLVM takes an empty definition (`[[X:]]`) as matching the empty string.
+        let tr = if r.is_empty() {
+            String::new()
+        } else {
+            translate_regex(r).map_err(|m| (at + name.len() + 1, format!("invalid regex: {m}")))?
+        };
         if let Err(e) = Regex::new(&tr) {
             return Err((
                 at + name.len() + 1,

@@ -9,87 +9,199 @@
 
 /// Translates one POSIX ERE into Rust regex syntax.
 ///
-/// Returns a message in LLVM's wording when the expression is invalid.
+/// Returns a message in LLVM's wording when the expression is invalid. The
+/// parse follows LLVM's `regcomp` (`p_ere` / `p_ere_exp`) so that the first
+/// error found, and so its message, is the one LLVM reports.
 pub fn translate_regex(src: &str) -> Result<String, String> {
-    if src.is_empty() {
-        return Err("empty (sub)expression".into());
+    let mut p = Ere {
+        chars: src.chars().collect(),
+        i: 0,
+        out: String::with_capacity(src.len() + 8),
+    };
+    p.ere(None)?;
+    Ok(p.out)
+}
+
+/// Largest repetition count `regcomp` accepts (`DUPMAX`).
+const DUPMAX: u32 = 255;
+
+struct Ere {
+    chars: Vec<char>,
+    i: usize,
+    out: String,
+}
+
+impl Ere {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.i).copied()
     }
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len() + 8);
-    let mut i = 0;
-    let mut depth = 0usize;
-    while i < chars.len() {
-        let c = chars[i];
+
+    fn peek2(&self) -> Option<char> {
+        self.chars.get(self.i + 1).copied()
+    }
+
+    /// Alternatives up to `stop` (a `)`), each nonempty.
+    fn ere(&mut self, stop: Option<char>) -> Result<(), String> {
+        loop {
+            let before = self.i;
+            while let Some(c) = self.peek() {
+                if c == '|' || Some(c) == stop {
+                    break;
+                }
+                self.exp()?;
+            }
+            if self.i == before {
+                return Err("empty (sub)expression".into());
+            }
+            if self.peek() != Some('|') {
+                return Ok(());
+            }
+            self.i += 1;
+            self.out.push('|');
+        }
+    }
+
+    /// Whether the next characters start a repetition (`{` only before a digit).
+    fn at_repetition(&self) -> bool {
+        match self.peek() {
+            Some('*' | '+' | '?') => true,
+            Some('{') => self.peek2().is_some_and(|d| d.is_ascii_digit()),
+            _ => false,
+        }
+    }
+
+    /// One atom and its optional repetition.
+    fn exp(&mut self) -> Result<(), String> {
+        let c = self.chars[self.i];
+        self.i += 1;
+        let mut was_caret = false;
         match c {
+            '(' => {
+                if self.peek().is_none() {
+                    return Err("parentheses not balanced".into());
+                }
+                self.out.push('(');
+                if self.peek() != Some(')') {
+                    self.ere(Some(')'))?;
+                }
+                if self.peek() != Some(')') {
+                    return Err("parentheses not balanced".into());
+                }
+                self.i += 1;
+                self.out.push(')');
+            }
+            ')' => return Err("parentheses not balanced".into()),
+            '^' => {
+                self.out.push('^');
+                was_caret = true;
+            }
+            // Grouped so a repetition after it (`$*`) stays valid Rust.
+            '$' => self.out.push_str("(?:$)"),
+            '|' => return Err("empty (sub)expression".into()),
+            '*' | '+' | '?' => return Err("repetition-operator operand invalid".into()),
+            '.' => self.out.push('.'),
+            '[' => {
+                // `[[:<:]]` and `[[:>:]]`: the start and the end of a word.
+                let rest: String = self.chars[self.i..].iter().take(6).collect();
+                if rest == "[:<:]]" || rest == "[:>:]]" {
+                    let edge = if rest == "[:<:]]" { "start" } else { "end" };
+                    self.out.push_str(&format!("\\b{{{edge}}}"));
+                    self.i += 6;
+                } else {
+                    self.i = translate_bracket(&self.chars, self.i - 1, &mut self.out)?;
+                }
+            }
             '\\' => {
-                let Some(&n) = chars.get(i + 1) else {
+                let Some(n) = self.peek() else {
                     return Err("trailing backslash (\\)".into());
                 };
+                self.i += 1;
                 if n.is_ascii_digit() && n != '0' {
                     return Err("backreferences are not supported by glow-filecheck".into());
                 }
                 if n.is_ascii_alphanumeric() || n.is_ascii_punctuation() {
                     // Rust accepts `\d`, `\w`, `\n`, ... and escaped punctuation.
-                    out.push('\\');
-                    out.push(n);
+                    self.out.push('\\');
+                    self.out.push(n);
                 } else {
-                    push_literal(&mut out, n);
+                    push_literal(&mut self.out, n);
                 }
-                i += 2;
-            }
-            '[' => {
-                i = translate_bracket(&chars, i, &mut out)?;
-            }
-            '(' => {
-                if chars.get(i + 1) == Some(&'?') {
-                    return Err("repetition-operator operand invalid".into());
-                }
-                depth += 1;
-                out.push('(');
-                i += 1;
-            }
-            ')' => {
-                if depth == 0 {
-                    return Err("parentheses not balanced".into());
-                }
-                depth -= 1;
-                out.push(')');
-                i += 1;
             }
             '{' => {
-                // An interval `{n}`, `{n,}` or `{n,m}`; anything else is invalid in ERE.
-                let end = chars[i..].iter().position(|&c| c == '}').map(|p| p + i);
-                let Some(end) = end else {
-                    return Err("braces not balanced".into());
-                };
-                let body: String = chars[i + 1..end].iter().collect();
-                let ok = !body.is_empty()
-                    && body.chars().all(|c| c.is_ascii_digit() || c == ',')
-                    && body.matches(',').count() <= 1
-                    && !body.starts_with(',');
-                if !ok {
-                    return Err("invalid repetition count(s)".into());
+                // An ordinary character unless a digit follows.
+                if self.peek().is_some_and(|d| d.is_ascii_digit()) {
+                    return Err("repetition-operator operand invalid".into());
                 }
-                out.push('{');
-                out.push_str(&body);
-                out.push('}');
-                i = end + 1;
+                self.out.push_str("\\{");
             }
-            ']' | '}' => {
-                out.push('\\');
-                out.push(c);
-                i += 1;
-            }
-            _ => {
-                out.push(c);
-                i += 1;
-            }
+            _ => push_literal(&mut self.out, c),
         }
+        if !self.at_repetition() {
+            return Ok(());
+        }
+        let op = self.chars[self.i];
+        self.i += 1;
+        if was_caret {
+            return Err("repetition-operator operand invalid".into());
+        }
+        // Group the atom so the operator binds to all of it (`^`, `$` included).
+        match op {
+            '{' => {
+                let lo = self.count()?;
+                let hi = if self.peek() == Some(',') {
+                    self.i += 1;
+                    if self.peek().is_some_and(|d| d.is_ascii_digit()) {
+                        let hi = self.count()?;
+                        if lo > hi {
+                            return Err("invalid repetition count(s)".into());
+                        }
+                        Some(Some(hi))
+                    } else {
+                        Some(None)
+                    }
+                } else {
+                    None
+                };
+                if self.peek() != Some('}') {
+                    return Err(if self.chars[self.i..].contains(&'}') {
+                        "invalid repetition count(s)"
+                    } else {
+                        "braces not balanced"
+                    }
+                    .into());
+                }
+                self.i += 1;
+                match hi {
+                    None => self.out.push_str(&format!("{{{lo}}}")),
+                    Some(None) => self.out.push_str(&format!("{{{lo},}}")),
+                    Some(Some(hi)) => self.out.push_str(&format!("{{{lo},{hi}}}")),
+                }
+            }
+            _ => self.out.push(op),
+        }
+        if self.at_repetition() {
+            return Err("repetition-operator operand invalid".into());
+        }
+        Ok(())
     }
-    if depth != 0 {
-        return Err("parentheses not balanced".into());
+
+    /// A repetition count: one or more digits, at most `DUPMAX`.
+    fn count(&mut self) -> Result<u32, String> {
+        let mut n = 0u32;
+        let mut digits = 0;
+        while let Some(d) = self.peek().and_then(|c| c.to_digit(10)) {
+            if n > DUPMAX {
+                break;
+            }
+            n = n * 10 + d;
+            digits += 1;
+            self.i += 1;
+        }
+        if digits == 0 || n > DUPMAX {
+            return Err("invalid repetition count(s)".into());
+        }
+        Ok(n)
     }
-    Ok(out)
 }
 
 /// Escapes literal text for the `regex` crate.

@@ -189,6 +189,11 @@ fn judge(
     }
     let mut best: Option<(usize, String)> = None;
     for p in prefixes {
+        // In a prefix of one or two letters any edit makes another prefix
+        // (`B-DAG:` beside `A`), not a typo of this one.
+        if p.len() <= 2 && !name.starts_with(p.as_str()) {
+            continue;
+        }
         let mut names = vec![p.clone()];
         names.extend(SUFFIXES.iter().map(|s| format!("{p}-{s}")));
         if let Some(pos) = name.find("COUNT") {
@@ -331,5 +336,28 @@ mod unit {
         );
         assert!(find("// NOTE: something\n// TODO: later\n").is_empty());
         assert!(find("// CHECK-NOT lines below make sure of it\n").is_empty());
+    }
+
+    #[test]
+    fn short_prefixes_have_no_near_misses() {
+        // LLVM's check-dag-multi-prefix-2.txt: `B-DAG:` beside the prefix `A`.
+        let one = |text: &str| {
+            find_misspellings(text, &["A".into()], &["COM".into()])
+                .into_iter()
+                .map(|m| m.written)
+                .collect::<Vec<_>>()
+        };
+        assert!(one("; B-DAG: foo
+; A-DAG: x
+")
+        .is_empty());
+        assert!(one("; B: foo
+")
+        .is_empty());
+        assert_eq!(
+            one("; A-NXT: foo
+"),
+            ["A-NXT:"]
+        );
     }
 }
