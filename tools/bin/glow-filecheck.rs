@@ -92,23 +92,9 @@ fn main() -> ExitCode {
     let env_opts = std::env::var("FILECHECK_OPTS").ok();
     let cli = match cli::parse(env_opts.as_deref(), raw.get(1..).unwrap_or(&[])) {
         Ok(c) => c,
-        Err(mut msg) => {
+        Err(msg) => {
             // cl::ParseCommandLineOptions reports and exits 1.
-            if msg.starts_with("Too many positional arguments") {
-                msg.push_str(&format!(": See: {} --help", raw[0]));
-            }
-            // LLVM's cl: where to look, then the nearest option.
-            let unknown = msg
-                .strip_prefix("Unknown command line argument '")
-                .and_then(|rest| rest.strip_suffix("'."))
-                .map(str::to_string);
-            if let Some(arg) = unknown {
-                msg.push_str(&format!("  Try: '{} --help'", raw[0]));
-                if let Some(near) = cli::nearest_option(&arg) {
-                    msg.push_str(&format!("\n{prog}: Did you mean '{near}'?"));
-                }
-            }
-            eprintln!("{prog}: {msg}");
+            eprintln!("{}", cli::parse_error_text(&prog, &raw[0], &msg));
             return ExitCode::from(1);
         }
     };

@@ -266,6 +266,27 @@ fn parse_bool(opt: &str, v: &str) -> Result<bool, String> {
     }
 }
 
+/// What LLVM's `cl` prints for a command-line error `msg` of [`parse`] (the caller exits 1):
+/// `prog` is the program's file name, `argv0` the path it was started by.
+pub fn parse_error_text(prog: &str, argv0: &str, msg: &str) -> String {
+    let mut msg = msg.to_string();
+    if msg.starts_with("Too many positional arguments") {
+        msg.push_str(&format!(": See: {argv0} --help"));
+    }
+    // Where to look, then the nearest option.
+    let unknown = msg
+        .strip_prefix("Unknown command line argument '")
+        .and_then(|rest| rest.strip_suffix("'."))
+        .map(str::to_string);
+    if let Some(arg) = unknown {
+        msg.push_str(&format!("  Try: '{argv0} --help'"));
+        if let Some(near) = nearest_option(&arg) {
+            msg.push_str(&format!("\n{prog}: Did you mean '{near}'?"));
+        }
+    }
+    format!("{prog}: {msg}")
+}
+
 /// Parses `args` (without the program name). Errors are LLVM's messages without the
 /// `PROGRAM: ` at the front.
 pub fn parse(env_opts: Option<&str>, args: &[String]) -> Result<Cli, String> {

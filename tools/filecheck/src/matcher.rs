@@ -326,7 +326,10 @@ fn apply_defines(defines: &[(String, String)], env: &mut Env, color: bool) -> Re
                 err(&mut errs, k, at, &msg);
                 continue;
             }
-            env.strings.insert(name.clone(), value.clone());
+            // LLVM's table insert keeps the first of two `-DV=` (a numeric one takes the last).
+            env.strings
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
         }
     }
     if errs.is_empty() {

@@ -671,6 +671,7 @@ fn parse_pieces(
                     // LLVM prints these few itself; the others are logged errors, which end
                     // with a blank line.
                     let printed = m == "unexpected whitespace"
+                        || m.starts_with("invalid regex: ")
                         || m.starts_with("invalid name in string variable")
                         || (m.starts_with("numeric variable with name ")
                             && m.ends_with(" already exists"));

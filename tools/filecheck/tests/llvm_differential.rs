@@ -202,6 +202,58 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &[],
     ),
     ("CHECK: [[#%d,div(-7,2)]] [[#div(-7,2)]]\n", "-3 3\n", &[]),
+    // Brackets next to variables, as in IR tests.
+    ("CHECK: [[R:r[0-9]+]]\nCHECK: [[[R]]] [[[#N:]] x i32]\n", "r1\n[r1] [4 x i32]\n", &[]),
+    ("CHECK: [[[#N:]] x i32] [[[#N+1]] x\n", "[4 x i32] [5 x\n", &[]),
+    ("CHECK: [[R:a]]\nCHECK: [[[R]]\n", "a\n[b\n", &[]),
+    // Numeric expression forms: precision, signs, parentheses, constraints, the bare form.
+    ("CHECK: [[#%.8,N:]] [[#%.3x,M:]]\n", "00000012 0ff\n", &[]),
+    ("CHECK: [[#%d,S:]] [[#max(S,-17)]] [[#min(S,-17)]]\n", "-20 -17 -20\n", &[]),
+    ("CHECK: [[#N:]] [[#(N+1)*2]] [[#N-(2-1)]]\n", "3 8 2\n", &[]),
+    ("CHECK: [[#N:]]\nCHECK: [[#M: == N+1]] [[#]]\n", "3\n4 77\n", &[]),
+    ("CHECK: [[#N:]]\nCHECK: [[#M: == N+1]]\n", "3\n5\n", &[]),
+    ("CHECK: [[#%x,N:]]\nCHECK: [[#%d,N:]]\n", "ff\n3\n", &[]),
+    ("CHECK: [[X:a]]\nCHECK: [[#X:]]\n", "a\n3\n", &[]),
+    // Repeated options: the last value wins, prefixes and -D accumulate.
+    ("A: x\nB: y\n", "x\ny\n", &["--check-prefix=A", "--check-prefix=B"]),
+    ("CHECK: [[V]] [[W]]\n", "1 2\n", &["-DV=1", "--DW=2"]),
+    ("CHECK: a\n", "A\n", &["--ignore-case", "--ignore-case"]),
+    ("CHECK: a\n", "b\n", &["-dump-input=never", "-dump-input=never"]),
+    ("CHECK: a b\n", "a  b\n", &["--strict-whitespace", "--strict-whitespace"]),
+    // Invalid regexes: regcomp's first error, in its words.
+    ("CHECK: {{a**}}\n", "a\n", &[]),
+    ("CHECK: [[X:*]]\n", "a\n", &[]),
+    ("CHECK: {{a{2,1}}}\n", "a\n", &[]),
+    ("CHECK: {{a{1x}}}\n", "a\n", &[]),
+    ("CHECK: {{a{1}}}\n", "a\n", &[]),
+    ("CHECK: {{(a|)}}\n", "a\n", &[]),
+    ("CHECK: {{^*}}\n", "a\n", &[]),
+    ("CHECK: {{x{ }}\n", "x{ \n", &[]),
+    ("CHECK: [[X:]]a[[X]]\n", "a\n", &[]),
+    ("CHECK: [[@LINE ]]\n", "1\n", &[]),
+    ("CHECK: a\n", "a\n", &["--comment-prefixes=FOO,BAR,BAR"]),
+    ("B-DAG: x\nA: a\n", "a\n", &["--check-prefix=A"]),
+];
+
+/// (check file, input, FILECHECK_OPTS, arguments): options from the environment come first and
+/// the command line overrides them, as in LLVM's `cl::ParseCommandLineOptions`.
+const ENV_CASES: &[(&str, &str, &str, &[&str])] = &[
+    ("CHECK: a\n", " a \n", "--match-full-lines", &[]),
+    (
+        "CHECK: a\n",
+        " a \n",
+        "--match-full-lines --strict-whitespace",
+        &[],
+    ),
+    ("A: x\n", "x\n", "--check-prefix=A", &[]),
+    (
+        "A: x\nB: y\n",
+        "x\ny\n",
+        "--check-prefix=A",
+        &["--check-prefix=B"],
+    ),
+    ("CHECK: [[V]]\n", "2\n", "-DV=1", &["-DV=2"]),
+    ("CHECK: a\n", "a\n", "--match-full-line", &[]),
 ];
 
 /// Cases whose stderr glow does not reproduce exactly (documented differences).
@@ -299,7 +351,16 @@ struct Run {
 }
 
 fn run_llvm(path: &str, args: &[&str], input: &str) -> Run {
-    let mut child = Command::new(LLVM_FILECHECK)
+    run_llvm_env(path, None, args, input)
+}
+
+fn run_llvm_env(path: &str, env_opts: Option<&str>, args: &[&str], input: &str) -> Run {
+    let mut cmd = Command::new(LLVM_FILECHECK);
+    cmd.env_remove("FILECHECK_OPTS");
+    if let Some(e) = env_opts {
+        cmd.env("FILECHECK_OPTS", e);
+    }
+    let mut child = cmd
         .arg(path)
         .args(args)
         .stdin(Stdio::piped())
@@ -323,8 +384,27 @@ fn run_llvm(path: &str, args: &[&str], input: &str) -> Run {
 
 /// glow-filecheck as its binary would run, through its own command-line parser.
 fn run_glow(path: &str, check_text: &str, args: &[&str], input: &str) -> Run {
+    run_glow_env(path, check_text, None, args, input)
+}
+
+fn run_glow_env(
+    path: &str,
+    check_text: &str,
+    env_opts: Option<&str>,
+    args: &[&str],
+    input: &str,
+) -> Run {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let parsed = cli::parse(None, &args).expect("table arguments parse");
+    let parsed = match cli::parse(env_opts, &args) {
+        Ok(p) => p,
+        // As the binary started as `glow-filecheck` prints it.
+        Err(msg) => {
+            return Run {
+                code: 1,
+                stderr: cli::parse_error_text("FileCheck", "glow-filecheck", &msg) + "\n",
+            }
+        }
+    };
     let dump = parsed
         .dump_input()
         .expect("no table case asks for -dump-input=help");
@@ -424,4 +504,30 @@ fn verbose_and_dump_modes_agree_with_llvm_filecheck() {
         VERBOSE_CASES.len() * MODES.len(),
         mismatches.join("\n")
     );
+}
+
+#[test]
+#[cfg_attr(
+    not(has_llvm_filecheck),
+    ignore = "no /usr/lib/llvm-19/bin/FileCheck (apt-get install llvm-19-tools)"
+)]
+fn filecheck_opts_agree_with_llvm_filecheck() {
+    let dir = std::env::temp_dir().join(format!("glow-fc-env-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    let mut mismatches = Vec::new();
+    for (i, (check_text, input, env, args)) in ENV_CASES.iter().enumerate() {
+        let path = dir.join(format!("case{i}.txt"));
+        std::fs::write(&path, check_text).expect("temp file is writable");
+        let name = path.to_string_lossy().to_string();
+        let llvm = run_llvm_env(&name, Some(env), args, input);
+        let glow = run_glow_env(&name, check_text, Some(env), args, input);
+        if llvm.code != glow.code || llvm.stderr != glow.stderr {
+            mismatches.push(format!(
+                "case {i} FILECHECK_OPTS={env:?} {args:?}: exit llvm {} glow {}\n--- llvm\n{}--- glow\n{}",
+                llvm.code, glow.code, llvm.stderr, glow.stderr
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
