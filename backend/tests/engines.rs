@@ -1805,6 +1805,21 @@ fn convolutions(p: &mut Prog) {
             "RELU",
         ),
         // Depthwise: one input and one output channel per group.
+        // Stride 1 with interior tiles (no bounds tests) and 32 + 16 channel blocks.
+        (
+            "NHWC",
+            1,
+            48,
+            10,
+            9,
+            48,
+            48,
+            [3, 3],
+            [1, 1],
+            [1, 1, 1, 1],
+            [1, 1],
+            "RELU",
+        ),
         (
             "NHWC",
             1,

@@ -88,7 +88,9 @@ def layer_info(op, ops, rest, types):
 
 def ort_key(name):
     name = name[: -len("_kernel_time")] if name.endswith("_kernel_time") else name
-    return re.sub(r"_token_\d+$", "", name)
+    name = re.sub(r"_token_\d+$", "", name)
+    # The NCHWc layout transformer (fp32) names a node by its output tensor.
+    return name[: -len("_nchwc")] if name.endswith("_nchwc") else name
 
 
 def peak(src, work):
@@ -191,11 +193,15 @@ def report(name, res, a):
         nm, op, ops, rest = insts[pos]
         t = min(ours[pos]) / 1e6
         kind, macs = layer_info(op, ops, rest, types)
-        o = ort_med.get(nm)
+        key = nm
+        if key not in ort_med:
+            # A node ORT names by its output (fp32 NCHWc): ours writes that tensor.
+            key = next((x for x in ops if x in ort_med and x not in matched), nm)
+        o = ort_med.get(key)
         if o is None:
             by_kind["(unmatched) " + op][0] += t
             continue
-        matched.add(nm)
+        matched.add(key)
         o /= 1e6
         g = 2 * macs / (t * 1e6) if macs else None
         go = 2 * macs / (o * 1e6) if macs else None

@@ -594,16 +594,54 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
 #ifdef GLOW_VEC
       if (vec) {
         const float *sp[GLOW_DW_MAXK][GLOW_TP];
+        /* A tile whose windows are all inside the input needs no bounds tests. */
+        int inside = np == GLOW_TP;
+        long long ih0[GLOW_TP], iw0[GLOW_TP];
+        for (size_t t = 0; t < GLOW_TP; t++) {
+          ih0[t] = (long long)(oh[t] * p->sh) - (long long)p->pt;
+          iw0[t] = (long long)(ow[t] * p->sw) - (long long)p->pl;
+          inside = inside && ih0[t] >= 0 && iw0[t] >= 0 &&
+                   ih0[t] + (long long)((p->kh - 1) * p->dh) < (long long)p->h &&
+                   iw0[t] + (long long)((p->kw - 1) * p->dw) < (long long)p->w;
+        }
         for (size_t a = 0; a < p->kh; a++)
           for (size_t b = 0; b < p->kw; b++)
             for (size_t t = 0; t < GLOW_TP; t++) {
-              long long ih = (long long)(oh[t] * p->sh + a * p->dh) - (long long)p->pt;
-              long long iw = (long long)(ow[t] * p->sw + b * p->dw) - (long long)p->pl;
-              if (t >= np || ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w)
+              long long ih = ih0[t] + (long long)(a * p->dh);
+              long long iw = iw0[t] + (long long)(b * p->dw);
+              if (!inside &&
+                  (t >= np || ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w))
                 sp[a * p->kw + b][t] = glow_zero;
               else
                 sp[a * p->kw + b][t] = sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
             }
+#ifdef GLOW_VEC16
+        /* 32 channels at a time in two 16-lane vectors: 2 * GLOW_TP independent sums. */
+        for (; c0 + 32 <= C; c0 += 32) {
+          float acc[GLOW_TP][32];
+          const glow_v16 z16 = {0};
+#define GLOW_ACC(T) glow_v16 y##T##a = z16, y##T##b = z16;
+          GLOW_EACH_TP(GLOW_ACC)
+#undef GLOW_ACC
+          for (size_t ab = 0; ab < kk; ab++) {
+            glow_v16 wa, wb, v;
+            memcpy(&wa, pk + ab * C + c0, 64);
+            memcpy(&wb, pk + ab * C + c0 + 16, 64);
+#define GLOW_STEP(T) memcpy(&v, sp[ab][T] + c0, 64); GLOW_FMA16(y##T##a, v, wa); \
+  memcpy(&v, sp[ab][T] + c0 + 16, 64); GLOW_FMA16(y##T##b, v, wb);
+            GLOW_EACH_TP(GLOW_STEP)
+#undef GLOW_STEP
+          }
+#define GLOW_OUT(T) memcpy(acc[T], &y##T##a, 64); memcpy(acc[T] + 16, &y##T##b, 64);
+          GLOW_EACH_TP(GLOW_OUT)
+#undef GLOW_OUT
+          for (size_t t = 0; t < np; t++) {
+            float *d = dst + n * p->d_n + oh[t] * p->d_h + ow[t] * p->d_w + c0 * p->d_c;
+            glow_store_row(d, p->d_c, acc[t], bias + c0, res ? res + (d - dst) : 0, 32, p->act,
+                           p->a0, p->a1);
+          }
+        }
+#endif
         for (; c0 + 16 <= C; c0 += 16) {
           float acc[GLOW_TP][16];
 #define GLOW_ACC(T) glow_v8 x##T##a = {0}, x##T##b = {0};
