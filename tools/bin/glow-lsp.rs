@@ -18,6 +18,10 @@ struct Cli {
     /// Content-Length headers) and print the server's messages as JSON.
     #[arg(long)]
     lit_test: bool,
+    /// Talk over stdin/stdout (the only transport; accepted because
+    /// language clients such as VS Code's pass it).
+    #[arg(long)]
+    stdio: bool,
 }
 
 fn main() -> ExitCode {
