@@ -20,7 +20,8 @@ imported with glow-import and built the same way; times ORT on the QDQ model, ou
 and our fp32 bundle interleaved, and reports the relative L2 distance of our int8 output to
 ORT's int8 output and to the float output (and ORT int8's own distance to float).
 
-Needs numpy, onnx and onnxruntime for the comparison (python3 -m venv v && v/bin/pip install numpy
+Needs numpy, onnx and onnxruntime (and sympy, which quantize_static's preprocessing imports) for the
+comparison (python3 -m venv v && v/bin/pip install numpy sympy
 onnx onnxruntime); without them (or with --no-ort) it times the bundles alone.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
@@ -337,7 +338,11 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     what = "wall" if a.threads > 1 else "CPU"
     if a.int8:
-        if ort is None or np is None:
+        try:
+            import sympy  # noqa: F401 (quantize_static's preprocessing needs it)
+        except ImportError:
+            sympy = None
+        if ort is None or np is None or sympy is None:
             print("skipped: --int8 needs numpy, onnx and onnxruntime (python3 -m venv v && "
                   "v/bin/pip install numpy onnx onnxruntime sympy)")
             return

@@ -153,7 +153,7 @@ fn quantized_cases(p: &mut Prog) {
     }
     // Convolutions: (src, filter, dest, group, in channels, out channels, members).
     let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
-    let convs: [QConvCase; 11] = [
+    let convs: [QConvCase; 14] = [
         (
             "ui8[S:0.03125 O:128]",
             0.03125,
@@ -231,6 +231,15 @@ fn quantized_cases(p: &mut Prog) {
         // An odd tap count (25: the last pair's partner weighs zero), stride,
         // dilation, asymmetric pads.
         ("i8[S:0.03125 O:-3]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "i8[S:0.125 O:1]", 16, 16, 16, "Kernels: [5, 5], Strides: [2, 2], Pads: [2, 2, 2, 1], Dilation: [2, 1], Group: 16"),
+        // The VNNI kernel's edges: a 1x1 run of 84 pixels (tiles of 8, 6
+        // and 4), 33 output channels (a pair of blocks and a block of one
+        // lane); two groups of 6 input channels (quads padded), 17 channels
+        // per group, dilation (taps not merged), a signed input and an
+        // unsigned filter offset by 128 (values still fit in int8).
+        ("ui8[S:0.03125 O:128]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "ui8[S:0.0625 O:3]", 1, 8, 33, "Kernels: [1, 1]"),
+        ("i8[S:0.03125 O:-3]", 0.03125, "ui8[S:0.0625 O:128]", 0.0625, "i8[S:0.125 O:1]", 2, 12, 34, "Kernels: [3, 3], Pads: [1, 1, 1, 1], Dilation: [2, 1], Group: 2"),
+        // A scale ratio of 4: the 64-bit requantization after VNNI sums.
+        ("ui8[S:0.5 O:0]", 0.5, "i8[S:0.5 O:0]", 0.5, "ui8[S:0.0625 O:10]", 1, 8, 20, "Kernels: [1, 1], FusedActivation: RELU"),
         // An even tap count, an unsigned filter with an offset, a CLIP.
         ("ui8[S:0.03125 O:128]", 0.03125, "ui8[S:0.0625 O:120]", 0.0625, "ui8[S:0.125 O:0]", 24, 24, 24, "Kernels: [2, 2], Group: 24, FusedActivation: CLIP, FusedActivationArgs: [0.0, 6.0]"),
     ];
@@ -2305,6 +2314,14 @@ fn c_matches_interpreter_native_o3() {
     run_both("-O3 -march=native -std=gnu99 -ffp-contract=fast -Wall -Wextra -Werror");
 }
 
+/// The AVX2 paths (int16 products) of the quantized kernels, which
+/// `-march=native` no longer builds where the machine has AVX-512 VNNI.
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn c_matches_interpreter_avx2_without_vnni() {
+    run_both("-O2 -march=x86-64-v3 -Wall -Wextra -Werror");
+}
+
 /// Threads split the outputs, never a sum: bit-identical to one thread
 /// (3 threads, so the parts are uneven).
 #[test]
@@ -2338,6 +2355,14 @@ fn c_fast_math_within_tolerance() {
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn c_matches_interpreter_under_sanitizers() {
     run_both("-O1 -fsanitize=address,undefined -fno-sanitize-recover=all");
+}
+
+/// The vector kernels (AVX-512 and VNNI where the machine has them) under
+/// the sanitizers: their band and tile reads stay in bounds.
+#[test]
+#[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
+fn c_native_kernels_under_sanitizers() {
+    run_both("-O1 -march=native -fsanitize=address,undefined -fno-sanitize-recover=all");
 }
 
 /// Each shared kernel, emitted alone into a bundle, builds with

@@ -928,7 +928,16 @@ typedef struct {
   const int64_t *bterm, *qm;
   const int *qs;
   const glow_qconv_t *p;
+  /* The filter packed for VNNI (glow_qconv_vnni) and its bias terms, or
+   * null when the emitter did not pack one. */
+  const int8_t *pk8;
+  const int64_t *bterm8;
 } glow_qconv_args;
+
+/* AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each 32-bit lane. */
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__) && defined(__AVX2__)
+#define GLOW_QVNNI 1
+#endif
 
 #define GLOW_QP 6
 
@@ -973,10 +982,12 @@ static inline void glow_qrq8_init(glow_qrq8 *r, const glow_qconv_args *q, size_t
   int32_t bt[8], m[8];
   int64_t rnd[8], sub[8], sh[8];
   for (size_t l = 0; l < 8; l++) {
-    const size_t o = o0 + (l < lanes ? l : 0);
-    const int s = l < lanes ? q->qs[o] : 0;
-    bt[l] = (int32_t)glow_wrap32(q->bterm[o]);
-    m[l] = l < lanes ? (int32_t)q->qm[o] : 0;
+    /* Lanes past the channels read nothing (o0 itself may be past them). */
+    const int live = l < lanes;
+    const size_t o = o0 + l;
+    const int s = live ? q->qs[o] : 0;
+    bt[l] = live ? (int32_t)glow_wrap32(q->bterm[o]) : 0;
+    m[l] = live ? (int32_t)q->qm[o] : 0;
     rnd[l] = (s ? (int64_t)1 << (s - 1) : 0) + ((int64_t)1 << 62);
     sub[l] = (int64_t)1 << (62 - s);
     sh[l] = s;
@@ -1262,9 +1273,279 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   }
 }
 
+#if defined(GLOW_QVNNI)
+/* The VNNI form of the direct convolution. The filter is packed as int8
+ * `w - woff[o]` (the emitter packs it only when every value fits) in
+ * [group][block of 16 output channels][kh][kw][quad of input channels][16]
+ * [4], zero past the group's channels. The band holds the input bytes as
+ * unsigned `x + 128 * signed` (xu), with xoff + 128 * signed (xou) outside
+ * the input, so that sum(xu * w) - xou * sum(w) = sum((x - xoff) * w): the
+ * emitter folds xou * sum(w) into bterm8. Every sum is exact modulo 2^32, so
+ * the result is the reference loop's bit for bit. */
+static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, size_t n, size_t oy,
+                                    size_t span, size_t groups, size_t cg, size_t cg4) {
+  const glow_qconv_t *p = q->p;
+  const size_t row = span * groups * cg4, pix = groups * cg4;
+  const uint8_t flip = p->src_signed ? 0x80 : 0, xou = (uint8_t)(p->xoff + (p->src_signed ? 128 : 0));
+  for (size_t a = 0; a < p->kh; a++) {
+    uint8_t *r = band + a * row;
+    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+    if (iy < 0 || iy >= (long long)p->h) {
+      memset(r, xou, row);
+      continue;
+    }
+    /* Band pixels j0 .. j1 - 1 lie inside the input row. */
+    const size_t j0 = glow_min(p->pl, span);
+    const size_t j1 = p->pl + p->w < span ? p->pl + p->w : span;
+    memset(r, xou, j0 * pix);
+    if (j1 > j0) memset(r + j1 * pix, xou, (span - j1) * pix);
+    if (j1 <= j0) {
+      memset(r + j0 * pix, xou, (span - j0) * pix);
+      continue;
+    }
+    const uint8_t *s = (const uint8_t *)q->src + ((n * p->h + (size_t)iy) * p->w + (j0 - p->pl)) * p->c;
+    uint8_t *e = r + j0 * pix;
+    const size_t np = j1 - j0;
+    if (groups == 1 && cg == cg4 && !flip) {
+      memcpy(e, s, np * cg);
+    } else if (groups == 1 && cg == 3) {
+      /* The 3-channel stem: four bytes per pixel. */
+      for (size_t j = 0; j < np; j++, s += 3, e += 4) {
+        e[0] = (uint8_t)(s[0] ^ flip);
+        e[1] = (uint8_t)(s[1] ^ flip);
+        e[2] = (uint8_t)(s[2] ^ flip);
+        e[3] = xou;
+      }
+    } else {
+      for (size_t j = 0; j < np; j++, s += p->c, e += pix)
+        for (size_t g = 0; g < groups; g++) {
+          uint8_t *o = e + g * cg4;
+          for (size_t c = 0; c < cg; c++) o[c] = (uint8_t)(s[g * cg + c] ^ flip);
+          for (size_t c = cg; c < cg4; c++) o[c] = xou;
+        }
+    }
+  }
+}
+
+/* One tile: P pixels (band offsets d[i]) x NB blocks of 16 output channels
+ * (filter blocks kblock apart), over every tap and quad of input channels;
+ * out[NB * i + b] is pixel i's block b. */
+#define GLOW_VACC1(i) __m512i a##i##0 = _mm512_setzero_si512();
+#define GLOW_VACC2(i) __m512i a##i##0 = _mm512_setzero_si512(), a##i##1 = a##i##0;
+#define GLOW_VSTEP1(i)                                                                      \
+  {                                                                                         \
+    int32_t xq;                                                                             \
+    memcpy(&xq, x + d[i] + c, 4);                                                           \
+    const __m512i xb = _mm512_set1_epi32(xq);                                               \
+    a##i##0 = _mm512_dpbusd_epi32(a##i##0, xb, w0);                                         \
+  }
+#define GLOW_VSTEP2(i)                                                                      \
+  {                                                                                         \
+    int32_t xq;                                                                             \
+    memcpy(&xq, x + d[i] + c, 4);                                                           \
+    const __m512i xb = _mm512_set1_epi32(xq);                                               \
+    a##i##0 = _mm512_dpbusd_epi32(a##i##0, xb, w0);                                         \
+    a##i##1 = _mm512_dpbusd_epi32(a##i##1, xb, w1);                                         \
+  }
+#define GLOW_VOUT1(i) out[i] = a##i##0;
+#define GLOW_VOUT2(i)                                                                       \
+  out[2 * i] = a##i##0;                                                                     \
+  out[2 * i + 1] = a##i##1;
+#define GLOW_VLOAD1 const __m512i w0 = _mm512_loadu_si512((const void *)w);
+#define GLOW_VLOAD2                                                                         \
+  const __m512i w0 = _mm512_loadu_si512((const void *)w);                                   \
+  const __m512i w1 = _mm512_loadu_si512((const void *)(w + kblock));
+#define GLOW_VTILE(NAME, LOAD, ACCS, STEPS, OUTS)                                           \
+  static void NAME(const uint8_t *band, const size_t *d, const int8_t *w, size_t kblock,     \
+                   size_t kh, size_t kw, size_t row, size_t kstride, size_t quads,           \
+                   __m512i *out) {                                                          \
+    (void)kblock;                                                                           \
+    ACCS                                                                                    \
+    for (size_t a = 0; a < kh; a++)                                                         \
+      for (size_t kx = 0; kx < kw; kx++) {                                                  \
+        const uint8_t *x = band + a * row + kx * kstride;                                   \
+        for (size_t c = 0; c < 4 * quads; c += 4, w += 64) {                                \
+          LOAD                                                                              \
+          STEPS                                                                             \
+        }                                                                                   \
+      }                                                                                     \
+    OUTS                                                                                    \
+  }
+#define GLOW_V8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define GLOW_V6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define GLOW_V4(X) X(0) X(1) X(2) X(3)
+GLOW_VTILE(glow_vtile8x2, GLOW_VLOAD2, GLOW_V8(GLOW_VACC2), GLOW_V8(GLOW_VSTEP2), GLOW_V8(GLOW_VOUT2))
+GLOW_VTILE(glow_vtile6x2, GLOW_VLOAD2, GLOW_V6(GLOW_VACC2), GLOW_V6(GLOW_VSTEP2), GLOW_V6(GLOW_VOUT2))
+GLOW_VTILE(glow_vtile4x2, GLOW_VLOAD2, GLOW_V4(GLOW_VACC2), GLOW_V4(GLOW_VSTEP2), GLOW_V4(GLOW_VOUT2))
+GLOW_VTILE(glow_vtile8x1, GLOW_VLOAD1, GLOW_V8(GLOW_VACC1), GLOW_V8(GLOW_VSTEP1), GLOW_V8(GLOW_VOUT1))
+GLOW_VTILE(glow_vtile6x1, GLOW_VLOAD1, GLOW_V6(GLOW_VACC1), GLOW_V6(GLOW_VSTEP1), GLOW_V6(GLOW_VOUT1))
+GLOW_VTILE(glow_vtile4x1, GLOW_VLOAD1, GLOW_V4(GLOW_VACC1), GLOW_V4(GLOW_VSTEP1), GLOW_V4(GLOW_VOUT1))
+#undef GLOW_V4
+#undef GLOW_V6
+#undef GLOW_V8
+#undef GLOW_VTILE
+#undef GLOW_VLOAD2
+#undef GLOW_VLOAD1
+#undef GLOW_VOUT2
+#undef GLOW_VOUT1
+#undef GLOW_VSTEP2
+#undef GLOW_VSTEP1
+#undef GLOW_VACC2
+#undef GLOW_VACC1
+
+/* The requantization of 16 channels in one register when every shift is at
+ * least 33 (glow_qrq8's `high` form, the same arithmetic 16 lanes wide):
+ * rq = (high half of (acc + bterm) * M + 2^(s - 33)) >> (s - 32). Null
+ * `ok` sends a block to the 8-lane forms. */
+typedef struct {
+  __m512i bt, m, m_odd, rnd, sh, off, lo, hi;
+  int ok, clamp;
+} glow_qrqz;
+
+static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq16 *h) {
+  r->ok = h->a.high && h->b.high;
+  r->clamp = h->a.clamp;
+  r->bt = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.bt), h->b.bt, 1);
+  r->m = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.m), h->b.m, 1);
+  r->m_odd = _mm512_srli_epi64(r->m, 32);
+  r->rnd = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.hi_rnd), h->b.hi_rnd, 1);
+  r->sh = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.hi_sh), h->b.hi_sh, 1);
+  r->off = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.off32), h->b.off32, 1);
+  r->lo = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.lo32), h->b.lo32, 1);
+  r->hi = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.hi32), h->b.hi32, 1);
+}
+
+/* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
+static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, size_t lanes,
+                                   int is_signed) {
+  const __m512i s = _mm512_add_epi32(acc, r->bt);
+  const __m512i e = _mm512_mul_epi32(s, r->m);
+  const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), r->m_odd);
+  __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
+  v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, r->rnd), r->sh), r->off);
+  if (r->clamp) v = _mm512_min_epi32(_mm512_max_epi32(v, r->lo), r->hi);
+  const __m128i b = is_signed ? _mm512_cvtsepi32_epi8(v)
+                              : _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512()));
+  _mm_mask_storeu_epi8(d, (__mmask16)(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1), b);
+}
+
+/* Pixels per tile for `left` pixels still to compute: 8, ending in 6 or 4
+ * so that few computed pixels are thrown away. */
+static inline size_t glow_vtile_pixels(size_t left) {
+  if (left >= 11 || left == 7 || left == 8) return 8;
+  if (left == 5 || left == 6 || left == 9 || left == 10) return 6;
+  return 4;
+}
+
+/* The tiles of `np_all` pixels (band offsets i * pstride from x) for nb (1
+ * or 2) blocks of channels from o0; pixel i is stored at dst + i * p->oc. */
+static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const int8_t *wk,
+                               size_t kblock, size_t nb, size_t np_all, size_t pstride,
+                               size_t row, size_t kstride, size_t quads, uint8_t *dst, size_t o0,
+                               size_t lanes) {
+  const glow_qconv_t *p = q->p;
+  const glow_qconv_args q8 = {q->dst, q->src, q->pk, q->bterm8, q->qm, q->qs, p, q->pk8, q->bterm8};
+  glow_qrq16 rq[2];
+  glow_qrqz rz[2];
+  glow_qrq16_init(&rq[0], &q8, o0, glow_min(16, lanes));
+  glow_qrqz_init(&rz[0], &rq[0]);
+  if (nb == 2) {
+    glow_qrq16_init(&rq[1], &q8, o0 + 16, lanes - 16);
+    glow_qrqz_init(&rz[1], &rq[1]);
+  }
+  const int merge = p->group == 1 && p->dw == 1;
+  const size_t kw = merge ? 1 : p->kw, run = merge ? p->kw * quads : quads;
+  for (size_t i0 = 0, np = 0; i0 < np_all; i0 += np) {
+    const size_t tp = glow_vtile_pixels(np_all - i0);
+    np = glow_min(tp, np_all - i0);
+    /* Pixels past the end read the first pixel and are not stored. */
+    size_t d[8];
+    for (size_t i = 0; i < 8; i++) d[i] = (i0 + (i < np ? i : 0)) * pstride;
+    __m512i v[16];
+    if (nb == 2) {
+      if (tp == 8) glow_vtile8x2(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
+      else if (tp == 6) glow_vtile6x2(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
+      else glow_vtile4x2(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
+    } else {
+      if (tp == 8) glow_vtile8x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
+      else if (tp == 6) glow_vtile6x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
+      else glow_vtile4x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
+    }
+    for (size_t i = 0; i < np; i++)
+      for (size_t b = 0; b < nb; b++) {
+        const __m512i a = v[nb * i + b];
+        const size_t l = b == 0 ? glow_min(16, lanes) : lanes - 16;
+        uint8_t *at = dst + (i0 + i) * p->oc + o0 + 16 * b;
+        if (rz[b].ok) {
+          glow_qrqz_store(at, a, &rz[b], l, p->dst_signed);
+          continue;
+        }
+        const __m256i h[2] = {_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1)};
+        glow_qstore_lanes(at, h, &rq[b], l, p->dst_signed);
+      }
+  }
+}
+
+static void glow_qconv_vnni_part(const void *args, size_t part, size_t parts) {
+  const glow_qconv_args *q = args;
+  const glow_qconv_t *p = q->p;
+  const size_t cg = p->c / p->group, ocg = p->oc / p->group, cg4 = (cg + 3) & ~(size_t)3;
+  const size_t quads = cg4 / 4, blocks = (ocg + 15) / 16;
+  const size_t span = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+  const size_t gstride = p->group * cg4, row = span * gstride, rband = p->kh * row;
+  const size_t kblock = p->kh * p->kw * quads * 64;
+  const int flat = p->kh == 1 && p->kw == 1 && p->sw == 1;
+  /* A 1x1 window that reads every input pixel once, unpadded, of unsigned
+   * bytes in whole quads, reads the input itself as its band. */
+  const int direct = flat && p->sh == 1 && p->group == 1 && cg == cg4 && !p->src_signed &&
+                     p->pt == 0 && p->pl == 0 && p->oh == p->h && p->ow == p->w;
+  /* The int16 band's stack space holds the byte band (cg4 <= 2 * cg2). */
+  int16_t band16[GLOW_QBAND];
+  uint8_t *band = (uint8_t *)band16;
+  size_t r0, r1;
+  glow_range(p->n * p->oh, part, parts, &r0, &r1);
+  for (size_t c0 = r0; c0 < r1; c0 += p->rows) {
+    const size_t nr = glow_min(p->rows, r1 - c0);
+    const uint8_t *x0 = band;
+    if (direct)
+      x0 = (const uint8_t *)q->src + c0 * p->w * p->c;
+    else
+      for (size_t i = 0; i < nr; i++)
+        glow_qconv_band8(band + i * rband, q, (c0 + i) / p->oh, (c0 + i) % p->oh, span, p->group,
+                         cg, cg4);
+    uint8_t *dst = (uint8_t *)q->dst + c0 * p->ow * p->oc;
+    for (size_t g = 0; g < p->group; g++)
+      for (size_t b = 0; b < blocks; b += 2) {
+        const int8_t *wk = q->pk8 + (g * blocks + b) * kblock;
+        const size_t nb = b + 1 < blocks ? 2 : 1;
+        const size_t o0 = g * ocg + b * 16, lanes = glow_min(16 * nb, ocg - b * 16);
+        if (flat) {
+          glow_qconv_pixels8(q, x0 + g * cg4, wk, kblock, nb, nr * p->ow, gstride, row, 0,
+                             quads, dst, o0, lanes);
+          continue;
+        }
+        for (size_t i = 0; i < nr; i++)
+          glow_qconv_pixels8(q, band + i * rband + g * cg4, wk, kblock, nb, p->ow,
+                             p->sw * gstride, row, p->dw * gstride, quads,
+                             dst + i * p->ow * p->oc, o0, lanes);
+      }
+  }
+}
+#endif
+
 static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
-                       const int64_t *qm, const int *qs, const glow_qconv_t *p) {
-  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+                       const int64_t *qm, const int *qs, const glow_qconv_t *p,
+                       const int8_t *pk8, const int64_t *bterm8) {
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p, pk8, bterm8};
+#if defined(GLOW_QVNNI)
+  if (pk8) {
+    glow_parallel(glow_qconv_vnni_part, &q);
+    return;
+  }
+#else
+  (void)pk8;
+  (void)bterm8;
+#endif
   glow_parallel(glow_qconv_part, &q);
 }
 /*@end*/
@@ -1395,7 +1676,7 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
 
 static void glow_qdw(void *dst, const void *src, const int16_t *pk, const int64_t *bterm,
                      const int64_t *qm, const int *qs, const glow_qconv_t *p) {
-  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p};
+  const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p, 0, 0};
   glow_parallel(glow_qdw_part, &q);
 }
 
@@ -1525,7 +1806,7 @@ static void glow_qgemm(void *dst, const void *lhs, const void *rhs, const int16_
   p.ooff = g->ooff;
   p.lo = g->lo;
   p.hi = g->hi;
-  const glow_qgemm_args a = {{dst, lhs, pk, bterm, qm, qs, &p}, rhs, g};
+  const glow_qgemm_args a = {{dst, lhs, pk, bterm, qm, qs, &p, 0, 0}, rhs, g};
   glow_parallel(glow_qgemm_part, &a);
 }
 

@@ -236,10 +236,48 @@ pub fn convolution(c: &mut KCtx) -> R {
         c.w.line(&format!(
             "for (size_t o = 0; o < {oc}u; o++) bterm[o] = glow_rq(Bias[o], bm[o], bs[o]);"
         ));
-        let kernel = if depthwise { "glow_qdw" } else { "glow_qconv" };
-        c.w.line(&format!(
-            "{kernel}(Dest, Src, (const int16_t *)(constantWeight + {at}u), bterm, qm, qs, &shape);"
-        ));
+        let call = |k: &str| {
+            format!(
+                "{k}(Dest, Src, (const int16_t *)(constantWeight + {at}u), bterm, qm, qs, &shape"
+            )
+        };
+        if depthwise {
+            c.w.line(&format!("{});", call("glow_qdw")));
+            return Ok(());
+        }
+        match vnni_compensation(c, &ps, win.kernels[0] * win.kernels[1] * cg, signed(&s))? {
+            Some(comp) => {
+                let at8 = c.rt.packed(
+                    wi,
+                    PackKind::QConvVnni {
+                        group,
+                        ocg,
+                        kh: win.kernels[0],
+                        kw: win.kernels[1],
+                        cg,
+                        signed: signed_filter,
+                        woff: ps.iter().map(|p| p.w_off).collect(),
+                    },
+                );
+                c.w.line("#if defined(GLOW_QVNNI)");
+                c.w.line(&format!(
+                    "static const int64_t wcomp[{oc}] = {{{}}};",
+                    list(comp)
+                ));
+                c.w.line(&format!("int64_t bterm8[{oc}];"));
+                c.w.line(&format!(
+                    "for (size_t o = 0; o < {oc}u; o++) bterm8[o] = bterm[o] - wcomp[o];"
+                ));
+                c.w.line(&format!(
+                    "{}, (const int8_t *)(constantWeight + {at8}u), bterm8);",
+                    call("glow_qconv")
+                ));
+                c.w.line("#else");
+                c.w.line(&format!("{}, 0, 0);", call("glow_qconv")));
+                c.w.line("#endif");
+            }
+            None => c.w.line(&format!("{}, 0, 0);", call("glow_qconv"))),
+        }
         return Ok(());
     }
     let fs = crate::interp::filter_strides(&win, cg);
@@ -277,6 +315,34 @@ pub fn convolution(c: &mut KCtx) -> R {
         c.w.close();
     }
     Ok(())
+}
+
+/// The VNNI kernel's per-channel term `xou * sum(w - woff[o])` (xou: the
+/// input offset as the unsigned bytes the kernel reads), or None when some
+/// `w - woff[o]` does not fit in int8 and the kernel cannot take the filter.
+fn vnni_compensation(
+    c: &KCtx,
+    ps: &[Product],
+    per_oc: u64,
+    src_signed: u8,
+) -> Result<Option<Vec<i64>>, BackendError> {
+    let f = c.ty("Filter")?;
+    let signed = matches!(f.elem, glow_ir::ElemKind::Int8Q { .. });
+    let bytes = const_bytes(c, "Filter")?;
+    let xou = ps[0].x_off + 128 * i64::from(src_signed);
+    let mut comp = Vec::with_capacity(ps.len());
+    for (o, p) in ps.iter().enumerate() {
+        let mut sum = 0i64;
+        for &b in bytes.iter().skip(o * per_oc as usize).take(per_oc as usize) {
+            let v = if signed { b as i8 as i64 } else { b as i64 } - p.w_off;
+            if !(-128..=127).contains(&v) {
+                return Ok(None);
+            }
+            sum += v;
+        }
+        comp.push(xou * sum);
+    }
+    Ok(Some(comp))
 }
 
 /// `fullyconnected`, `matmul`, `batchmatmul`.

@@ -272,6 +272,18 @@ pub enum PackKind {
         signed: bool,
         woff: Vec<i64>,
     },
+    /// The same filter for the VNNI kernel: int8 `w - woff[o]` in
+    /// `[group][block of 16][kh][kw][quad][16][4]`, zero past the group's
+    /// channels (packed only when every value fits in int8).
+    QConvVnni {
+        group: u64,
+        ocg: u64,
+        kh: u64,
+        kw: u64,
+        cg: u64,
+        signed: bool,
+        woff: Vec<i64>,
+    },
     /// The quantized right-hand sides `[nb][k][n]` (int8, or uint8 when not
     /// `signed`) of a GEMM to int16 `r - woff[j]` in `[nb][block of 16 columns]
     /// [pair of k][16][2]`, zero past `k` and `n`; `woff` holds one offset per
@@ -319,6 +331,14 @@ impl PackKind {
                 cg,
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(2) * 32,
+            PackKind::QConvVnni {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                ..
+            } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(4) * 64,
             PackKind::QDepthwise { c, kh, kw, .. } => (kh * kw).div_ceil(2) * c.div_ceil(16) * 32,
             PackKind::QGemmPanels { nb, k, n, .. } => nb * n.div_ceil(16) * k.div_ceil(2) * 32,
         }
@@ -330,6 +350,7 @@ impl PackKind {
             PackKind::QConvPanels { .. }
             | PackKind::QDepthwise { .. }
             | PackKind::QGemmPanels { .. } => 2,
+            PackKind::QConvVnni { .. } => 1,
             _ => 4,
         }
     }
@@ -397,6 +418,44 @@ impl PackKind {
                                     0
                                 };
                                 out.extend_from_slice(&(v as i16).to_le_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+            return out;
+        }
+        if let PackKind::QConvVnni {
+            group,
+            ocg,
+            kh,
+            kw,
+            cg,
+            signed,
+            woff,
+        } = self
+        {
+            let (group, ocg, kh, kw, cg) = (*group, *ocg, *kh, *kw, *cg);
+            let mut out = Vec::with_capacity(self.len() as usize);
+            for g in 0..group {
+                for b in 0..ocg.div_ceil(16) {
+                    for a in 0..kh {
+                        for x in 0..kw {
+                            for qd in 0..cg.div_ceil(4) {
+                                for l in 0..16 {
+                                    for t in 0..4 {
+                                        let (o, c) = (b * 16 + l, 4 * qd + t);
+                                        let v = if o < ocg && c < cg {
+                                            let o = g * ocg + o;
+                                            let at = ((o * kh + a) * kw + x) * cg + c;
+                                            stored(*signed, at)
+                                                - woff.get(o as usize).copied().unwrap_or(0)
+                                        } else {
+                                            0
+                                        };
+                                        out.push(v as i8 as u8);
+                                    }
+                                }
                             }
                         }
                     }
@@ -504,6 +563,7 @@ impl PackKind {
                 }
             }
             PackKind::QConvPanels { .. }
+            | PackKind::QConvVnni { .. }
             | PackKind::QDepthwise { .. }
             | PackKind::QGemmPanels { .. } => {}
             PackKind::GemmPanels { k, n } => {
