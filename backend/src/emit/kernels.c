@@ -1351,12 +1351,30 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
 #define GLOW_VOUT2(i)                                                                       \
   out[2 * i] = a##i##0;                                                                     \
   out[2 * i + 1] = a##i##1;
-#define GLOW_VLOAD1 const __m512i w0 = _mm512_loadu_si512((const void *)w);
+/* The weights are loaded once a step into registers: the empty asm keeps
+ * the compiler from folding the load into every vpdpbusd (a load each). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GLOW_VREG(v) __asm__("" : "+v"(v))
+#else
+#define GLOW_VREG(v) (void)0
+#endif
+#define GLOW_VLOAD1                                                                         \
+  __m512i w0 = _mm512_loadu_si512((const void *)w);                                         \
+  GLOW_VREG(w0);
 #define GLOW_VLOAD2                                                                         \
-  const __m512i w0 = _mm512_loadu_si512((const void *)w);                                   \
-  const __m512i w1 = _mm512_loadu_si512((const void *)(w + kblock));
+  __m512i w0 = _mm512_loadu_si512((const void *)w);                                         \
+  __m512i w1 = _mm512_loadu_si512((const void *)(w + kblock));                              \
+  GLOW_VREG(w0);                                                                            \
+  GLOW_VREG(w1);
+/* Not inlined: the caller's requantization constants would take the
+ * registers the accumulators need and spill them inside the loop. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GLOW_VNOINLINE __attribute__((noinline))
+#else
+#define GLOW_VNOINLINE
+#endif
 #define GLOW_VTILE(NAME, LOAD, ACCS, STEPS, OUTS)                                           \
-  static void NAME(const uint8_t *band, const size_t *d, const int8_t *w, size_t kblock,     \
+  static GLOW_VNOINLINE void NAME(const uint8_t *band, const size_t *d, const int8_t *w, size_t kblock,     \
                    size_t kh, size_t kw, size_t row, size_t kstride, size_t quads,           \
                    __m512i *out) {                                                          \
     (void)kblock;                                                                           \
@@ -1384,8 +1402,10 @@ GLOW_VTILE(glow_vtile4x1, GLOW_VLOAD1, GLOW_V4(GLOW_VACC1), GLOW_V4(GLOW_VSTEP1)
 #undef GLOW_V6
 #undef GLOW_V8
 #undef GLOW_VTILE
+#undef GLOW_VNOINLINE
 #undef GLOW_VLOAD2
 #undef GLOW_VLOAD1
+#undef GLOW_VREG
 #undef GLOW_VOUT2
 #undef GLOW_VOUT1
 #undef GLOW_VSTEP2
