@@ -153,7 +153,7 @@ fn quantized_cases(p: &mut Prog) {
     }
     // Convolutions: (src, filter, dest, group, in channels, out channels, members).
     let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
-    let convs: [QConvCase; 14] = [
+    let convs: [QConvCase; 15] = [
         (
             "ui8[S:0.03125 O:128]",
             0.03125,
@@ -238,6 +238,9 @@ fn quantized_cases(p: &mut Prog) {
         // unsigned filter offset by 128 (values still fit in int8).
         ("ui8[S:0.03125 O:128]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "ui8[S:0.0625 O:3]", 1, 8, 33, "Kernels: [1, 1]"),
         ("i8[S:0.03125 O:-3]", 0.03125, "ui8[S:0.0625 O:128]", 0.0625, "i8[S:0.125 O:1]", 2, 12, 34, "Kernels: [3, 3], Pads: [1, 1, 1, 1], Dilation: [2, 1], Group: 2"),
+        // A 1x1 window of stride 2 with padding: the band holds every
+        // other pixel, the padded column an offset.
+        ("ui8[S:0.03125 O:100]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "ui8[S:0.0625 O:3]", 1, 16, 40, "Kernels: [1, 1], Strides: [2, 2], Pads: [0, 1, 1, 0]"),
         // A scale ratio of 4: the 64-bit requantization after VNNI sums.
         ("ui8[S:0.5 O:0]", 0.5, "i8[S:0.5 O:0]", 0.5, "ui8[S:0.0625 O:10]", 1, 8, 20, "Kernels: [1, 1], FusedActivation: RELU"),
         // An even tap count, an unsigned filter with an offset, a CLIP.

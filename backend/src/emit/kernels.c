@@ -1282,8 +1282,11 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
  * the input, so that sum(xu * w) - xou * sum(w) = sum((x - xoff) * w): the
  * emitter folds xou * sum(w) into bterm8. Every sum is exact modulo 2^32, so
  * the result is the reference loop's bit for bit. */
+/* Band pixel j is input column j * step - pl: step 1, or a 1x1 window's
+ * stride (the band then holds only the pixels the window reads). */
 static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, size_t n, size_t oy,
-                                    size_t span, size_t groups, size_t cg, size_t cg4) {
+                                    size_t span, size_t step, size_t groups, size_t cg,
+                                    size_t cg4) {
   const glow_qconv_t *p = q->p;
   const size_t row = span * groups * cg4, pix = groups * cg4;
   const uint8_t flip = p->src_signed ? 0x80 : 0, xou = (uint8_t)(p->xoff + (p->src_signed ? 128 : 0));
@@ -1295,20 +1298,23 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
       continue;
     }
     /* Band pixels j0 .. j1 - 1 lie inside the input row. */
-    const size_t j0 = glow_min(p->pl, span);
-    const size_t j1 = p->pl + p->w < span ? p->pl + p->w : span;
+    const size_t j0 = glow_min((p->pl + step - 1) / step, span);
+    const size_t j1 = glow_min((p->pl + p->w + step - 1) / step, span);
     memset(r, xou, j0 * pix);
     if (j1 > j0) memset(r + j1 * pix, xou, (span - j1) * pix);
     if (j1 <= j0) {
       memset(r + j0 * pix, xou, (span - j0) * pix);
       continue;
     }
-    const uint8_t *s = (const uint8_t *)q->src + ((n * p->h + (size_t)iy) * p->w + (j0 - p->pl)) * p->c;
+    const uint8_t *s =
+        (const uint8_t *)q->src + ((n * p->h + (size_t)iy) * p->w + (j0 * step - p->pl)) * p->c;
     uint8_t *e = r + j0 * pix;
     const size_t np = j1 - j0;
-    if (groups == 1 && cg == cg4 && !flip) {
+    if (groups == 1 && cg == cg4 && !flip && step == 1) {
       memcpy(e, s, np * cg);
-    } else if (groups == 1 && cg == 3) {
+    } else if (groups == 1 && cg == cg4 && !flip) {
+      for (size_t j = 0; j < np; j++, s += step * p->c, e += pix) memcpy(e, s, cg);
+    } else if (groups == 1 && cg == 3 && step == 1) {
       /* The 3-channel stem: four bytes per pixel. */
       for (size_t j = 0; j < np; j++, s += 3, e += 4) {
         e[0] = (uint8_t)(s[0] ^ flip);
@@ -1317,7 +1323,7 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
         e[3] = xou;
       }
     } else {
-      for (size_t j = 0; j < np; j++, s += p->c, e += pix)
+      for (size_t j = 0; j < np; j++, s += step * p->c, e += pix)
         for (size_t g = 0; g < groups; g++) {
           uint8_t *o = e + g * cg4;
           for (size_t c = 0; c < cg; c++) o[c] = (uint8_t)(s[g * cg + c] ^ flip);
@@ -1511,14 +1517,18 @@ static void glow_qconv_vnni_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_t *p = q->p;
   const size_t cg = p->c / p->group, ocg = p->oc / p->group, cg4 = (cg + 3) & ~(size_t)3;
   const size_t quads = cg4 / 4, blocks = (ocg + 15) / 16;
-  const size_t span = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+  /* A 1x1 window's band holds the pixels it reads (every sw-th), so its
+   * rows are contiguous in the band and in Dest: its chunk is tiled as one
+   * run of pixels. */
+  const int flat = p->kh == 1 && p->kw == 1;
+  const size_t step = flat ? p->sw : 1;
+  const size_t span = flat ? p->ow : (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
   const size_t gstride = p->group * cg4, row = span * gstride, rband = p->kh * row;
   const size_t kblock = p->kh * p->kw * quads * 64;
-  const int flat = p->kh == 1 && p->kw == 1 && p->sw == 1;
   /* A 1x1 window that reads every input pixel once, unpadded, of unsigned
    * bytes in whole quads, reads the input itself as its band. */
-  const int direct = flat && p->sh == 1 && p->group == 1 && cg == cg4 && !p->src_signed &&
-                     p->pt == 0 && p->pl == 0 && p->oh == p->h && p->ow == p->w;
+  const int direct = flat && p->sh == 1 && p->sw == 1 && p->group == 1 && cg == cg4 &&
+                     !p->src_signed && p->pt == 0 && p->pl == 0 && p->oh == p->h && p->ow == p->w;
   /* The int16 band's stack space holds the byte band (cg4 <= 2 * cg2). */
   int16_t band16[GLOW_QBAND];
   uint8_t *band = (uint8_t *)band16;
@@ -1531,8 +1541,8 @@ static void glow_qconv_vnni_part(const void *args, size_t part, size_t parts) {
       x0 = (const uint8_t *)q->src + c0 * p->w * p->c;
     else
       for (size_t i = 0; i < nr; i++)
-        glow_qconv_band8(band + i * rband, q, (c0 + i) / p->oh, (c0 + i) % p->oh, span, p->group,
-                         cg, cg4);
+        glow_qconv_band8(band + i * rband, q, (c0 + i) / p->oh, (c0 + i) % p->oh, span, step,
+                         p->group, cg, cg4);
     uint8_t *dst = (uint8_t *)q->dst + c0 * p->ow * p->oc;
     for (size_t g = 0; g < p->group; g++)
       for (size_t b = 0; b < blocks; b += 2) {
