@@ -1088,6 +1088,59 @@ static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16
     memcpy(d, t, lanes);
   }
 }
+
+#if defined(GLOW_QVNNI)
+/* The weights are loaded once a step into registers: the empty asm keeps
+ * the compiler from folding the load into every vpdpbusd or vpdpwssd (a load each). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GLOW_VREG(v) __asm__("" : "+v"(v))
+#else
+#define GLOW_VREG(v) (void)0
+#endif
+/* Tiles are not inlined: the caller's requantization constants would take the
+ * registers the accumulators need and spill them inside the loop. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GLOW_VNOINLINE __attribute__((noinline))
+#else
+#define GLOW_VNOINLINE
+#endif
+/* The requantization of 16 channels in one register when every shift is at
+ * least 33 (glow_qrq8's `high` form, the same arithmetic 16 lanes wide):
+ * rq = (high half of (acc + bterm) * M + 2^(s - 33)) >> (s - 32). Null
+ * `ok` sends a block to the 8-lane forms. */
+typedef struct {
+  __m512i bt, m, m_odd, rnd, sh, off, lo, hi;
+  int ok, clamp;
+} glow_qrqz;
+
+static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq8 *a, const glow_qrq8 *b) {
+  r->ok = a->high && b->high;
+  r->clamp = a->clamp;
+  r->bt = _mm512_inserti64x4(_mm512_castsi256_si512(a->bt), b->bt, 1);
+  r->m = _mm512_inserti64x4(_mm512_castsi256_si512(a->m), b->m, 1);
+  r->m_odd = _mm512_srli_epi64(r->m, 32);
+  r->rnd = _mm512_inserti64x4(_mm512_castsi256_si512(a->hi_rnd), b->hi_rnd, 1);
+  r->sh = _mm512_inserti64x4(_mm512_castsi256_si512(a->hi_sh), b->hi_sh, 1);
+  r->off = _mm512_inserti64x4(_mm512_castsi256_si512(a->off32), b->off32, 1);
+  r->lo = _mm512_inserti64x4(_mm512_castsi256_si512(a->lo32), b->lo32, 1);
+  r->hi = _mm512_inserti64x4(_mm512_castsi256_si512(a->hi32), b->hi32, 1);
+}
+
+/* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
+static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, size_t lanes,
+                                   int is_signed) {
+  const __m512i s = _mm512_add_epi32(acc, r->bt);
+  const __m512i e = _mm512_mul_epi32(s, r->m);
+  const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), r->m_odd);
+  __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
+  v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, r->rnd), r->sh), r->off);
+  if (r->clamp) v = _mm512_min_epi32(_mm512_max_epi32(v, r->lo), r->hi);
+  const __m128i b = is_signed ? _mm512_cvtsepi32_epi8(v)
+                              : _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512()));
+  _mm_mask_storeu_epi8(d, (__mmask16)(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1), b);
+}
+
+#endif
 #endif
 
 /* The widened band of one output row: [kh][span][groups][cg2], int16
@@ -1357,13 +1410,6 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
 #define GLOW_VOUT2(i)                                                                       \
   out[2 * i] = a##i##0;                                                                     \
   out[2 * i + 1] = a##i##1;
-/* The weights are loaded once a step into registers: the empty asm keeps
- * the compiler from folding the load into every vpdpbusd (a load each). */
-#if defined(__GNUC__) || defined(__clang__)
-#define GLOW_VREG(v) __asm__("" : "+v"(v))
-#else
-#define GLOW_VREG(v) (void)0
-#endif
 #define GLOW_VLOAD1                                                                         \
   __m512i w0 = _mm512_loadu_si512((const void *)w);                                         \
   GLOW_VREG(w0);
@@ -1372,13 +1418,6 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
   __m512i w1 = _mm512_loadu_si512((const void *)(w + kblock));                              \
   GLOW_VREG(w0);                                                                            \
   GLOW_VREG(w1);
-/* Not inlined: the caller's requantization constants would take the
- * registers the accumulators need and spill them inside the loop. */
-#if defined(__GNUC__) || defined(__clang__)
-#define GLOW_VNOINLINE __attribute__((noinline))
-#else
-#define GLOW_VNOINLINE
-#endif
 #define GLOW_VTILE(NAME, LOAD, ACCS, STEPS, OUTS)                                           \
   static GLOW_VNOINLINE void NAME(const uint8_t *band, const size_t *d, const int8_t *w, size_t kblock,     \
                    size_t kh, size_t kw, size_t row, size_t kstride, size_t quads,           \
@@ -1408,52 +1447,14 @@ GLOW_VTILE(glow_vtile4x1, GLOW_VLOAD1, GLOW_V4(GLOW_VACC1), GLOW_V4(GLOW_VSTEP1)
 #undef GLOW_V6
 #undef GLOW_V8
 #undef GLOW_VTILE
-#undef GLOW_VNOINLINE
 #undef GLOW_VLOAD2
 #undef GLOW_VLOAD1
-#undef GLOW_VREG
 #undef GLOW_VOUT2
 #undef GLOW_VOUT1
 #undef GLOW_VSTEP2
 #undef GLOW_VSTEP1
 #undef GLOW_VACC2
 #undef GLOW_VACC1
-
-/* The requantization of 16 channels in one register when every shift is at
- * least 33 (glow_qrq8's `high` form, the same arithmetic 16 lanes wide):
- * rq = (high half of (acc + bterm) * M + 2^(s - 33)) >> (s - 32). Null
- * `ok` sends a block to the 8-lane forms. */
-typedef struct {
-  __m512i bt, m, m_odd, rnd, sh, off, lo, hi;
-  int ok, clamp;
-} glow_qrqz;
-
-static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq16 *h) {
-  r->ok = h->a.high && h->b.high;
-  r->clamp = h->a.clamp;
-  r->bt = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.bt), h->b.bt, 1);
-  r->m = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.m), h->b.m, 1);
-  r->m_odd = _mm512_srli_epi64(r->m, 32);
-  r->rnd = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.hi_rnd), h->b.hi_rnd, 1);
-  r->sh = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.hi_sh), h->b.hi_sh, 1);
-  r->off = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.off32), h->b.off32, 1);
-  r->lo = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.lo32), h->b.lo32, 1);
-  r->hi = _mm512_inserti64x4(_mm512_castsi256_si512(h->a.hi32), h->b.hi32, 1);
-}
-
-/* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
-static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, size_t lanes,
-                                   int is_signed) {
-  const __m512i s = _mm512_add_epi32(acc, r->bt);
-  const __m512i e = _mm512_mul_epi32(s, r->m);
-  const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), r->m_odd);
-  __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
-  v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, r->rnd), r->sh), r->off);
-  if (r->clamp) v = _mm512_min_epi32(_mm512_max_epi32(v, r->lo), r->hi);
-  const __m128i b = is_signed ? _mm512_cvtsepi32_epi8(v)
-                              : _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512()));
-  _mm_mask_storeu_epi8(d, (__mmask16)(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1), b);
-}
 
 /* Pixels per tile for `left` pixels still to compute: 8, ending in 6 or 4
  * so that few computed pixels are thrown away. */
@@ -1474,10 +1475,10 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
   glow_qrq16 rq[2];
   glow_qrqz rz[2];
   glow_qrq16_init(&rq[0], &q8, o0, glow_min(16, lanes));
-  glow_qrqz_init(&rz[0], &rq[0]);
+  glow_qrqz_init(&rz[0], &rq[0].a, &rq[0].b);
   if (nb == 2) {
     glow_qrq16_init(&rq[1], &q8, o0 + 16, lanes - 16);
-    glow_qrqz_init(&rz[1], &rq[1]);
+    glow_qrqz_init(&rz[1], &rq[1].a, &rq[1].b);
   }
   const int merge = p->group == 1 && p->dw == 1;
   const size_t kw = merge ? 1 : p->kw, run = merge ? p->kw * quads : quads;
@@ -1631,6 +1632,54 @@ static void glow_qdw_tile4(const int16_t *x, const size_t *d, const int16_t *w,
 }
 #endif
 
+#if defined(GLOW_QVNNI)
+/* Four pixels x 32 channels (two packed blocks: their halves joined, so the
+ * 512-bit unpacks of the tap rows meet their weights) over every tap pair,
+ * with vpdpwssd (VNNI: two int16 products added to each 32-bit lane,
+ * exactly); out[2i], out[2i + 1] are pixel i's channels 0-15 and 16-31. */
+static GLOW_VNOINLINE void glow_qdw_tile4z(const int16_t *x, const size_t *d, const int16_t *w,
+                                           const size_t *toff, size_t pairs, size_t wstride,
+                                           __m512i *out) {
+  __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0,
+          b3 = a0;
+  for (size_t t = 0; t < pairs; t++, w += wstride) {
+    __m512i w0 = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)w)),
+        _mm256_loadu_si256((const __m256i *)(w + 32)), 1);
+    __m512i w1 = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w + 16))),
+        _mm256_loadu_si256((const __m256i *)(w + 48)), 1);
+    GLOW_VREG(w0);
+    GLOW_VREG(w1);
+    const int16_t *u = x + toff[2 * t], *v = x + toff[2 * t + 1];
+#define GLOW_QDWZ_STEP(i, A, B)                                                            \
+  {                                                                                        \
+    const __m512i p = _mm512_loadu_si512((const void *)(u + d[i]));                        \
+    const __m512i q = _mm512_loadu_si512((const void *)(v + d[i]));                        \
+    A = _mm512_dpwssd_epi32(A, _mm512_unpacklo_epi16(p, q), w0);                           \
+    B = _mm512_dpwssd_epi32(B, _mm512_unpackhi_epi16(p, q), w1);                           \
+  }
+    GLOW_QDWZ_STEP(0, a0, b0)
+    GLOW_QDWZ_STEP(1, a1, b1)
+    GLOW_QDWZ_STEP(2, a2, b2)
+    GLOW_QDWZ_STEP(3, a3, b3)
+#undef GLOW_QDWZ_STEP
+  }
+  /* Back to channel order: each 128-bit lane of a holds channels 8l..8l+3
+   * (of 32), of b 8l+4..8l+7. */
+  const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i hi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  out[0] = _mm512_permutex2var_epi64(a0, lo, b0);
+  out[1] = _mm512_permutex2var_epi64(a0, hi, b0);
+  out[2] = _mm512_permutex2var_epi64(a1, lo, b1);
+  out[3] = _mm512_permutex2var_epi64(a1, hi, b1);
+  out[4] = _mm512_permutex2var_epi64(a2, lo, b2);
+  out[5] = _mm512_permutex2var_epi64(a2, hi, b2);
+  out[6] = _mm512_permutex2var_epi64(a3, lo, b3);
+  out[7] = _mm512_permutex2var_epi64(a3, hi, b3);
+}
+#endif
+
 static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
   const glow_qconv_t *p = q->p;
@@ -1653,6 +1702,10 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   const __m256i off = _mm256_set1_epi64x(p->ooff), lo = _mm256_set1_epi64x(p->lo),
                 hi = _mm256_set1_epi64x(p->hi);
 #endif
+#if defined(GLOW_QVNNI)
+  glow_qrqz rz[GLOW_QDWC / 16];
+  for (size_t b = 0; b < cp; b += 16) glow_qrqz_init(&rz[b / 16], &rq[b / 8], &rq[b / 8 + 1]);
+#endif
   size_t r0, r1;
   glow_range(p->n * p->oh, part, parts, &r0, &r1);
   for (size_t r = r0; r < r1; r++) {
@@ -1665,7 +1718,33 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
       /* Pixels past the row end read the first pixel and are not stored. */
       size_t d[4];
       for (size_t i = 0; i < 4; i++) d[i] = (ox0 + (i < np ? i : 0)) * p->sw * cp;
-      for (size_t k = 0; k < cp; k += 16) {
+      size_t k0 = 0;
+#if defined(GLOW_QVNNI)
+      /* 32 channels at a time while they lie in the band's pixel. */
+      for (; k0 + 32 <= cp; k0 += 32) {
+        __m512i v[8];
+        glow_qdw_tile4z(band + k0, d, q->pk + k0 * 2, toff, pairs, blocks * 32, v);
+        for (size_t i = 0; i < np; i++)
+          for (size_t h = 0; h < 2; h++) {
+            const size_t k = k0 + 16 * h;
+            if (k >= c) continue;
+            const size_t lanes = glow_min(16, c - k);
+            uint8_t *at = dst + (ox0 + i) * c + k;
+            if (rz[k / 16].ok) {
+              glow_qrqz_store(at, v[2 * i + h], &rz[k / 16], lanes, p->dst_signed);
+              continue;
+            }
+            const __m256i hv[2] = {_mm512_castsi512_si256(v[2 * i + h]),
+                                   _mm512_extracti64x4_epi64(v[2 * i + h], 1)};
+            const __m256i e = glow_qrq8_apply(hv[0], &rq[k / 8], off, lo, hi);
+            const __m256i o = glow_qrq8_apply(hv[1], &rq[k / 8 + 1], off, lo, hi);
+            uint8_t t[16];
+            glow_qstore16(t, e, o, p->dst_signed);
+            memcpy(at, t, lanes);
+          }
+      }
+#endif
+      for (size_t k = k0; k < cp; k += 16) {
         __m256i v[8];
         glow_qdw_tile4(band + k, d, q->pk + k * 2, toff, pairs, blocks * 32, v);
         const size_t lanes = glow_min(16, c - k);
