@@ -153,7 +153,7 @@ fn quantized_cases(p: &mut Prog) {
     }
     // Convolutions: (src, filter, dest, group, in channels, out channels, members).
     let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
-    let convs: [QConvCase; 15] = [
+    let convs: [QConvCase; 16] = [
         (
             "ui8[S:0.03125 O:128]",
             0.03125,
@@ -241,6 +241,9 @@ fn quantized_cases(p: &mut Prog) {
         // A 1x1 window of stride 2 with padding: the band holds every
         // other pixel, the padded column an offset.
         ("ui8[S:0.03125 O:100]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "ui8[S:0.0625 O:3]", 1, 16, 40, "Kernels: [1, 1], Strides: [2, 2], Pads: [0, 1, 1, 0]"),
+        // A scale ratio of 2^-25: shifts past 53, where the 16-lane
+        // requantization adds the offset after the shift.
+        ("ui8[S:0.03125 O:128]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "i8[S:65536.0 O:-7]", 1, 8, 20, "Kernels: [1, 1]"),
         // A scale ratio of 4: the 64-bit requantization after VNNI sums.
         ("ui8[S:0.5 O:0]", 0.5, "i8[S:0.5 O:0]", 0.5, "ui8[S:0.0625 O:10]", 1, 8, 20, "Kernels: [1, 1], FusedActivation: RELU"),
         // An even tap count, an unsigned filter with an offset, a CLIP.

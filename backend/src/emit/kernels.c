@@ -1110,7 +1110,10 @@ static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16
  * `ok` sends a block to the 8-lane forms. */
 typedef struct {
   __m512i bt, m, m_odd, rnd, sh, off, lo, hi;
-  int ok, clamp;
+  /* `fold`: rnd already holds + off * 2^(s - 32), which the floor of the
+   * shift passes through exactly (|high half| < 2^30, s - 32 <= 21 and
+   * |off| <= 255 keep the sum within 31 bits). */
+  int ok, clamp, fold;
 } glow_qrqz;
 
 static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq8 *a, const glow_qrq8 *b) {
@@ -1124,6 +1127,17 @@ static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq8 *a, const glow_q
   r->off = _mm512_inserti64x4(_mm512_castsi256_si512(a->off32), b->off32, 1);
   r->lo = _mm512_inserti64x4(_mm512_castsi256_si512(a->lo32), b->lo32, 1);
   r->hi = _mm512_inserti64x4(_mm512_castsi256_si512(a->hi32), b->hi32, 1);
+  int32_t sh[16], rnd[16], off[16];
+  memcpy(sh, &r->sh, 64);
+  memcpy(rnd, &r->rnd, 64);
+  memcpy(off, &r->off, 64);
+  r->fold = 1;
+  for (int l = 0; l < 16; l++)
+    if (sh[l] > 21 || off[l] > 255 || off[l] < -255) r->fold = 0;
+  if (r->fold) {
+    for (int l = 0; l < 16; l++) rnd[l] += (int32_t)((uint32_t)off[l] << sh[l]);
+    memcpy(&r->rnd, rnd, 64);
+  }
 }
 
 /* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
@@ -1133,7 +1147,8 @@ static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, siz
   const __m512i e = _mm512_mul_epi32(s, r->m);
   const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), r->m_odd);
   __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
-  v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, r->rnd), r->sh), r->off);
+  v = _mm512_srav_epi32(_mm512_add_epi32(v, r->rnd), r->sh);
+  if (!r->fold) v = _mm512_add_epi32(v, r->off);
   if (r->clamp) v = _mm512_min_epi32(_mm512_max_epi32(v, r->lo), r->hi);
   const __m128i b = is_signed ? _mm512_cvtsepi32_epi8(v)
                               : _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512()));
