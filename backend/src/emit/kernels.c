@@ -941,6 +941,13 @@ typedef struct {
 
 #define GLOW_QP 6
 
+/* 64-byte alignment for bands read 64 bytes at a time. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GLOW_ALIGN64 __attribute__((aligned(64)))
+#else
+#define GLOW_ALIGN64
+#endif
+
 /* Stores one pixel's `lanes` sums of output channels o0.. at `at`. */
 static inline void glow_qconv_store(const glow_qconv_args *q, size_t at, size_t o0,
                                     const uint32_t *acc, size_t lanes) {
@@ -1601,9 +1608,11 @@ static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int6
  * packed as int16 `w - woff[c]` in pairs of taps (kh, kw in order; the last
  * of an odd count paired with zero weights): [pair][block of 16 channels]
  * [16][2], the 16 channel pairs in the order unpacklo/unpackhi_epi16 leave
- * them (0-3, 8-11, then 4-7, 12-15). Each thread widens the rows one output
- * row reads (glow_qconv_band: zero outside the input, which adds nothing to
- * an exact integer sum) and sums two taps per vpmaddwd under AVX2. */
+ * them (0-3, 8-11, then 4-7, 12-15), channels padded to a multiple of 32.
+ * Each thread widens the rows one output row reads (glow_qconv_band: zero
+ * outside the input, which adds nothing to an exact integer sum) into a
+ * 64-byte aligned band and sums two taps per vpmaddwd under AVX2, or 32
+ * channels per vpdpwssd with VNNI. */
 #define GLOW_QDW_MAXT 64
 
 /* Where channel j of a block of 16 sits in its packed tap pairs. */
@@ -1698,7 +1707,7 @@ static GLOW_VNOINLINE void glow_qdw_tile4z(const int16_t *x, const size_t *d, co
 static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
   const glow_qconv_t *p = q->p;
-  const size_t c = p->c, cp = (c + 15) & ~(size_t)15, blocks = cp / 16;
+  const size_t c = p->c, cp = (c + 31) & ~(size_t)31, blocks = cp / 16;
   const size_t taps = p->kh * p->kw, pairs = (taps + 1) / 2;
   const size_t span = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1, row = span * cp;
   /* Band offsets of each tap; an odd count's last pair repeats its tap,
@@ -1709,7 +1718,7 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
     const size_t tt = t < taps ? t : taps - 1;
     toff[t] = (tt / p->kw) * row + (tt % p->kw) * p->dw * cp;
   }
-  int16_t band[GLOW_QBAND];
+  int16_t band[GLOW_QBAND] GLOW_ALIGN64;
 #if defined(__AVX2__)
   glow_qrq8 rq[GLOW_QDWC / 8];
   for (size_t b = 0; b < cp; b += 8)
@@ -1759,7 +1768,7 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
           }
       }
 #endif
-      for (size_t k = k0; k < cp; k += 16) {
+      for (size_t k = k0; k < c; k += 16) {
         __m256i v[8];
         glow_qdw_tile4(band + k, d, q->pk + k * 2, toff, pairs, blocks * 32, v);
         const size_t lanes = glow_min(16, c - k);

@@ -147,8 +147,8 @@ pub fn convolution(c: &mut KCtx) -> R {
     let span = (ow - 1) * win.strides[1] + (kw_of(&win) - 1) * win.dilation[1] + 1;
     let band = win.kernels[0] * span * group * cg.div_ceil(2) * 2;
     // The depthwise kernel widens kh rows of `span` pixels, channels rounded
-    // up to 16, and keeps one band offset per tap on the stack.
-    let dw_band = win.kernels[0] * span * ch.div_ceil(16) * 16;
+    // up to 32 (so AVX-512 rows are whole registers, 64-byte aligned), and keeps one band offset per tap on the stack.
+    let dw_band = win.kernels[0] * span * ch.div_ceil(32) * 32;
     // Output rows the direct kernel widens at once: with a packed filter
     // above 256 KiB (half a core's L2) up to 256 KiB of band, so the filter
     // is read once per chunk of rows rather than once per row; up to 64 KiB
@@ -177,7 +177,7 @@ pub fn convolution(c: &mut KCtx) -> R {
         let signed_filter = matches!(f.elem, glow_ir::ElemKind::Int8Q { .. });
         let woff = ps.iter().map(|p| p.w_off).collect();
         let kind = if depthwise {
-            c.rt.need_qdwc(ch.div_ceil(16) * 16);
+            c.rt.need_qdwc(ch.div_ceil(32) * 32);
             c.rt.need_qband(dw_band);
             PackKind::QDepthwise {
                 c: ch,

@@ -299,7 +299,8 @@ pub enum PackKind {
     /// `w - woff[c]` in pairs of taps (kh, kw in order, the last of an odd
     /// count paired with zeros): `[pair][block of 16 channels][16][2]`, the
     /// 16 channels of a block in the order AVX2's 16-bit unpacks leave them
-    /// (0-3, 8-11, 4-7, 12-15); zero past `c`.
+    /// (0-3, 8-11, 4-7, 12-15); zero past `c`, whose blocks are padded to an
+    /// even count (the AVX-512 tiles take two at a time).
     QDepthwise {
         c: u64,
         kh: u64,
@@ -339,7 +340,7 @@ impl PackKind {
                 cg,
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(4) * 64,
-            PackKind::QDepthwise { c, kh, kw, .. } => (kh * kw).div_ceil(2) * c.div_ceil(16) * 32,
+            PackKind::QDepthwise { c, kh, kw, .. } => (kh * kw).div_ceil(2) * c.div_ceil(32) * 64,
             PackKind::QGemmPanels { nb, k, n, .. } => nb * n.div_ceil(16) * k.div_ceil(2) * 32,
         }
     }
@@ -379,7 +380,7 @@ impl PackKind {
             const CHANNEL: [u64; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15];
             let mut out = Vec::with_capacity(self.len() as usize * 2);
             for pair in 0..taps.div_ceil(2) {
-                for block in 0..c.div_ceil(16) {
+                for block in 0..c.div_ceil(32) * 2 {
                     for j in CHANNEL {
                         let o = block * 16 + j;
                         for t in [2 * pair, 2 * pair + 1] {
