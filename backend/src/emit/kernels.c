@@ -1165,42 +1165,65 @@ static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, siz
 #endif
 #endif
 
-/* The widened band of one output row: [kh][span][groups][cg2], int16
- * `x - xoff` (zero outside the input and past each group's cg channels). */
+/* One widened band row: input row iy (zero when outside the input) as
+ * [span][groups][cg2] int16 `x - xoff`, zero outside the input and past each
+ * group's cg channels. In 16 bits (x - xoff lies in -255..255), so the loops
+ * vectorize 16 wide. */
+static inline void glow_qconv_band_row(int16_t *r, const glow_qconv_args *q, size_t n,
+                                       long long iy, size_t span, size_t groups, size_t cg,
+                                       size_t cg2) {
+  const glow_qconv_t *p = q->p;
+  const size_t pix = groups * cg2;
+  const int16_t xo = (int16_t)p->xoff;
+  if (iy < 0 || iy >= (long long)p->h) {
+    memset(r, 0, span * pix * sizeof(int16_t));
+    return;
+  }
+  /* Band pixels j0 .. j1 - 1 lie inside the input row. */
+  const size_t j0 = glow_min(p->pl, span), j1 = glow_min(p->pl + p->w, span);
+  memset(r, 0, j0 * pix * sizeof(int16_t));
+  if (j1 <= j0) {
+    memset(r + j0 * pix, 0, (span - j0) * pix * sizeof(int16_t));
+    return;
+  }
+  memset(r + j1 * pix, 0, (span - j1) * pix * sizeof(int16_t));
+  const size_t at = ((n * p->h + (size_t)iy) * p->w + (j0 - p->pl)) * p->c;
+  int16_t *e = r + j0 * pix;
+  const size_t np = j1 - j0;
+  if (groups == 1 && cg == cg2) {
+    if (p->src_signed) {
+      const int8_t *x = (const int8_t *)q->src + at;
+      for (size_t i = 0; i < np * cg; i++) e[i] = (int16_t)(x[i] - xo);
+    } else {
+      const uint8_t *x = (const uint8_t *)q->src + at;
+      for (size_t i = 0; i < np * cg; i++) e[i] = (int16_t)(x[i] - xo);
+    }
+    return;
+  }
+  for (size_t j = 0; j < np; j++, e += pix)
+    for (size_t g = 0; g < groups; g++) {
+      int16_t *o = e + g * cg2;
+      const size_t from = at + j * p->c + g * cg;
+      if (p->src_signed) {
+        const int8_t *x = (const int8_t *)q->src + from;
+        for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(x[c] - xo);
+      } else {
+        const uint8_t *x = (const uint8_t *)q->src + from;
+        for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(x[c] - xo);
+      }
+      for (size_t c = cg; c < cg2; c++) o[c] = 0;
+    }
+}
+
+/* The widened band of one output row: [kh][span][groups][cg2] (above). */
 static inline void glow_qconv_band(int16_t *band, const glow_qconv_args *q, size_t n, size_t oy,
                                    size_t span, size_t groups, size_t cg, size_t cg2) {
   const glow_qconv_t *p = q->p;
   const size_t row = span * groups * cg2;
-  /* In 16 bits (x - xoff lies in -255..255), so the loops vectorize 16 wide. */
-  const int16_t xo = (int16_t)p->xoff;
-  for (size_t a = 0; a < p->kh; a++) {
-    int16_t *r = band + a * row;
-    const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
-    if (iy < 0 || iy >= (long long)p->h) {
-      memset(r, 0, row * sizeof(int16_t));
-      continue;
-    }
-    for (size_t j = 0; j < span; j++) {
-      int16_t *e = r + j * groups * cg2;
-      const long long ix = (long long)j - (long long)p->pl;
-      if (ix < 0 || ix >= (long long)p->w) {
-        memset(e, 0, groups * cg2 * sizeof(int16_t));
-        continue;
-      }
-      const size_t at = ((n * p->h + (size_t)iy) * p->w + (size_t)ix) * p->c;
-      for (size_t g = 0; g < groups; g++) {
-        int16_t *o = e + g * cg2;
-        if (p->src_signed) {
-          const int8_t *s = (const int8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - xo);
-        } else {
-          const uint8_t *s = (const uint8_t *)q->src + at + g * cg;
-          for (size_t c = 0; c < cg; c++) o[c] = (int16_t)(s[c] - xo);
-        }
-        for (size_t c = cg; c < cg2; c++) o[c] = 0;
-      }
-    }
-  }
+  for (size_t a = 0; a < p->kh; a++)
+    glow_qconv_band_row(band + a * row, q, n,
+                        (long long)(oy * p->sh + a * p->dh) - (long long)p->pt, span, groups, cg,
+                        cg2);
 }
 
 /*@end*/
@@ -1714,10 +1737,11 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
    * whose partner weights are zero. The band lives on the stack: the
    * emitter checks it is small and that taps <= GLOW_QDW_MAXT. */
   size_t toff[GLOW_QDW_MAXT + 1];
-  for (size_t t = 0; t < 2 * pairs; t++) {
-    const size_t tt = t < taps ? t : taps - 1;
-    toff[t] = (tt / p->kw) * row + (tt % p->kw) * p->dw * cp;
-  }
+  /* The band is a ring of kh widened input rows: input row iy lives in slot
+   * iy mod kh, so consecutive output rows widen only the rows they add (a
+   * window's kh rows, one apart, fall in distinct slots). */
+  int64_t held[GLOW_QDW_MAXT];
+  size_t held_n = (size_t)-1;
   int16_t band[GLOW_QBAND] GLOW_ALIGN64;
 #if defined(__AVX2__)
   glow_qrq8 rq[GLOW_QDWC / 8];
@@ -1734,7 +1758,27 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
   glow_range(p->n * p->oh, part, parts, &r0, &r1);
   for (size_t r = r0; r < r1; r++) {
     const size_t n = r / p->oh, oy = r % p->oh;
-    glow_qconv_band(band, q, n, oy, span, 1, c, cp);
+    if (held_n != n) {
+      /* Another image: no slot holds one of its rows. */
+      for (size_t a = 0; a < p->kh; a++) held[a] = INT64_MIN;
+      held_n = n;
+    }
+    size_t slot[GLOW_QDW_MAXT];
+    for (size_t a = 0; a < p->kh; a++) {
+      const long long iy = (long long)(oy * p->sh + a * p->dh) - (long long)p->pt;
+      const long long kh = (long long)p->kh;
+      /* Dilated windows' rows may share a slot: they are widened each time. */
+      const size_t sl = p->dh == 1 ? (size_t)(((iy % kh) + kh) % kh) : a;
+      if (p->dh != 1 || held[sl] != (int64_t)iy) {
+        glow_qconv_band_row(band + sl * row, q, n, iy, span, 1, c, cp);
+        held[sl] = (int64_t)iy;
+      }
+      slot[a] = sl;
+    }
+    for (size_t t = 0; t < 2 * pairs; t++) {
+      const size_t tt = t < taps ? t : taps - 1;
+      toff[t] = slot[tt / p->kw] * row + (tt % p->kw) * p->dw * cp;
+    }
     uint8_t *dst = (uint8_t *)q->dst + (n * p->oh + oy) * p->ow * c;
 #if defined(__AVX2__)
     for (size_t ox0 = 0; ox0 < p->ow; ox0 += 4) {
