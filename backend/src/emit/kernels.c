@@ -1147,9 +1147,9 @@ static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq8 *a, const glow_q
   }
 }
 
-/* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
-static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, size_t lanes,
-                                   int is_signed) {
+/* The requantized 16 lanes in int32, clamped to [lo, hi] when that is
+ * narrower than the destination's range (the packs below saturate). */
+static inline __m512i glow_qrqz_apply(__m512i acc, const glow_qrqz *r) {
   const __m512i s = _mm512_add_epi32(acc, r->bt);
   const __m512i e = _mm512_mul_epi32(s, r->m);
   const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), r->m_odd);
@@ -1157,9 +1157,29 @@ static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, siz
   v = _mm512_srav_epi32(_mm512_add_epi32(v, r->rnd), r->sh);
   if (!r->fold) v = _mm512_add_epi32(v, r->off);
   if (r->clamp) v = _mm512_min_epi32(_mm512_max_epi32(v, r->lo), r->hi);
+  return v;
+}
+
+/* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
+static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, size_t lanes,
+                                   int is_signed) {
+  const __m512i v = glow_qrqz_apply(acc, r);
   const __m128i b = is_signed ? _mm512_cvtsepi32_epi8(v)
                               : _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512()));
   _mm_mask_storeu_epi8(d, (__mmask16)(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1), b);
+}
+
+/* Requantizes 32 lanes (a, then b) and stores them as 32 bytes at d: two
+ * saturating packs (the same saturation as the one-register store) and one
+ * permutation back to channel order. */
+static inline void glow_qrqz_store32(void *d, __m512i a, __m512i b, const glow_qrqz *ra,
+                                     const glow_qrqz *rb, int is_signed) {
+  const __m512i x = glow_qrqz_apply(a, ra), y = glow_qrqz_apply(b, rb);
+  const __m512i w = is_signed ? _mm512_packs_epi32(x, y) : _mm512_packus_epi32(x, y);
+  const __m512i z = is_signed ? _mm512_packs_epi16(w, w) : _mm512_packus_epi16(w, w);
+  /* Each 128-bit lane l of z holds a's channels 4l..4l+3, then b's. */
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  _mm256_storeu_si256((__m256i *)d, _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, z)));
 }
 
 #endif
@@ -1543,7 +1563,13 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
       else if (tp == 6) glow_vtile6x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
       else glow_vtile4x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
     }
-    for (size_t i = 0; i < np; i++)
+    const int pair = nb == 2 && lanes == 32 && rz[0].ok && rz[1].ok;
+    for (size_t i = 0; i < np; i++) {
+      if (pair) {
+        glow_qrqz_store32(dst + (i0 + i) * p->oc + o0, v[2 * i], v[2 * i + 1], &rz[0], &rz[1],
+                          p->dst_signed);
+        continue;
+      }
       for (size_t b = 0; b < nb; b++) {
         const __m512i a = v[nb * i + b];
         const size_t l = b == 0 ? glow_min(16, lanes) : lanes - 16;
@@ -1555,6 +1581,7 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
         const __m256i h[2] = {_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1)};
         glow_qstore_lanes(at, h, &rq[b], l, p->dst_signed);
       }
+    }
   }
 }
 
@@ -1792,8 +1819,14 @@ static void glow_qdw_part(const void *args, size_t part, size_t parts) {
       for (; k0 + 32 <= cp; k0 += 32) {
         __m512i v[8];
         glow_qdw_tile4z(band + k0, d, q->pk + k0 * 2, toff, pairs, blocks * 32, v);
+        const int pair = k0 + 32 <= c && rz[k0 / 16].ok && rz[k0 / 16 + 1].ok;
         for (size_t i = 0; i < np; i++)
           for (size_t h = 0; h < 2; h++) {
+            if (pair) {
+              glow_qrqz_store32(dst + (ox0 + i) * c + k0, v[2 * i], v[2 * i + 1], &rz[k0 / 16],
+                                &rz[k0 / 16 + 1], p->dst_signed);
+              break;
+            }
             const size_t k = k0 + 16 * h;
             if (k >= c) continue;
             const size_t lanes = glow_min(16, c - k);
