@@ -132,10 +132,13 @@ fn quantized_cases(p: &mut Prog) {
             p.op(op, &t(d), &[&t(l), &t(r)], "");
         }
         p.op("batchedadd", &t(d), &[&t(l), &format!("{r}<5>")], "");
-        // The vector addition: 35 elements, two 16-lane steps and a tail.
+        // The vector addition: 35 elements (two 16-lane steps and a tail,
+        // or a 32-lane step and a tail) and 55 (32, then 16, then 7).
         let v = |q: &str| format!("{q}<5 x 7>");
         p.op("elementadd", &v(d), &[&v(l), &v(r)], "");
         p.op("elementsub", &v(d), &[&v(l), &v(r)], "");
+        let v = |q: &str| format!("{q}<5 x 11>");
+        p.op("elementadd", &v(d), &[&v(l), &v(r)], "");
     }
     for (s, d) in [(a, u), (u, o)] {
         p.op(
