@@ -205,6 +205,10 @@ pub fn import_model(bytes: &[u8], opts: &Options) -> Result<Imported> {
 
     for vi in &inputs {
         if let Some((_, t)) = opts.frozen_inputs.iter().find(|(n, _)| *n == vi.name) {
+            // Its declared type, as for an initializer (a bool stays a bool).
+            if let Some(tt) = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()) {
+                l.dtypes.insert(vi.name.clone(), tt.elem_type);
+            }
             l.bind(
                 &vi.name,
                 lower::Val::Const {

@@ -18,6 +18,12 @@
 //! `GLOW_OFFICIAL_TIMEOUT` is the limit per test in seconds (default 120).
 //! The case fails on a panic, a time-out, a listed test missing from the
 //! corpus, or fewer passes than `MIN_PASSED` (the recorded figure).
+//!
+//! `GLOW_CONFORMANCE_BIND=1` runs the suite as a user who freezes
+//! shape-setting inputs with `glow-import --bind`: an input the importer
+//! needs as a constant (a Reshape shape, Resize scales, reduction axes) is
+//! bound to the test's value. Its figure is reported apart (the suite's
+//! count stays the run-time one) and `MIN_PASSED` does not apply to it.
 
 mod runner;
 
@@ -63,7 +69,8 @@ fn run_one(dir: PathBuf, timeout: Duration) -> Outcome {
     let spawned = std::thread::Builder::new()
         .stack_size(64 << 20)
         .spawn(move || {
-            let suite = Suite::new(true);
+            let bind = std::env::var("GLOW_CONFORMANCE_BIND").is_ok_and(|v| v == "1");
+            let suite = Suite::new(!bind);
             let _ = tx.send(suite.run_test(&dir));
         });
     if let Err(e) = spawned {
@@ -159,7 +166,8 @@ fn check(corpus: &Path, verbose: bool) -> Result<(), Failed> {
     if !crashes.is_empty() {
         return Err(format!("{} tests crashed or hung: {crashes:?}", crashes.len()).into());
     }
-    if filter.is_empty() && total.passed < MIN_PASSED {
+    let bind = std::env::var("GLOW_CONFORMANCE_BIND").is_ok_and(|v| v == "1");
+    if filter.is_empty() && !bind && total.passed < MIN_PASSED {
         return Err(format!("{summary}: fewer than the recorded {MIN_PASSED} passes").into());
     }
     Ok(())

@@ -18,6 +18,24 @@ use glow_ir::{ElemKind, Opcode, Value};
 pub(super) fn unary(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let x = l.input(node, 0)?;
     if node.op_type == "Dropout" {
+        // Training mode with a non-zero ratio draws a random mask, which a
+        // deterministic compiler does not: refused, not run as identity.
+        if l.opt_input(node, 2)?.is_some()
+            && l.const_input(node, 2)?.to_i64().iter().any(|&v| v != 0)
+        {
+            let ratio = match l.opt_input(node, 1)? {
+                Some(_) => l
+                    .const_input(node, 1)?
+                    .to_f32()
+                    .first()
+                    .copied()
+                    .unwrap_or(0.5),
+                None => 0.5,
+            };
+            if ratio != 0.0 {
+                return Err(l.unsupported("Dropout in training mode (a random mask)"));
+            }
+        }
         // Inference: identity; the mask, when asked for, is all true.
         let mut outs = vec![x.clone()];
         if node.output.get(1).is_some_and(|n| !n.is_empty()) {

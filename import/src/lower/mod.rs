@@ -28,6 +28,7 @@ pub(crate) mod ops;
 mod pool;
 mod qdq;
 mod recurrent;
+mod resize;
 mod scan;
 mod select;
 mod shape;

@@ -62,9 +62,15 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     if d.contains(&0) {
         let bool_in =
             node.input.first().and_then(|n| l.dtypes.get(n)) == Some(&crate::onnx::dtype::BOOL);
+        // A run-time integer or bool input's identity is an integer too
+        // (-inf would read as `true` for a bool).
+        let int_in = match &x {
+            Val::Act(a) => l.kind(a) == ElemKind::Bool || l.kind(a).is_plain_int(),
+            Val::Const { t, .. } => matches!(t.data, crate::tensor::Data::I64(_)),
+        };
         return Ok(vec![empty_reduce(
             &node.op_type,
-            &x,
+            int_in,
             bool_in,
             &out,
             dims,
@@ -134,7 +140,14 @@ pub(super) fn reduce(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 /// A reduction of a tensor with no elements (a constant: an activation
 /// always has some): each output element reduces nothing, so it is the
 /// reduction's identity (ONNX's empty-set rule); an empty output stays empty.
-fn empty_reduce(op: &str, x: &Val, bool_in: bool, out: &str, dims: Vec<u64>, count: u64) -> Val {
+fn empty_reduce(
+    op: &str,
+    int_in: bool,
+    bool_in: bool,
+    out: &str,
+    dims: Vec<u64>,
+    count: u64,
+) -> Val {
     let n: u64 = dims.iter().product();
     debug_assert!(n == 0 || count == 0);
     let float = match op {
@@ -145,8 +158,8 @@ fn empty_reduce(op: &str, x: &Val, bool_in: bool, out: &str, dims: Vec<u64>, cou
         "ReduceMean" => f32::NAN,
         _ => 0.0,
     };
-    let t = match x {
-        Val::Const { t, .. } if matches!(t.data, crate::tensor::Data::I64(_)) => {
+    let t = match int_in {
+        true => {
             let v = match op {
                 // The smallest and largest bool are false and true.
                 "ReduceMax" if bool_in => 0,
@@ -158,7 +171,7 @@ fn empty_reduce(op: &str, x: &Val, bool_in: bool, out: &str, dims: Vec<u64>, cou
             };
             Tensor::i64(dims, vec![v; n as usize])
         }
-        _ => Tensor::f32(dims, vec![float; n as usize]),
+        false => Tensor::f32(dims, vec![float; n as usize]),
     };
     konst(out, t)
 }
@@ -278,10 +291,13 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let d = dims_of(&x);
     let r = d.len();
     let mode = attrs.string("mode").unwrap_or_else(|| "nearest".into());
+    let upsample = node.op_type == "Upsample";
     if mode != "nearest" {
+        if !upsample {
+            return super::resize::resize_general(l, node);
+        }
         return Err(l.unsupported(format!("{} mode `{mode}`", node.op_type)));
     }
-    let upsample = node.op_type == "Upsample";
     if !upsample {
         let ctm = attrs
             .string("coordinate_transformation_mode")
@@ -294,11 +310,8 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             "asymmetric" => nm == "floor",
             _ => false,
         };
-        if !exact || attrs.has("axes") {
-            return Err(l.unsupported(format!(
-                "Resize with coordinate_transformation_mode `{ctm}`, nearest_mode `{nm}`{}",
-                if attrs.has("axes") { " and axes" } else { "" }
-            )));
+        if !exact || attrs.has("axes") || attrs.int("antialias", 0) != 0 {
+            return super::resize::resize_general(l, node);
         }
     }
     // Per-axis integer factors from scales, else sizes.
@@ -321,6 +334,9 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             if s.len() != r {
                 return Err(l.err(format!("{} scales for rank {r}", s.len())));
             }
+            if !upsample && s.iter().any(|&f| f < 1.0 || f.fract() != 0.0) {
+                return super::resize::resize_general(l, node);
+            }
             s.iter()
                 .map(|&f| {
                     (f >= 1.0 && f.fract() == 0.0)
@@ -333,6 +349,15 @@ pub(super) fn resize(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
             let sizes = l.const_input(node, 3)?.to_i64();
             if sizes.len() != r {
                 return Err(l.err(format!("{} sizes for rank {r}", sizes.len())));
+            }
+            if !upsample
+                && (attrs.has("keep_aspect_ratio_policy")
+                    || sizes
+                        .iter()
+                        .zip(&d)
+                        .any(|(&s, &n)| s <= 0 || !(s as u64).is_multiple_of(n)))
+            {
+                return super::resize::resize_general(l, node);
             }
             sizes
                 .iter()
