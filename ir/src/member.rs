@@ -212,6 +212,8 @@ keys! {
     EXCLUSIVE: Bool = "Exclusive";
     /// `cumsum`: sums run from the end of the dimension.
     REVERSE: Bool = "Reverse";
+    /// `mean`: the dimensions averaged over (distinct, any order).
+    MEAN_DIMS: Ints = "MeanDims";
     /// `bucketize`: the ascending bucket boundaries.
     BOUNDARIES: Floats = "Boundaries";
     /// `scatterdata`: add the slices instead of writing them.
