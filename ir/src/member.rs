@@ -279,6 +279,10 @@ keys! {
     /// `lookuptable`: the operator its table stands for (Glow's `LUTOperator`).
     OPERATOR: Enum = "Operator" in LUT_OPERATORS;
     OPERATOR_ARGS: Floats = "OperatorArgs";
+    /// `indexput`: add the values instead of writing them (Glow's).
+    ACCUMULATE: Bool = "Accumulate";
+    /// `indexput`: how many index tensors Glow's node had.
+    NUM_INDICES: Int = "NumIndices";
     FUNCTION_NAME: Str = "FunctionName";
     FUNCTION_IMPL: Str = "FunctionImpl";
     FUNCTION_KIND: Str = "FunctionKind";

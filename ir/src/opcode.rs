@@ -848,6 +848,18 @@ opcodes! {
     LookupTable = "lookuptable",
         [op("Dest", Out), op("Src", In), op("Table", In), op("TableIdx", In)],
         [req(m::OPERATOR), opt(m::OPERATOR_ARGS, Default::FloatArray(&[]))], &[], shapes::none, NoKernel;
+    // Glow's IndexPut, PrunedArrayLookup and SumWithZeroPadding, with Glow's
+    // operands and members: Glow's interpreter has no kernel for any of them
+    // (llvm_unreachable), so none here. SumWithZeroPadding's inputs, which
+    // Glow's backends add, are a variadic list.
+    IndexPut = "indexput", [op("Dest", Out), op("Input", In), op("Values", In)],
+        [req(m::ACCUMULATE), req(m::NUM_INDICES)], &[(0, 1)], shapes::none, NoKernel;
+    PrunedArrayLookup = "prunedarraylookup",
+        [op("Dest", Out), op("Indices", In), op("Offsets", In), op("IndexRemapping", In),
+         op("IndexRemappingOffsets", In)],
+        [], &[], shapes::pruned_array_lookup, NoKernel;
+    SumWithZeroPadding = "sumwithzeropadding", [op("Dest", Out), var_op("Inputs", In)],
+        [], &[], shapes::none, NoKernel;
     // Instrumentation and escape hatches: no kernel on this backend.
     Instrument = "instrument", [op("OperandsInfo", Out)],
         [opt(m::INSTR_REF, Default::Str("")), opt(m::ID, Default::Int(0)), opt(m::INSTRUMENT_KIND, Default::Enum("Before"))],

@@ -64,8 +64,8 @@ pub use sort::topk;
 pub use sparse::{
     batch_sparse_to_dense, batched_unary_embeddings_bags, embedding, embedding_bag,
     fill_examples_with_indicator, fused_sls, gather_ranges, lengths_range_fill, lengths_sum,
-    lengths_to_ranges, permute_pooled_embeddings, rowwise_quantized_sls, sparse_label_split,
-    sparse_lengths_sum, sparse_to_dense_mask,
+    lengths_to_ranges, permute_pooled_embeddings, pruned_array_lookup, rowwise_quantized_sls,
+    sparse_label_split, sparse_lengths_sum, sparse_to_dense_mask,
 };
 pub use spatial::{channelwise_convolution, conv_transpose, convolution, convolution3d, pool};
 

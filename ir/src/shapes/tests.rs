@@ -1962,3 +1962,30 @@ fn mean_shapes() {
         "`Src` has element type bool but `mean` accepts float, quantized or index element types here",
     );
 }
+
+#[test]
+fn pruned_array_lookup_kinds() {
+    let w = &[
+        "%d = WeightVar float<4> mutable",
+        "%i = WeightVar index32<4> mutable",
+        "%o = WeightVar index32<2> mutable",
+        "%r = WeightVar index32<8> mutable",
+        "%ro = WeightVar index64<2> mutable",
+        "%ro32 = WeightVar index32<2> mutable",
+        "%i64 = WeightVar index64<4> mutable",
+    ];
+    accepts(
+        w,
+        "%p = prunedarraylookup @out %d, @in %i, @in %o, @in %r, @in %ro",
+    );
+    rejects(
+        w,
+        "%p = prunedarraylookup @out %d, @in %i, @in %o, @in %r, @in %ro32",
+        "`IndexRemappingOffsets` has element type index32 but `prunedarraylookup` reads index64",
+    );
+    rejects(
+        w,
+        "%p = prunedarraylookup @out %d, @in %i64, @in %o, @in %r, @in %ro",
+        "`Indices` has element type index64 but `prunedarraylookup` reads index32",
+    );
+}
