@@ -73,6 +73,29 @@ pub fn cumsum_extents(dims: &[u64], dim: i64) -> (u64, u64, u64) {
     crate::emit::split(dims, k)
 }
 
+/// Dimensions as (extent, source stride) pairs.
+pub type Axes = Vec<(u64, u64)>;
+
+/// `mean`: the (extent, source stride) of each kept dimension and of each
+/// averaged one, both in ascending dimension order, and the count of
+/// averaged elements. A `Dest` element is the sum over the averaged
+/// coordinates in row-major order (so in ascending source index) from
+/// `+0.0f`, divided by the count; `Dest` is in the kept dimensions'
+/// row-major order.
+pub fn mean_axes(src: &Type, dims: &[i64]) -> (Axes, Axes, u64) {
+    let st = src.strides();
+    let (mut kept, mut avg) = (Vec::new(), Vec::new());
+    for (k, (&n, &s)) in src.dims.iter().zip(&st).enumerate() {
+        if dims.contains(&(k as i64)) {
+            avg.push((n, s));
+        } else {
+            kept.push((n, s));
+        }
+    }
+    let count = avg.iter().map(|&(n, _)| n).product();
+    (kept, avg, count)
+}
+
 /// Glow's nearest source coordinate: `min(dim_t(o / scale), n - 1)`, the
 /// division in `float`.
 fn nearest(o: u64, scale: f32, n: u64) -> u64 {

@@ -888,12 +888,83 @@ fn build() -> String {
     }
     topk_cases(&mut p);
     rearrange_cases(&mut p);
+    conv3d_cases(&mut p);
     p.text()
+}
+
+/// `convolution3d`: windows larger than one on each axis, strides,
+/// asymmetric pads (Glow's near, far, top, bottom, left, right), groups,
+/// a one-pixel output, runtime and constant filters.
+fn conv3d_cases(p: &mut Prog) {
+    type Case = ([u64; 5], u64, [u64; 3], [u64; 3], [u64; 6], u64);
+    let cases: [Case; 5] = [
+        (
+            [1, 3, 4, 5, 3],
+            4,
+            [2, 3, 2],
+            [1, 1, 1],
+            [0, 0, 0, 0, 0, 0],
+            1,
+        ),
+        (
+            [2, 4, 5, 5, 4],
+            6,
+            [3, 3, 3],
+            [2, 1, 2],
+            [1, 0, 2, 1, 0, 1],
+            2,
+        ),
+        (
+            [1, 2, 3, 3, 6],
+            6,
+            [1, 1, 1],
+            [1, 2, 2],
+            [0, 1, 1, 0, 1, 1],
+            3,
+        ),
+        (
+            [1, 2, 2, 2, 2],
+            5,
+            [2, 2, 2],
+            [1, 1, 1],
+            [0, 0, 0, 0, 0, 0],
+            1,
+        ),
+        (
+            [1, 3, 3, 4, 2],
+            2,
+            [3, 3, 3],
+            [1, 1, 1],
+            [1, 1, 1, 1, 1, 1],
+            2,
+        ),
+    ];
+    for (i, (s, oc, k, st, pads, g)) in cases.into_iter().enumerate() {
+        let out = |a: usize| (s[a + 1] + pads[2 * a] + pads[2 * a + 1] - k[a]) / st[a] + 1;
+        let dest = f(&[s[0], out(0), out(1), out(2), oc]);
+        let filter = f(&[oc, k[0], k[1], k[2], s[4] / g]);
+        let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let members = format!(
+            "Kernels: [{}], Strides: [{}], Pads: [{}], Group: {g}",
+            list(&k),
+            list(&st),
+            list(&pads)
+        );
+        let consts: &[usize] = if i % 2 == 0 { &[1, 2] } else { &[] };
+        p.op_const(
+            "convolution3d",
+            &dest,
+            &[&f(&s), &filter, &f(&[oc])],
+            consts,
+            &members,
+        );
+    }
 }
 
 /// The rearranging instructions: `pad` in each mode (with crops), the
 /// resizes (up, down, fractional), `spacetodepth`, `flip` on each axis,
-/// `cumsum` in each direction on float and integer kinds, `nonzero`.
+/// `cumsum` in each direction on float and integer kinds, `nonzero`, `mean`,
+/// `concat` of every kind.
 fn rearrange_cases(p: &mut Prog) {
     let kinds = ["float", "index64", "int8", "i8[S:0.5 O:3]"];
     let ty = |k: &str, d: &[u64]| f(d).replace("float", k);
@@ -972,6 +1043,52 @@ fn rearrange_cases(p: &mut Prog) {
         }
     }
     p.op("nonzero", "index32<12>", &["bool<3 x 4>"], "");
+    // `mean` over one, two (listed out of order, or kept as 1) and every
+    // dimension.
+    let means: [(&str, &[u64]); 6] = [
+        ("0", &[5, 7]),
+        ("1", &[3, 1, 7]),
+        ("2", &[3, 5]),
+        ("2, 0", &[5]),
+        ("1, 2", &[3, 1, 1]),
+        ("0, 1, 2", &[1]),
+    ];
+    for (dims, out) in means {
+        p.op(
+            "mean",
+            &f(out),
+            &[&f(&[3, 5, 7])],
+            &format!("MeanDims: [{dims}]"),
+        );
+    }
+    // `concat` of every element kind on each axis, one to three inputs.
+    for k in [
+        "float",
+        "index64",
+        "index32",
+        "int8",
+        "uint8",
+        "bool",
+        "i8[S:0.5 O:3]",
+    ] {
+        for axis in 0..3usize {
+            let parts: [u64; 3] = [2, 1, 3];
+            let ins: Vec<String> = parts
+                .iter()
+                .map(|&n| {
+                    let mut d = vec![2, 3, 4];
+                    d[axis] = n;
+                    ty(k, &d)
+                })
+                .collect();
+            let mut d = vec![2u64, 3, 4];
+            d[axis] = 6;
+            let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+            p.op("concat", &ty(k, &d), &refs, &format!("Axis: {axis}"));
+        }
+        let one = ty(k, &[3, 2]);
+        p.op("concat", &one, &[&one], "Axis: 1");
+    }
     indexing_cases(p);
 }
 

@@ -3,7 +3,9 @@
 //! `--mode=infer` with the same seeded inputs, and the outputs must be
 //! bit-identical. What is not compared is counted and printed: chunks that
 //! do not parse or verify (the diagnostics tests' inputs), functions the
-//! backend does not run, and functions whose buffers exceed `BUDGET` (the
+//! backend does not run (those holding an instruction without a kernel on
+//! this backend, `Family::NoKernel`, apart: no engine runs them by design),
+//! and functions whose buffers exceed `BUDGET` (the
 //! emitter's 2 GiB limit tests, which took 8 GB and a minute here).
 
 use glow_backend::run::{self, Comparison, RunError, RunOptions};
@@ -65,6 +67,7 @@ fn infer_pipeline_keeps_every_output_bit() {
     let opts = RunOptions::interpreter(3);
     let (mut compared, mut unparsed, mut unverified) = (0, 0, 0);
     let (mut unsupported, mut too_large) = (Vec::new(), Vec::new());
+    let mut no_kernel = Vec::new();
     let mut failures = Vec::new();
     for file in &files {
         let text = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -90,8 +93,22 @@ fn infer_pipeline_keeps_every_output_bit() {
                 };
                 let before = match run::run(f, &weights, &opts) {
                     Ok(o) => o,
-                    Err(RunError::Diagnostic(_)) => {
-                        unsupported.push(format!("{short} `{}`", f.name));
+                    Err(RunError::Diagnostic(d)) => {
+                        let by_design = f.inst_ids().any(|i| {
+                            f.inst(i).opcode.info().family == glow_ir::opcode::Family::NoKernel
+                        });
+                        if by_design {
+                            // Refused as designed: with the no-kernel diagnostic.
+                            assert!(
+                                d.message.contains(glow_backend::error::NO_KERNEL),
+                                "{short} `{}`: {}",
+                                f.name,
+                                d.message
+                            );
+                            no_kernel.push(format!("{short} `{}`", f.name));
+                        } else {
+                            unsupported.push(format!("{short} `{}`", f.name));
+                        }
                         continue;
                     }
                     Err(RunError::Message(m)) => panic!("{}: {m}", file.display()),
@@ -129,10 +146,13 @@ fn infer_pipeline_keeps_every_output_bit() {
     eprintln!(
         "compared {compared} functions of {} files; not compared: {unparsed} chunks that do not \
          parse and {unverified} that do not verify, {} functions the backend does not run ({}), \
+         {} with an instruction that has no kernel on this backend ({}), \
          {} over {} MiB of buffers ({})",
         files.len(),
         unsupported.len(),
         unsupported.join(", "),
+        no_kernel.len(),
+        no_kernel.join(", "),
         too_large.len(),
         BUDGET >> 20,
         too_large.join(", ")

@@ -212,6 +212,8 @@ keys! {
     EXCLUSIVE: Bool = "Exclusive";
     /// `cumsum`: sums run from the end of the dimension.
     REVERSE: Bool = "Reverse";
+    /// `mean`: the dimensions averaged over (distinct, any order).
+    MEAN_DIMS: Ints = "MeanDims";
     /// `bucketize`: the ascending bucket boundaries.
     BOUNDARIES: Floats = "Boundaries";
     /// `scatterdata`: add the slices instead of writing them.
@@ -277,6 +279,10 @@ keys! {
     /// `lookuptable`: the operator its table stands for (Glow's `LUTOperator`).
     OPERATOR: Enum = "Operator" in LUT_OPERATORS;
     OPERATOR_ARGS: Floats = "OperatorArgs";
+    /// `indexput`: add the values instead of writing them (Glow's).
+    ACCUMULATE: Bool = "Accumulate";
+    /// `indexput`: how many index tensors Glow's node had.
+    NUM_INDICES: Int = "NumIndices";
     FUNCTION_NAME: Str = "FunctionName";
     FUNCTION_IMPL: Str = "FunctionImpl";
     FUNCTION_KIND: Str = "FunctionKind";

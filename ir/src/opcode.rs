@@ -105,6 +105,11 @@ pub enum MemberRule {
     TwoPositive,
     /// Four non-negative integers (top, left, bottom, right).
     Pads,
+    /// Three positive integers (a 3-D window: temporal, height, width).
+    ThreePositive,
+    /// Six non-negative integers (Glow's `PaddingNFTBLR`: near, far, top,
+    /// bottom, left, right).
+    Pads3D,
     /// Two non-negative integers (a transposed convolution's output padding).
     TwoNonNegative,
     /// An integer of at least 1.
@@ -168,7 +173,7 @@ pub enum Family {
     /// order, with their indices.
     TopK,
     /// Glow's rearranging and small indexing instructions (`pad`, the
-    /// resizes, `spacetodepth`, `flip`, `cumsum`, `nonzero`, `bucketize`,
+    /// resizes, `spacetodepth`, `flip`, `cumsum`, `nonzero`, `mean`, `concat`, `bucketize`,
     /// `batchonehot`, `scatterdata`, `adaptiveavgpool`, `indexadd`); within
     /// the family the engines' `rearrange` modules pick the kernel by opcode.
     Rearrange,
@@ -198,6 +203,8 @@ pub enum Family {
     LayerNorm,
     Lrn,
     Convolution,
+    /// `convolution3d`: NTHWC, the reference loop nest on both engines.
+    Convolution3D,
     /// `convtranspose`: the gradient form of a convolution (scatter as gather).
     ConvTranspose,
     /// maxpool, avgpool.
@@ -463,6 +470,15 @@ opcodes! {
          extra(m::FUSED_ACTIVATION, Default::Enum("NONE")),
          extra(m::FUSED_ACTIVATION_ARGS, Default::FloatArray(&[]))],
         &[], shapes::channelwise_convolution, Convolution;
+    // Glow's Convolution3D: NTHWC, filter [OC][KT][KH][KW][C/G], `Pads`
+    // in Glow's PaddingNFTBLR order (near, far, top, bottom, left, right).
+    Convolution3D = "convolution3d",
+        [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In)],
+        [req(m::KERNELS).rule(R::ThreePositive),
+         opt(m::STRIDES, Default::IntArray(&[1, 1, 1])).rule(R::ThreePositive),
+         opt(m::PADS, Default::IntArray(&[0, 0, 0, 0, 0, 0])).rule(R::Pads3D),
+         opt(m::GROUP, Default::Int(1)).rule(R::AtLeastOne)],
+        &[], shapes::convolution3d, Convolution3D;
     ConvTranspose = "convtranspose",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In)],
         [req(m::KERNELS).rule(R::TwoPositive),
@@ -624,6 +640,9 @@ opcodes! {
         [opt(m::DIM, Default::Int(0)), opt(m::EXCLUSIVE, Default::Bool(false)), opt(m::REVERSE, Default::Bool(false))],
         &[], shapes::cumsum, Rearrange;
     NonZero = "nonzero", [op("Dest", Out), op("Cond", In)], [], &[], shapes::nonzero, Rearrange;
+    // Glow's Mean (its interpreter has none; ours sums in index order from
+    // +0, then divides by the count).
+    Mean = "mean", [op("Dest", Out), op("Src", In)], [req(m::MEAN_DIMS)], &[], shapes::mean, Rearrange;
     Bucketize = "bucketize", [op("Dest", Out), op("Src", In)], [req(m::BOUNDARIES)], &[], shapes::bucketize, Rearrange;
     BatchOneHot = "batchonehot", [op("Dest", Out), op("Data", In), op("Lengths", In), op("Values", In)],
         [], &[], shapes::batch_one_hot, Rearrange;
@@ -638,6 +657,8 @@ opcodes! {
         &[], shapes::gaussian_fill, Rearrange;
     IndexAdd = "indexadd", [op("Dest", Out), op("Input", In), op("Index", In), op("Source", In)],
         [opt(m::DIM, Default::Int(0)), opt(m::ALPHA, Default::Float(1.0))], &[], shapes::index_add, Rearrange;
+    // Glow's Concat with its inputs as a list (Glow's backends add them).
+    Concat = "concat", [op("Dest", Out), var_op("Inputs", In)], [req(m::AXIS)], &[], shapes::concat, Rearrange;
     Transpose = "transpose", [op("Dest", Out), op("Src", In)], [req(m::SHUFFLE)], &[], shapes::transpose, Transpose;
     InsertTensor = "inserttensor", [op("Dest", InOut), op("Src", In)],
         [req(m::OFFSETS), opt(m::COUNT, Default::Int(1)).rule(R::AtLeastOne), opt(m::AXIS, Default::Int(0))],
@@ -827,6 +848,18 @@ opcodes! {
     LookupTable = "lookuptable",
         [op("Dest", Out), op("Src", In), op("Table", In), op("TableIdx", In)],
         [req(m::OPERATOR), opt(m::OPERATOR_ARGS, Default::FloatArray(&[]))], &[], shapes::none, NoKernel;
+    // Glow's IndexPut, PrunedArrayLookup and SumWithZeroPadding, with Glow's
+    // operands and members: Glow's interpreter has no kernel for any of them
+    // (llvm_unreachable), so none here. SumWithZeroPadding's inputs, which
+    // Glow's backends add, are a variadic list.
+    IndexPut = "indexput", [op("Dest", Out), op("Input", In), op("Values", In)],
+        [req(m::ACCUMULATE), req(m::NUM_INDICES)], &[(0, 1)], shapes::none, NoKernel;
+    PrunedArrayLookup = "prunedarraylookup",
+        [op("Dest", Out), op("Indices", In), op("Offsets", In), op("IndexRemapping", In),
+         op("IndexRemappingOffsets", In)],
+        [], &[], shapes::pruned_array_lookup, NoKernel;
+    SumWithZeroPadding = "sumwithzeropadding", [op("Dest", Out), var_op("Inputs", In)],
+        [], &[], shapes::none, NoKernel;
     // Instrumentation and escape hatches: no kernel on this backend.
     Instrument = "instrument", [op("OperandsInfo", Out)],
         [opt(m::INSTR_REF, Default::Str("")), opt(m::ID, Default::Int(0)), opt(m::INSTRUMENT_KIND, Default::Enum("Before"))],

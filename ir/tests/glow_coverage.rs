@@ -8,7 +8,7 @@ use glow_ir::Opcode;
 use std::path::Path;
 
 /// How many of Glow's instructions the table defines; raise it when adding one.
-const FLOOR: usize = 146;
+const FLOOR: usize = 152;
 
 fn read(rel: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);

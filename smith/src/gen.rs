@@ -534,6 +534,7 @@ impl Gen<'_> {
                 _ => self.logical(),
             },
             31 => self.gather(),
+            32 if self.rng.chance(25) => self.convolution3d(),
             32 => self.conv_transpose(),
             33 => self.gather_index(),
             34 | 35 => self.scatter(),
@@ -959,6 +960,53 @@ impl Gen<'_> {
         let dest_ty = Type::float(&[n, oh, ow, oc]);
         self.simple(
             "convtranspose",
+            &dest_ty,
+            &[src, filter, bias],
+            &[],
+            &members,
+        );
+    }
+
+    /// `convolution3d` (NTHWC float): small windows, strides, pads on each
+    /// side below the kernel, groups, constant or runtime filters.
+    fn convolution3d(&mut self) {
+        let group = *self.rng.pick(&[1u64, 1, 2]);
+        let (c, oc) = (
+            group * self.rng.range(1, 2) as u64,
+            group * self.rng.range(1, 2) as u64,
+        );
+        let n = self.rng.range(1, 2) as u64;
+        let mut k = [0u64; 3];
+        let mut st = [0u64; 3];
+        let mut pads = [0u64; 6];
+        let mut inp = [0u64; 3];
+        let mut out = [0u64; 3];
+        for a in 0..3 {
+            k[a] = self.rng.range(1, 3) as u64;
+            st[a] = self.rng.range(1, 2) as u64;
+            pads[2 * a] = self.rng.range(0, k[a] as i64 - 1) as u64;
+            pads[2 * a + 1] = self.rng.range(0, k[a] as i64 - 1) as u64;
+            let lo = (k[a] as i64 - (pads[2 * a] + pads[2 * a + 1]) as i64).max(1);
+            inp[a] = self.rng.range(lo, lo + 2) as u64;
+            out[a] = (inp[a] + pads[2 * a] + pads[2 * a + 1] - k[a]) / st[a] + 1;
+        }
+        let src = self.input(&Type::float(&[n, inp[0], inp[1], inp[2], c]));
+        let filt_ty = Type::float(&[oc, k[0], k[1], k[2], c / group]);
+        let filter = if self.rng.chance(50) {
+            self.new_weight(&filt_ty, false, false)
+        } else {
+            self.input(&filt_ty)
+        };
+        let bias = self.input(&Type::float(&[oc]));
+        let members = format!(
+            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}",
+            Self::list(&k),
+            Self::list(&st),
+            Self::list(&pads)
+        );
+        let dest_ty = Type::float(&[n, out[0], out[1], out[2], oc]);
+        self.simple(
+            "convolution3d",
             &dest_ty,
             &[src, filter, bias],
             &[],
@@ -1850,7 +1898,8 @@ impl Gen<'_> {
     }
 
     /// The rearranging instructions (`pad` in every mode, the resizes,
-    /// `spacetodepth`, `flip`, `cumsum`, `nonzero`), picked from the family.
+    /// `spacetodepth`, `flip`, `cumsum`, `nonzero`, `mean`, `concat`), picked
+    /// from the family.
     fn rearrange(&mut self) {
         let op = *self.rng.pick(&Self::of_family(Family::Rearrange));
         let mut kind = self.any_kind();
@@ -1937,6 +1986,48 @@ impl Gen<'_> {
                     self.rng.chance(50)
                 );
                 self.simple("cumsum", &ty, &[a], &[], &members);
+            }
+            Opcode::Mean => {
+                let ty = self.float_ty(1, 3);
+                let r = ty.dims.len();
+                let mut dims: Vec<usize> = (0..r).filter(|_| self.rng.chance(50)).collect();
+                if dims.is_empty() {
+                    dims.push(self.rng.below(r as u64) as usize);
+                }
+                let keep = self.rng.chance(50);
+                let mut out: Vec<u64> = (0..r)
+                    .filter_map(|k| match (dims.contains(&k), keep) {
+                        (false, _) => Some(ty.dims[k]),
+                        (true, true) => Some(1),
+                        (true, false) => None,
+                    })
+                    .collect();
+                if out.is_empty() {
+                    out.push(1);
+                }
+                if self.rng.chance(50) {
+                    dims.reverse();
+                }
+                let a = self.input(&ty);
+                let list: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+                let members = format!("MeanDims: [{}]", list.join(", "));
+                self.simple("mean", &Type::float(&out), &[a], &[], &members);
+            }
+            Opcode::Concat => {
+                let base = self.rank_dims(1, 3);
+                let axis = self.rng.below(base.len() as u64) as usize;
+                let n = self.rng.range(1, 3);
+                let mut ins = Vec::new();
+                let mut out = base.clone();
+                out[axis] = 0;
+                for _ in 0..n {
+                    let mut d = base.clone();
+                    d[axis] = self.rng.range(1, 3) as u64;
+                    out[axis] += d[axis];
+                    ins.push(self.input(&Type::new(kind, &d)));
+                }
+                let members = format!("Axis: {axis}");
+                self.simple("concat", &Type::new(kind, &out), &ins, &[], &members);
             }
             Opcode::Bucketize => {
                 let ty = self.float_ty(1, 3);

@@ -23,7 +23,7 @@ mod spatial;
 pub use grad::ConvGradGeom;
 pub use linalg::split;
 pub use runtime::Runtime;
-pub use spatial::Window;
+pub use spatial::{Conv3d, Window};
 
 use crate::error::{inst_error, unsupported, BackendError};
 use crate::memory::{MemoryLayout, Region};
@@ -329,6 +329,7 @@ fn emit_inst(c: &mut KCtx) -> Result<(), BackendError> {
         Lrn => linalg::lrn(c),
         Convolution if quantized => quant::convolution(c),
         Convolution => spatial::convolution(c),
+        Convolution3D => spatial::convolution3d(c),
         ConvTranspose => spatial::conv_transpose(c),
         Pool if quantized => quant::pool(c),
         Pool => spatial::pool(c),

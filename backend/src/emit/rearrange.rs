@@ -22,6 +22,8 @@ pub fn emit(c: &mut KCtx) -> R {
         Opcode::Flip => flip(c),
         Opcode::CumSum => cumsum(c),
         Opcode::NonZero => nonzero(c),
+        Opcode::Mean => mean(c),
+        Opcode::Concat => concat(c),
         Opcode::Bucketize => bucketize(c),
         Opcode::BatchOneHot => batch_one_hot(c),
         Opcode::ScatterData => scatter_data(c),
@@ -200,6 +202,63 @@ fn cumsum(c: &mut KCtx) -> R {
         c.w.line(&store);
     }
     super::close_nest(c.w, 3);
+    Ok(())
+}
+
+/// One loop per kept dimension, then `acc` from `0.0f` over one loop per
+/// averaged dimension (row-major), `Dest[o++] = acc / count`.
+fn mean(c: &mut KCtx) -> R {
+    let s = c.ty("Src")?;
+    c.require_f32(&s)?;
+    let dims = c.member(m::MEAN_DIMS)?.to_vec();
+    let (kept, avg, count) = ra::mean_axes(&s, &dims);
+    c.decl("Dest", "float")?;
+    c.decl("Src", "float")?;
+    c.w.line("size_t o = 0;");
+    let term = |v: String, s: u64| format!("{v} * {s}u");
+    let mut outer = Vec::new();
+    for (k, &(n, st)) in kept.iter().enumerate() {
+        c.w.for_loop(&format!("k{k}"), n);
+        outer.push(term(format!("k{k}"), st));
+    }
+    c.w.line("float acc = 0.0f;");
+    let mut inner = outer.clone();
+    for (k, &(n, st)) in avg.iter().enumerate() {
+        c.w.for_loop(&format!("a{k}"), n);
+        inner.push(term(format!("a{k}"), st));
+    }
+    inner.push("0u".into());
+    c.w.line(&format!("acc += Src[{}];", inner.join(" + ")));
+    super::close_nest(c.w, avg.len());
+    c.w.line(&format!("Dest[o++] = acc / {};", c_float(count as f32)));
+    super::close_nest(c.w, kept.len());
+    Ok(())
+}
+
+/// Each input in list order into its slab of `Dest` along `Axis`: one
+/// `memmove` of a contiguous run per outer index.
+fn concat(c: &mut KCtx) -> R {
+    let d = c.ty("Dest")?;
+    let axis = c.member(m::AXIS)?.max(0) as usize;
+    let (outer, at, inner) = crate::emit::split(&d.dims, axis);
+    let bt = bits_ctype(d.elem);
+    let range = c.inst.operand_list("Inputs").unwrap_or(1..1);
+    let mut extents = Vec::with_capacity(range.len());
+    for k in range {
+        extents.push(c.ty_at(k)?.dims.get(axis).copied().unwrap_or(1));
+    }
+    c.decl("Dest", bt)?;
+    c.decl_list("Inputs", bt)?;
+    let mut off = 0u64;
+    for (i, a) in extents.into_iter().enumerate() {
+        let run = a * inner;
+        c.w.for_loop("o", outer);
+        c.w.line(&format!(
+            "memmove(Dest + (o * {at}u + {off}u) * {inner}u, Inputs[{i}] + o * {run}u, {run}u * sizeof({bt}));"
+        ));
+        c.w.close();
+        off += a;
+    }
     Ok(())
 }
 

@@ -10,6 +10,47 @@ use crate::error::BackendError;
 use crate::ops::c_float;
 use glow_ir::activation::FusedActivation;
 use glow_ir::member as m;
+use glow_ir::Type;
+
+/// A `convolution3d`'s geometry (NTHWC), read once for both engines.
+#[derive(Clone, Debug)]
+pub struct Conv3d {
+    /// `Src`'s [N, T, H, W, C].
+    pub input: [u64; 5],
+    /// `Dest`'s [N, T, H, W, OC].
+    pub output: [u64; 5],
+    pub kernels: [u64; 3],
+    pub strides: [u64; 3],
+    /// The pads before each axis (Glow's near, top, left).
+    pub before: [u64; 3],
+    pub group: u64,
+}
+
+impl Conv3d {
+    /// `None` when a member or rank is malformed (the verifier reported it).
+    pub fn read(inst: &glow_ir::InstData, dest: &Type, src: &Type) -> Option<Conv3d> {
+        let three = |key: glow_ir::member::Key<glow_ir::member::Ints>| -> Option<[u64; 3]> {
+            match inst.get(key)? {
+                &[a, b, c] if a > 0 && b > 0 && c > 0 => Some([a as u64, b as u64, c as u64]),
+                _ => None,
+            }
+        };
+        let five = |t: &Type| -> Option<[u64; 5]> { t.dims.as_slice().try_into().ok() };
+        let before = match inst.get(m::PADS)? {
+            p if p.len() == 6 && p.iter().all(|&x| x >= 0) => [p[0], p[2], p[4]].map(|x| x as u64),
+            _ => return None,
+        };
+        let group = inst.get(m::GROUP).filter(|&g| g > 0)? as u64;
+        Some(Conv3d {
+            input: five(src)?,
+            output: five(dest)?,
+            kernels: three(m::KERNELS)?,
+            strides: three(m::STRIDES)?,
+            before,
+            group,
+        })
+    }
+}
 
 /// The window members, read once for both engines.
 #[derive(Clone, Debug)]
@@ -343,5 +384,56 @@ pub fn pool(c: &mut KCtx) -> Result<(), BackendError> {
     for _ in 0..4 {
         c.w.close();
     }
+    Ok(())
+}
+
+/// `convolution3d` (float, NTHWC): the reference loop nest, per output
+/// element from `0.0f` over (kt, kh, kw, input channel of the group) with
+/// one `fmaf` per product, window positions outside the input skipped, then
+/// `+ Bias`; `interp` computes in this order.
+pub fn convolution3d(c: &mut KCtx) -> Result<(), BackendError> {
+    c.require_f32s(&["Dest", "Src", "Filter", "Bias"])?;
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let g = Conv3d::read(c.inst, &d, &s).ok_or_else(|| c.err("malformed convolution3d members"))?;
+    let [n, it, ih, iw, ic] = g.input;
+    let [_, ot, oh, ow, oc] = g.output;
+    let [kt, kh, kw] = g.kernels;
+    let (cg, ocg) = (ic / g.group, oc / g.group);
+    for name in ["Dest", "Src", "Filter", "Bias"] {
+        c.decl(name, "float")?;
+    }
+    c.w.for_loop("b", n);
+    c.w.for_loop("at", ot);
+    c.w.for_loop("ay", oh);
+    c.w.for_loop("ax", ow);
+    c.w.for_loop("o", oc);
+    c.w.line(&format!("const size_t g = o / {ocg}u;"));
+    c.w.line("float sum = 0.0f;");
+    let axes = [
+        ("ft", "pt", "at", kt, it),
+        ("fy", "py", "ay", kh, ih),
+        ("fx", "px", "ax", kw, iw),
+    ];
+    for (a, (f, p, o, k, lim)) in axes.into_iter().enumerate() {
+        c.w.for_loop(f, k);
+        c.w.line(&format!(
+            "const int64_t {p} = (int64_t)({o} * {}u + {f}) - {};",
+            g.strides[a], g.before[a]
+        ));
+        c.w.line(&format!("if ({p} < 0 || {p} >= {lim}) continue;"));
+    }
+    c.w.line(&format!(
+        "const size_t si = ((((b * {it}u + (size_t)pt) * {ih}u + (size_t)py) * {iw}u + (size_t)px) * {ic}u) + g * {cg}u;"
+    ));
+    c.w.line(&format!(
+        "const size_t fi = (((o * {kt}u + ft) * {kh}u + fy) * {kw}u + fx) * {cg}u;"
+    ));
+    c.w.for_loop("ci", cg);
+    c.w.line("sum = fmaf(Src[si + ci], Filter[fi + ci], sum);");
+    super::close_nest(c.w, 4);
+    c.w.line(&format!(
+        "Dest[(((b * {ot}u + at) * {oh}u + ay) * {ow}u + ax) * {oc}u + o] = sum + Bias[o];"
+    ));
+    super::close_nest(c.w, 5);
     Ok(())
 }

@@ -67,6 +67,7 @@ pub fn exec(x: &mut Exec) -> R {
         Lrn => lrn(x),
         Convolution if quantized(x) => super::quant::convolution(x),
         Convolution => convolution(x),
+        Convolution3D => convolution3d(x),
         ConvTranspose => conv_transpose(x),
         Pool if quantized(x) => super::quant::pool(x),
         Pool => pool(x),
@@ -701,6 +702,78 @@ fn convolution(x: &mut Exec) -> R {
                             Some(r) => v + r[i],
                             None => v,
                         });
+                    }
+                }
+            }
+        }
+    });
+    x.put_f32s("Dest", &out)
+}
+
+/// `convolution3d` (NTHWC, Glow's loop order within an output element):
+/// from +0 over (kt, kh, kw, input channel of the group) one fused
+/// multiply-add per product, window positions outside the input skipped,
+/// then the bias; as `emit/spatial.rs` writes it.
+fn convolution3d(x: &mut Exec) -> R {
+    let mut t = Vec::with_capacity(4);
+    for name in ["Dest", "Src", "Filter", "Bias"] {
+        let ty = x.ty(name)?;
+        if ty.elem != ElemKind::Float {
+            return Err(x.unsupported(&ty));
+        }
+        t.push(ty);
+    }
+    let geo = crate::emit::Conv3d::read(x.inst, &t[0], &t[1])
+        .ok_or_else(|| x.err("malformed convolution3d members"))?;
+    let (src, filt, bias) = (x.f32s("Src")?, x.f32s("Filter")?, x.f32s("Bias")?);
+    let crate::emit::Conv3d {
+        input: [n, it, ih, iw, ic],
+        output: [_, ot, oh, ow, oc],
+        kernels: [kt, kh, kw],
+        strides,
+        before,
+        group,
+    } = geo;
+    let (cg, ocg) = (ic / group, oc / group);
+    // The input coordinate of output `o` at tap `k` on axis `a`, if inside.
+    let tap = |a: usize, o: u64, k: u64, lim: u64| -> Option<u64> {
+        let p = (o * strides[a] + k) as i64 - before[a] as i64;
+        (p >= 0 && (p as u64) < lim).then_some(p as u64)
+    };
+    let mut out = x.scratch(t[0].size() as usize, 0f32)?;
+    with_fma!({
+        for b in 0..n {
+            for at in 0..ot {
+                for ay in 0..oh {
+                    for ax in 0..ow {
+                        for o in 0..oc {
+                            let g = o / ocg;
+                            let mut sum = 0f32;
+                            for ft in 0..kt {
+                                let Some(pt) = tap(0, at, ft, it) else {
+                                    continue;
+                                };
+                                for fy in 0..kh {
+                                    let Some(py) = tap(1, ay, fy, ih) else {
+                                        continue;
+                                    };
+                                    for fx in 0..kw {
+                                        let Some(px) = tap(2, ax, fx, iw) else {
+                                            continue;
+                                        };
+                                        let si =
+                                            (((b * it + pt) * ih + py) * iw + px) * ic + g * cg;
+                                        let fi = (((o * kt + ft) * kh + fy) * kw + fx) * cg;
+                                        for c in 0..cg {
+                                            sum = src[(si + c) as usize]
+                                                .mul_add(filt[(fi + c) as usize], sum);
+                                        }
+                                    }
+                                }
+                            }
+                            let i = (((b * ot + at) * oh + ay) * ow + ax) * oc + o;
+                            out[i as usize] = sum + bias[o as usize];
+                        }
                     }
                 }
             }

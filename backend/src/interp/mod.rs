@@ -235,6 +235,20 @@ impl Exec<'_> {
         Ok(())
     }
 
+    /// Operand `k`'s raw element bits (any kind).
+    pub fn bits_at(&self, k: usize) -> Result<Vec<u64>, BackendError> {
+        let (ty, r, off) = self.locate_at(k)?;
+        let n = ty.elem.bytes() as usize;
+        let b = &self.mem.region(r)[off..off + ty.bytes() as usize];
+        let mut out = self.room(ty.size() as usize)?;
+        out.extend(b.chunks(n).map(|c| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(c);
+            u64::from_le_bytes(a)
+        }));
+        Ok(out)
+    }
+
     pub fn ty_at(&self, k: usize) -> Result<Type, BackendError> {
         Ok(self.locate_at(k)?.0)
     }

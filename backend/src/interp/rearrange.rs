@@ -20,6 +20,8 @@ pub fn exec(x: &mut Exec) -> R {
         Opcode::Flip => flip(x),
         Opcode::CumSum => cumsum(x),
         Opcode::NonZero => nonzero(x),
+        Opcode::Mean => mean(x),
+        Opcode::Concat => concat(x),
         Opcode::Bucketize => bucketize(x),
         Opcode::BatchOneHot => batch_one_hot(x),
         Opcode::ScatterData => scatter_data(x),
@@ -178,6 +180,65 @@ fn cumsum(x: &mut Exec) -> R {
         }
     }
     x.put_ints("Dest", &out)
+}
+
+/// Row-major walk of `axes` (extent, stride): the source offsets, in order.
+fn offsets(axes: &[(u64, u64)]) -> Vec<usize> {
+    let mut out = vec![0usize];
+    for &(n, s) in axes {
+        let mut next = Vec::with_capacity(out.len() * n as usize);
+        for &o in &out {
+            next.extend((0..n as usize).map(|i| o + i * s as usize));
+        }
+        out = next;
+    }
+    out
+}
+
+/// Per `Dest` element (the kept coordinates in row-major order), the sum of
+/// the averaged elements in row-major order from +0, then `/ count`.
+fn mean(x: &mut Exec) -> R {
+    let s = x.ty("Src")?;
+    let d = x.ty("Dest")?;
+    if s.elem != ElemKind::Float {
+        return Err(x.unsupported(&s));
+    }
+    let dims = x.m().get(m::MEAN_DIMS)?.to_vec();
+    let (kept, avg, count) = ra::mean_axes(&s, &dims);
+    let v = x.f32s("Src")?;
+    let (outer, inner) = (offsets(&kept), offsets(&avg));
+    let n = count as f32;
+    let mut out = x.room(d.size() as usize)?;
+    for &o in &outer {
+        let mut acc = 0f32;
+        for &i in &inner {
+            acc += v[o + i];
+        }
+        out.push(acc / n);
+    }
+    x.put_f32s("Dest", &out)
+}
+
+/// Each input in list order into its slab of `Dest` along `Axis`, one
+/// contiguous run per outer index (element bits, any kind).
+fn concat(x: &mut Exec) -> R {
+    let d = x.ty("Dest")?;
+    let axis = x.m().get(m::AXIS)?.max(0) as usize;
+    let (outer, at, inner) = crate::emit::split(&d.dims, axis);
+    let (outer, at, inner) = (outer as usize, at as usize, inner as usize);
+    let mut out = x.scratch(d.size() as usize, 0u64)?;
+    let mut off = 0usize;
+    for k in x.list("Inputs")? {
+        let a = x.ty_at(k)?.dims.get(axis).copied().unwrap_or(1) as usize;
+        let v = x.bits_at(k)?;
+        let run = a * inner;
+        for o in 0..outer {
+            let to = (o * at + off) * inner;
+            out[to..to + run].copy_from_slice(&v[o * run..o * run + run]);
+        }
+        off += a;
+    }
+    x.put_bits("Dest", &out)
 }
 
 /// Glow's fixed capacity: the flat positions of the true elements of

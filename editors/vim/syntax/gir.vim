@@ -29,6 +29,7 @@ syn keyword girOpcode allocactivation argmax argmin avgpool avgpoolgrad batcheda
       \ adaptiveavgpool indexadd gaussianfill
       \ nonmaxsuppression roialign bboxtransform mfcc
       \ dynamicquantizedfullyconnected dynamicrowwisequantizedfullyconnected quantizationprofile lookuptable
+      \ mean concat convolution3d indexput prunedarraylookup sumwithzeropadding
 
 syn keyword girKeyword function declare code WeightVar const mutable
 syn match girOperandKind "@\(inout\|in\|out\)\>"

@@ -57,17 +57,17 @@ pub use linalg::{
 };
 pub use movement::{extract_tensor, insert_tensor, tensorview, transpose};
 pub use rearrange::{
-    adaptive_avg_pool, batch_one_hot, bucketize, cumsum, flip, gaussian_fill, index_add, nonzero,
-    pad, resize, scatter_data, space_to_depth, PADDING_MODES,
+    adaptive_avg_pool, batch_one_hot, bucketize, concat, cumsum, flip, gaussian_fill, index_add,
+    mean, nonzero, pad, resize, scatter_data, space_to_depth, PADDING_MODES,
 };
 pub use sort::topk;
 pub use sparse::{
     batch_sparse_to_dense, batched_unary_embeddings_bags, embedding, embedding_bag,
     fill_examples_with_indicator, fused_sls, gather_ranges, lengths_range_fill, lengths_sum,
-    lengths_to_ranges, permute_pooled_embeddings, rowwise_quantized_sls, sparse_label_split,
-    sparse_lengths_sum, sparse_to_dense_mask,
+    lengths_to_ranges, permute_pooled_embeddings, pruned_array_lookup, rowwise_quantized_sls,
+    sparse_label_split, sparse_lengths_sum, sparse_to_dense_mask,
 };
-pub use spatial::{channelwise_convolution, conv_transpose, convolution, pool};
+pub use spatial::{channelwise_convolution, conv_transpose, convolution, convolution3d, pool};
 
 use crate::function::InstData;
 use crate::member::{self as m, Ints, Key, Kind};

@@ -219,6 +219,121 @@ pub fn cumsum(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `mean @out Dest, @in Src { MeanDims }`: the same element type (not
+/// `bool`); `MeanDims` at least one distinct dimension of `Src`; `Dest`
+/// holds one element per position of the other dimensions (`Src`'s dims
+/// with the averaged ones removed or kept as 1, or any shape of that size).
+pub fn mean(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src) = (0, 1);
+    let mut errs = Vec::new();
+    check_kind(ctx, src, Kinds::Numeric, &mut errs);
+    check_same_elem(ctx, dest, src, Same::Exact, &mut errs);
+    let d = &ctx.ty(src).dims;
+    let Some(dims) = ctx.get(m::MEAN_DIMS) else {
+        return errs;
+    };
+    if dims.is_empty() {
+        errs.push(ShapeError::at_member(
+            "MeanDims",
+            "`MeanDims` is empty: `mean` averages over one dimension at least",
+        ));
+        return errs;
+    }
+    let mut seen = vec![false; d.len()];
+    for &k in dims {
+        match usize::try_from(k) {
+            Ok(a) if a < d.len() => {
+                if seen[a] {
+                    errs.push(ShapeError::at_member(
+                        "MeanDims",
+                        format!("`MeanDims` lists dimension {a} twice"),
+                    ));
+                }
+                seen[a] = true;
+            }
+            _ => {
+                errs.push(ShapeError::at_member(
+                    "MeanDims",
+                    format!(
+                        "`MeanDims` element {k} is out of range for `Src` of rank {} (valid: 0 to {})",
+                        d.len(),
+                        d.len().saturating_sub(1)
+                    ),
+                ));
+                return errs;
+            }
+        }
+    }
+    let rest: Vec<u64> = d
+        .iter()
+        .zip(&seen)
+        .map(|(&n, &avg)| if avg { 1 } else { n })
+        .collect();
+    let want: i128 = rest.iter().map(|&n| n as i128).product();
+    let t = ctx.ty(dest);
+    if t.size() as i128 != want {
+        let kept = Type::new(t.elem, &rest);
+        errs.push(ShapeError::at_operand(
+            dest,
+            format!(
+                "`Dest` has type {t} ({} elements) but `mean` over {dims:?} of {} produces {want} elements (e.g. {kept})",
+                t.size(),
+                ctx.ty(src)
+            ),
+        ));
+    }
+    errs
+}
+
+/// `concat @out Dest, @in Inputs... { Axis }`: one input at least, each of
+/// `Dest`'s element type and rank with its dims but on `Axis`, whose
+/// extents add up to `Dest`'s.
+pub fn concat(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let dest = 0;
+    let mut errs = Vec::new();
+    let list = ctx.inst.operand_list("Inputs").unwrap_or(1..1);
+    if list.is_empty() {
+        errs.push(ShapeError::at_operand(
+            dest,
+            "`concat` needs one `@in` operand at least after `Dest`",
+        ));
+        return errs;
+    }
+    let d = ctx.ty(dest);
+    let Some(axis) = axis_in_range(ctx, m::AXIS, d.rank(), dest, &mut errs) else {
+        return errs;
+    };
+    let mut sum: i128 = 0;
+    let mut shapes_ok = true;
+    for (i, k) in list.enumerate() {
+        check_same_elem(ctx, k, dest, Same::Exact, &mut errs);
+        let t = ctx.ty(k);
+        let fits =
+            t.rank() == d.rank() && (0..d.rank()).all(|j| j == axis || t.dims[j] == d.dims[j]);
+        if !fits {
+            shapes_ok = false;
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "input {i} has type {t} but `concat` on axis {axis} into {d} needs the dims of `Dest` on every other axis"
+                ),
+            ));
+            continue;
+        }
+        sum += t.dims[axis] as i128;
+    }
+    if shapes_ok && sum != d.dims[axis] as i128 {
+        errs.push(ShapeError::at_operand(
+            dest,
+            format!(
+                "`Dest` has type {d} but the inputs add up to {sum} on axis {axis}, not {}",
+                d.dims[axis]
+            ),
+        ));
+    }
+    errs
+}
+
 /// `nonzero @out Dest, @in Cond`: `bool` `Cond`, `index32` `Dest` with one
 /// element per element of `Cond` (Glow's fixed capacity).
 pub fn nonzero(ctx: &ShapeCtx) -> Vec<ShapeError> {

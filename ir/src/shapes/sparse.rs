@@ -501,3 +501,29 @@ pub fn fused_sls(ctx: &ShapeCtx) -> Vec<ShapeError> {
     check_dims(ctx, dest, &[segments, line], "produces", &mut errs);
     errs
 }
+
+/// `prunedarraylookup @out Dest, @in Indices, @in Offsets, @in IndexRemapping,
+/// @in IndexRemappingOffsets` (no kernel): Glow's element types, `index32`
+/// but `IndexRemappingOffsets` `index64`; Glow has no shape rule.
+pub fn pruned_array_lookup(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let mut errs = Vec::new();
+    for (k, want) in [
+        (1, ElemKind::Index32),
+        (2, ElemKind::Index32),
+        (3, ElemKind::Index32),
+        (4, ElemKind::Index64),
+    ] {
+        let e = ctx.ty(k).elem;
+        if e != want {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has element type {e} but `{}` reads {want}",
+                    ctx.name(k),
+                    ctx.opcode()
+                ),
+            ));
+        }
+    }
+    errs
+}

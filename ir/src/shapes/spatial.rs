@@ -102,6 +102,111 @@ pub fn convolution(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
+/// `convolution3d @out Dest, @in Src, @in Filter, @in Bias { Kernels,
+/// Strides, Pads, Group }` (Glow's Convolution3D): `Src [N, T, H, W, C]`,
+/// `Filter [OC, KT, KH, KW, C/Group]`, `Bias [OC]`, `Dest [N, OT, OH, OW,
+/// OC]` with `O = (I + pad before + pad after - K) / stride + 1` on each
+/// axis; `Pads` is Glow's near, far, top, bottom, left, right. `Dest`,
+/// `Src` and `Filter` share the base kind (float or quantized), and `Bias`
+/// is of that family too.
+pub fn convolution3d(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    let (dest, src, filter, bias) = (0, 1, 2, 3);
+    let mut errs = Vec::new();
+    if check_kind(ctx, src, Kinds::FloatOrQuantized, &mut errs) {
+        let quantized = ctx.ty(src).elem.is_quantized();
+        for k in [filter, dest] {
+            check_same_elem(ctx, k, src, Same::Base, &mut errs);
+        }
+        let want = if quantized {
+            Kinds::Quantized
+        } else {
+            Kinds::Float
+        };
+        check_kind(ctx, bias, want, &mut errs);
+    }
+    let mut ranks_ok = true;
+    for (k, r) in [(src, 5), (filter, 5), (bias, 1), (dest, 5)] {
+        ranks_ok &= check_rank(ctx, k, r, &mut errs);
+    }
+    let three = |v: Option<&[i64]>| match v {
+        Some(&[a, b, c]) if a > 0 && b > 0 && c > 0 => Some([a as i128, b as i128, c as i128]),
+        _ => None,
+    };
+    let (Some(kernels), Some(strides)) = (three(ctx.get(m::KERNELS)), three(ctx.get(m::STRIDES)))
+    else {
+        return errs;
+    };
+    let pads: [i128; 6] = match ctx.get(m::PADS) {
+        Some(p) if p.len() == 6 && p.iter().all(|&x| x >= 0) => {
+            std::array::from_fn(|i| p[i] as i128)
+        }
+        _ => return errs,
+    };
+    let Some(group) = ctx.get(m::GROUP).filter(|&g| g > 0) else {
+        return errs;
+    };
+    if !ranks_ok {
+        return errs;
+    }
+    let sd = &ctx.ty(src).dims;
+    let (n, c) = (sd[0], sd[4]);
+    let out_c = ctx.ty(filter).dims[0];
+    let group = group as u64;
+    let mut group_ok = true;
+    if !c.is_multiple_of(group) {
+        group_ok = false;
+        errs.push(ShapeError::at_member(
+            "Group",
+            format!("`Group: {group}` does not divide the {c} input channels of `Src`"),
+        ));
+    }
+    if !out_c.is_multiple_of(group) {
+        group_ok = false;
+        errs.push(ShapeError::at_member(
+            "Group",
+            format!("`Group: {group}` does not divide the {out_c} output channels of `Filter`"),
+        ));
+    }
+    let [kt, kh, kw] = kernels.map(|k| k as u64);
+    if group_ok {
+        check_dims(
+            ctx,
+            filter,
+            &[out_c, kt, kh, kw, c / group],
+            "expects",
+            &mut errs,
+        );
+    }
+    check_dims(ctx, bias, &[out_c], "expects", &mut errs);
+    let mut out = vec![n];
+    for (a, axis) in ["temporal", "height", "width"].iter().enumerate() {
+        let padded = sd[a + 1] as i128 + pads[2 * a] + pads[2 * a + 1];
+        if padded < kernels[a] {
+            errs.push(ShapeError::at_member(
+                "Kernels",
+                format!(
+                    "the kernel {axis} {} is larger than the padded input {axis} {padded}",
+                    kernels[a]
+                ),
+            ));
+            return errs;
+        }
+        match dim((padded - kernels[a]) / strides[a] + 1) {
+            Some(o) => out.push(o),
+            None => {
+                errs.push(ShapeError::at_member(
+                    "Kernels",
+                    format!("the output {axis} is too large"),
+                ));
+                return errs;
+            }
+        }
+    }
+    out.push(out_c);
+    check_dims(ctx, dest, &out, "produces", &mut errs);
+    errs
+}
+
 /// `channelwisequantizedconvolution @out Dest, @in Src, @in Filter, @in Bias,
 /// @in FilterScales, @in FilterOffsets, @in BiasScales, @in BiasOffsets`
 /// (NHWC): a quantized convolution whose filter and bias parameters are given

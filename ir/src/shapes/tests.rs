@@ -1910,3 +1910,82 @@ fn mfcc_shapes() {
         "`Coefficients` has type float<4 x 3> but `mfcc` produces float<4 x 2>",
     );
 }
+
+#[test]
+fn mean_shapes() {
+    let w = &[
+        "%x = WeightVar float<2 x 3 x 4> mutable",
+        "%rows = WeightVar float<2 x 4> mutable",
+        "%kept = WeightVar float<1 x 3 x 1> mutable",
+        "%flat = WeightVar float<3> mutable",
+        "%bad = WeightVar float<2 x 3> mutable",
+        "%i = WeightVar index32<2 x 4> mutable",
+        "%b = WeightVar bool<2 x 3 x 4> mutable",
+        "%bo = WeightVar bool<2 x 4> mutable",
+    ];
+    accepts(w, "%m = mean @out %rows, @in %x { MeanDims: [1] }");
+    accepts(w, "%m = mean @out %kept, @in %x { MeanDims: [0, 2] }");
+    accepts(w, "%m = mean @out %flat, @in %x { MeanDims: [2, 0] }");
+    rejects(
+        w,
+        "%m = mean @out %bad, @in %x { MeanDims: [1] }",
+        "`Dest` has type float<2 x 3> (6 elements) but `mean` over [1] of float<2 x 3 x 4> produces 8 elements (e.g. float<2 x 1 x 4>)",
+    );
+    rejects(
+        w,
+        "%m = mean @out %rows, @in %x { MeanDims: [3] }",
+        "`MeanDims` element 3 is out of range for `Src` of rank 3 (valid: 0 to 2)",
+    );
+    rejects(
+        w,
+        "%m = mean @out %rows, @in %x { MeanDims: [-1] }",
+        "`MeanDims` element -1 is out of range",
+    );
+    rejects(
+        w,
+        "%m = mean @out %flat, @in %x { MeanDims: [0, 2, 0] }",
+        "`MeanDims` lists dimension 0 twice",
+    );
+    rejects(
+        w,
+        "%m = mean @out %rows, @in %x { MeanDims: [] }",
+        "`MeanDims` is empty",
+    );
+    rejects(
+        w,
+        "%m = mean @out %i, @in %x { MeanDims: [1] }",
+        "`Dest` has element type index32 but `Src` has float",
+    );
+    rejects(
+        w,
+        "%m = mean @out %bo, @in %b { MeanDims: [1] }",
+        "`Src` has element type bool but `mean` accepts float, quantized or index element types here",
+    );
+}
+
+#[test]
+fn pruned_array_lookup_kinds() {
+    let w = &[
+        "%d = WeightVar float<4> mutable",
+        "%i = WeightVar index32<4> mutable",
+        "%o = WeightVar index32<2> mutable",
+        "%r = WeightVar index32<8> mutable",
+        "%ro = WeightVar index64<2> mutable",
+        "%ro32 = WeightVar index32<2> mutable",
+        "%i64 = WeightVar index64<4> mutable",
+    ];
+    accepts(
+        w,
+        "%p = prunedarraylookup @out %d, @in %i, @in %o, @in %r, @in %ro",
+    );
+    rejects(
+        w,
+        "%p = prunedarraylookup @out %d, @in %i, @in %o, @in %r, @in %ro32",
+        "`IndexRemappingOffsets` has element type index32 but `prunedarraylookup` reads index64",
+    );
+    rejects(
+        w,
+        "%p = prunedarraylookup @out %d, @in %i64, @in %o, @in %r, @in %ro",
+        "`Indices` has element type index64 but `prunedarraylookup` reads index32",
+    );
+}

@@ -83,6 +83,16 @@ fn sanity(name: &str, rule: MemberRule, v: &MemberValue) -> Option<String> {
                 "`{name}` must have 4 non-negative elements (top, left, bottom, right), found {a:?}"
             )
             }),
+        (MemberRule::ThreePositive, MemberValue::IntArray(a)) => (a.len() != 3
+            || a.iter().any(|&x| x <= 0))
+        .then(|| format!("`{name}` must have 3 positive elements, found {a:?}")),
+        (MemberRule::Pads3D, MemberValue::IntArray(a)) => (a.len() != 6
+            || a.iter().any(|&x| x < 0))
+        .then(|| {
+            format!(
+                "`{name}` must have 6 non-negative elements (near, far, top, bottom, left, right), found {a:?}"
+            )
+        }),
         (MemberRule::AtLeastOne, MemberValue::Int(x)) => {
             (*x < 1).then(|| format!("`{name}` must be at least 1, found {x}"))
         }

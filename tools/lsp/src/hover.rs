@@ -176,6 +176,10 @@ fn member_line(d: &MemberDef) -> String {
         MemberRule::Any => None,
         MemberRule::TwoPositive => Some("two positive integers"),
         MemberRule::Pads => Some("four non-negative integers (top, left, bottom, right)"),
+        MemberRule::ThreePositive => Some("three positive integers"),
+        MemberRule::Pads3D => {
+            Some("six non-negative integers (near, far, top, bottom, left, right)")
+        }
         MemberRule::TwoNonNegative => Some("two non-negative integers"),
         MemberRule::AtLeastOne => Some("at least 1"),
         MemberRule::NonNegative => Some("non-negative"),
