@@ -121,6 +121,42 @@ pub(super) fn lower(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
                 }
             }
         }
+        "BitCast" => {
+            // The same bytes read as another element type of the same size:
+            // a view of the input with the new type (views are byte windows).
+            let to = attrs.int("to", 0) as i32;
+            let kind = super::elem_of_dtype(to).ok_or_else(|| {
+                l.unsupported(format!(
+                    "BitCast to {} (run-time tensors are {})",
+                    dtype::name(to),
+                    super::RUNTIME_DTYPES
+                ))
+            })?;
+            let a = match l.input(node, 0)? {
+                Val::Act(a) => a,
+                Val::Const { .. } => return Err(l.unsupported("BitCast of a constant")),
+            };
+            let from = l.kind(&a);
+            if from.bytes() != kind.bytes() {
+                return Err(l.unsupported(format!(
+                    "BitCast between element sizes ({from:?} to {kind:?})"
+                )));
+            }
+            let a = l.to_plain(&a, &out);
+            let dims = super::ir_dims(&a.dims);
+            let rank = dims.len();
+            let v = l.b().tensorview(
+                super::nonempty(&out),
+                a.v,
+                glow_ir::Type::new(kind, &dims),
+                vec![0; rank],
+            );
+            Val::Act(Act {
+                v,
+                dims: a.dims,
+                cl: false,
+            })
+        }
         "Range" => {
             let g = |i| -> Result<Rc<Tensor>> { l.const_input(node, i) };
             let (s, lim, d) = (g(0)?, g(1)?, g(2)?);

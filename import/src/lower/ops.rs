@@ -170,6 +170,7 @@ pub static OPS: &[OpDef] = &[
     op("Attention", attention::attention, None, FloatAndBoolAt(3)),
     op("AveragePool", max_average_pool, None, Float).qdq(Fold(Pool)),
     op("BatchNormalization", nn::batchnorm, None, Float),
+    op("BitCast", fold::lower, None, Any),
     op("BitShift", integer::bitwise, None, Any),
     op(
         "BitwiseAnd",
