@@ -198,6 +198,8 @@ pub fn convolution(c: &mut KCtx) -> R {
                 woff,
             }
         };
+        // The VNNI kernel's int8 form of the same filter (used if it fits).
+        let vnni_kind = kind.int8_form();
         let at = c.rt.packed(wi, kind);
         let signed = |t: &Type| u8::from(matches!(t.elem, glow_ir::ElemKind::Int8Q { .. }));
         c.w.line("(void)Filter; (void)xoff; (void)ooff; (void)lo; (void)hi; (void)woff;");
@@ -245,20 +247,10 @@ pub fn convolution(c: &mut KCtx) -> R {
             c.w.line(&format!("{});", call("glow_qdw")));
             return Ok(());
         }
-        match vnni_compensation(c, &ps, win.kernels[0] * win.kernels[1] * cg, signed(&s))? {
-            Some(comp) => {
-                let at8 = c.rt.packed(
-                    wi,
-                    PackKind::QConvVnni {
-                        group,
-                        ocg,
-                        kh: win.kernels[0],
-                        kw: win.kernels[1],
-                        cg,
-                        signed: signed_filter,
-                        woff: ps.iter().map(|p| p.w_off).collect(),
-                    },
-                );
+        let comp = vnni_compensation(c, &ps, win.kernels[0] * win.kernels[1] * cg, signed(&s))?;
+        match (comp, vnni_kind) {
+            (Some(comp), Some(vk)) => {
+                let at8 = c.rt.packed(wi, vk);
                 c.w.line("#if defined(GLOW_QVNNI)");
                 c.w.line(&format!(
                     "static const int64_t wcomp[{oc}] = {{{}}};",
@@ -276,7 +268,7 @@ pub fn convolution(c: &mut KCtx) -> R {
                 c.w.line(&format!("{}, 0, 0);", call("glow_qconv")));
                 c.w.line("#endif");
             }
-            None => c.w.line(&format!("{}, 0, 0);", call("glow_qconv"))),
+            _ => c.w.line(&format!("{}, 0, 0);", call("glow_qconv"))),
         }
         return Ok(());
     }

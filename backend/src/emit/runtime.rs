@@ -311,6 +311,30 @@ pub enum PackKind {
 }
 
 impl PackKind {
+    /// A quantized convolution filter's int8 packing for the VNNI kernel.
+    pub fn int8_form(&self) -> Option<PackKind> {
+        match self.clone() {
+            PackKind::QConvPanels {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                signed,
+                woff,
+            } => Some(PackKind::QConvVnni {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                signed,
+                woff,
+            }),
+            _ => None,
+        }
+    }
+
     /// Elements of the packed form.
     pub fn len(&self) -> u64 {
         match *self {
@@ -426,82 +450,62 @@ impl PackKind {
             }
             return out;
         }
-        if let PackKind::QConvVnni {
-            group,
-            ocg,
-            kh,
-            kw,
-            cg,
-            signed,
-            woff,
-        } = self
-        {
-            let (group, ocg, kh, kw, cg) = (*group, *ocg, *kh, *kw, *cg);
-            let mut out = Vec::with_capacity(self.len() as usize);
-            for g in 0..group {
-                for b in 0..ocg.div_ceil(16) {
-                    for a in 0..kh {
-                        for x in 0..kw {
-                            for qd in 0..cg.div_ceil(4) {
-                                for l in 0..16 {
-                                    for t in 0..4 {
-                                        let (o, c) = (b * 16 + l, 4 * qd + t);
-                                        let v = if o < ocg && c < cg {
-                                            let o = g * ocg + o;
-                                            let at = ((o * kh + a) * kw + x) * cg + c;
-                                            stored(*signed, at)
-                                                - woff.get(o as usize).copied().unwrap_or(0)
-                                        } else {
-                                            0
-                                        };
-                                        out.push(v as i8 as u8);
+        match self {
+            PackKind::QConvPanels {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                signed,
+                woff,
+            }
+            | PackKind::QConvVnni {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                signed,
+                woff,
+            } => {
+                // The same walk for both: int16 pairs or int8 quads of input
+                // channels per 16-lane block of output channels.
+                let vnni = matches!(self, PackKind::QConvVnni { .. });
+                let k = if vnni { 4 } else { 2 };
+                let (group, ocg, kh, kw, cg) = (*group, *ocg, *kh, *kw, *cg);
+                let mut out = Vec::with_capacity(self.len() as usize * self.elem_bytes() as usize);
+                for g in 0..group {
+                    for b in 0..ocg.div_ceil(16) {
+                        for a in 0..kh {
+                            for x in 0..kw {
+                                for p in 0..cg.div_ceil(k) {
+                                    for l in 0..16 {
+                                        for t in 0..k {
+                                            let (o, c) = (b * 16 + l, k * p + t);
+                                            let v = if o < ocg && c < cg {
+                                                let o = g * ocg + o;
+                                                let at = ((o * kh + a) * kw + x) * cg + c;
+                                                stored(*signed, at)
+                                                    - woff.get(o as usize).copied().unwrap_or(0)
+                                            } else {
+                                                0
+                                            };
+                                            if vnni {
+                                                out.push(v as i8 as u8);
+                                            } else {
+                                                out.extend_from_slice(&(v as i16).to_le_bytes());
+                                            }
+                                        }
                                     }
                                 }
                             }
                         }
                     }
                 }
+                return out;
             }
-            return out;
-        }
-        if let PackKind::QConvPanels {
-            group,
-            ocg,
-            kh,
-            kw,
-            cg,
-            signed,
-            woff,
-        } = self
-        {
-            let (group, ocg, kh, kw, cg) = (*group, *ocg, *kh, *kw, *cg);
-            let get = |i: u64| stored(*signed, i);
-            let mut out = Vec::with_capacity(self.len() as usize * 2);
-            let (blocks, pairs) = (ocg.div_ceil(16), cg.div_ceil(2));
-            for g in 0..group {
-                for b in 0..blocks {
-                    for a in 0..kh {
-                        for x in 0..kw {
-                            for p in 0..pairs {
-                                for l in 0..16 {
-                                    for t in 0..2 {
-                                        let (o, c) = (b * 16 + l, 2 * p + t);
-                                        let v = if o < ocg && c < cg {
-                                            let o = g * ocg + o;
-                                            let at = ((o * kh + a) * kw + x) * cg + c;
-                                            get(at) - woff.get(o as usize).copied().unwrap_or(0)
-                                        } else {
-                                            0
-                                        };
-                                        out.extend_from_slice(&(v as i16).to_le_bytes());
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            return out;
+            _ => {}
         }
         let floats: Vec<f32> = src
             .chunks_exact(4)
