@@ -156,7 +156,7 @@ fn quantized_cases(p: &mut Prog) {
     }
     // Convolutions: (src, filter, dest, group, in channels, out channels, members).
     let bias = |s: f32, w: f32| format!("i32[S:{} O:0]", s * w);
-    let convs: [QConvCase; 16] = [
+    let convs: [QConvCase; 17] = [
         (
             "ui8[S:0.03125 O:128]",
             0.03125,
@@ -249,6 +249,9 @@ fn quantized_cases(p: &mut Prog) {
         ("ui8[S:0.03125 O:128]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "i8[S:65536.0 O:-7]", 1, 8, 20, "Kernels: [1, 1]"),
         // A scale ratio of 4: the 64-bit requantization after VNNI sums.
         ("ui8[S:0.5 O:0]", 0.5, "i8[S:0.5 O:0]", 0.5, "ui8[S:0.0625 O:10]", 1, 8, 20, "Kernels: [1, 1], FusedActivation: RELU"),
+        // Tiles that span output rows: rows of 4 pixels (stride 2), two
+        // pairs of whole blocks stored by the storing tiles.
+        ("ui8[S:0.03125 O:120]", 0.03125, "i8[S:0.0625 O:0]", 0.0625, "ui8[S:0.125 O:5]", 1, 16, 64, "Kernels: [3, 3], Strides: [2, 2], Pads: [1, 1, 1, 1]"),
         // An even tap count, an unsigned filter with an offset, a CLIP.
         ("ui8[S:0.03125 O:128]", 0.03125, "ui8[S:0.0625 O:120]", 0.0625, "ui8[S:0.125 O:0]", 24, 24, 24, "Kernels: [2, 2], Group: 24, FusedActivation: CLIP, FusedActivationArgs: [0.0, 6.0]"),
     ];

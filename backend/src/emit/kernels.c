@@ -1149,8 +1149,7 @@ static inline void glow_qrqz_init(glow_qrqz *r, const glow_qrq8 *a, const glow_q
 
 /* The requantized 16 lanes in int32, clamped to [lo, hi] when that is
  * narrower than the destination's range (the packs below saturate). */
-static inline __m512i glow_qrqz_apply(__m512i acc, const glow_qrqz *r) {
-  const __m512i s = _mm512_add_epi32(acc, r->bt);
+static inline __m512i glow_qrqz_apply_sum(__m512i s, const glow_qrqz *r) {
   const __m512i e = _mm512_mul_epi32(s, r->m);
   const __m512i o = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), r->m_odd);
   __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o);
@@ -1158,6 +1157,11 @@ static inline __m512i glow_qrqz_apply(__m512i acc, const glow_qrqz *r) {
   if (!r->fold) v = _mm512_add_epi32(v, r->off);
   if (r->clamp) v = _mm512_min_epi32(_mm512_max_epi32(v, r->lo), r->hi);
   return v;
+}
+
+/* The same of an accumulator the bias term is not yet added to. */
+static inline __m512i glow_qrqz_apply(__m512i acc, const glow_qrqz *r) {
+  return glow_qrqz_apply_sum(_mm512_add_epi32(acc, r->bt), r);
 }
 
 /* Requantizes 16 lanes and stores the first `lanes` as bytes at d. */
@@ -1172,14 +1176,18 @@ static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, siz
 /* Requantizes 32 lanes (a, then b) and stores them as 32 bytes at d: two
  * saturating packs (the same saturation as the one-register store) and one
  * permutation back to channel order. */
-static inline void glow_qrqz_store32(void *d, __m512i a, __m512i b, const glow_qrqz *ra,
-                                     const glow_qrqz *rb, int is_signed) {
-  const __m512i x = glow_qrqz_apply(a, ra), y = glow_qrqz_apply(b, rb);
+static inline __m256i glow_qrqz_bytes32(__m512i x, __m512i y, int is_signed) {
   const __m512i w = is_signed ? _mm512_packs_epi32(x, y) : _mm512_packus_epi32(x, y);
   const __m512i z = is_signed ? _mm512_packs_epi16(w, w) : _mm512_packus_epi16(w, w);
   /* Each 128-bit lane l of z holds a's channels 4l..4l+3, then b's. */
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-  _mm256_storeu_si256((__m256i *)d, _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, z)));
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, z));
+}
+
+static inline void glow_qrqz_store32(void *d, __m512i a, __m512i b, const glow_qrqz *ra,
+                                     const glow_qrqz *rb, int is_signed) {
+  _mm256_storeu_si256((__m256i *)d, glow_qrqz_bytes32(glow_qrqz_apply(a, ra),
+                                                      glow_qrqz_apply(b, rb), is_signed));
 }
 
 #endif
@@ -1451,6 +1459,14 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
   }
 }
 
+/* Where a storing tile puts its pixels, and their requantization. */
+typedef struct {
+  const glow_qrqz *rz;
+  uint8_t *dst;
+  size_t stride, np;
+  int is_signed;
+} glow_vstore;
+
 /* One tile: P pixels (band offsets d[i]) x NB blocks of 16 output channels
  * (filter blocks kblock apart), over every tap and quad of input channels;
  * out[NB * i + b] is pixel i's block b. */
@@ -1471,6 +1487,17 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
     a##i##0 = _mm512_dpbusd_epi32(a##i##0, xb, w0);                                         \
     a##i##1 = _mm512_dpbusd_epi32(a##i##1, xb, w1);                                         \
   }
+/* The storing tiles start each sum at its channel's bias term (the wrapping
+ * int32 sum is the same in any order) and requantize and store pixel i of
+ * the first st->np at st->dst + i * st->stride themselves, so the sums never
+ * leave registers. */
+#define GLOW_VACCB(i) __m512i a##i##0 = b0, a##i##1 = b1;
+#define GLOW_VSTORE(i)                                                                      \
+  if (i < st->np)                                                                           \
+    _mm256_storeu_si256((__m256i *)(st->dst + i * st->stride),                              \
+                        glow_qrqz_bytes32(glow_qrqz_apply_sum(a##i##0, &st->rz[0]),         \
+                                          glow_qrqz_apply_sum(a##i##1, &st->rz[1]),         \
+                                          st->is_signed));
 #define GLOW_VOUT1(i) out[i] = a##i##0;
 #define GLOW_VOUT2(i)                                                                       \
   out[2 * i] = a##i##0;                                                                     \
@@ -1483,10 +1510,10 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
   __m512i w1 = _mm512_loadu_si512((const void *)(w + kblock));                              \
   GLOW_VREG(w0);                                                                            \
   GLOW_VREG(w1);
-#define GLOW_VTILE(NAME, LOAD, ACCS, STEPS, OUTS)                                           \
-  static GLOW_VNOINLINE void NAME(const uint8_t *band, const size_t *d, const int8_t *w, size_t kblock,     \
-                   size_t kh, size_t kw, size_t row, size_t kstride, size_t quads,           \
-                   __m512i *out) {                                                          \
+#define GLOW_VTILE(NAME, LOAD, ACCS, STEPS, OUTS, OUT)                                      \
+  static GLOW_VNOINLINE void NAME(const uint8_t *band, const size_t *d, const int8_t *w,    \
+                                  size_t kblock, size_t kh, size_t kw, size_t row,           \
+                                  size_t kstride, size_t quads, OUT) {                       \
     (void)kblock;                                                                           \
     ACCS                                                                                    \
     for (size_t a = 0; a < kh; a++)                                                         \
@@ -1502,12 +1529,23 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
 #define GLOW_V8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define GLOW_V6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define GLOW_V4(X) X(0) X(1) X(2) X(3)
-GLOW_VTILE(glow_vtile8x2, GLOW_VLOAD2, GLOW_V8(GLOW_VACC2), GLOW_V8(GLOW_VSTEP2), GLOW_V8(GLOW_VOUT2))
-GLOW_VTILE(glow_vtile6x2, GLOW_VLOAD2, GLOW_V6(GLOW_VACC2), GLOW_V6(GLOW_VSTEP2), GLOW_V6(GLOW_VOUT2))
-GLOW_VTILE(glow_vtile4x2, GLOW_VLOAD2, GLOW_V4(GLOW_VACC2), GLOW_V4(GLOW_VSTEP2), GLOW_V4(GLOW_VOUT2))
-GLOW_VTILE(glow_vtile8x1, GLOW_VLOAD1, GLOW_V8(GLOW_VACC1), GLOW_V8(GLOW_VSTEP1), GLOW_V8(GLOW_VOUT1))
-GLOW_VTILE(glow_vtile6x1, GLOW_VLOAD1, GLOW_V6(GLOW_VACC1), GLOW_V6(GLOW_VSTEP1), GLOW_V6(GLOW_VOUT1))
-GLOW_VTILE(glow_vtile4x1, GLOW_VLOAD1, GLOW_V4(GLOW_VACC1), GLOW_V4(GLOW_VSTEP1), GLOW_V4(GLOW_VOUT1))
+#define GLOW_VOUTS __m512i *out
+#define GLOW_VSTORES const glow_vstore *st
+#define GLOW_VBT const __m512i b0 = st->rz[0].bt, b1 = st->rz[1].bt;
+GLOW_VTILE(glow_vtile8x2, GLOW_VLOAD2, GLOW_V8(GLOW_VACC2), GLOW_V8(GLOW_VSTEP2), GLOW_V8(GLOW_VOUT2), GLOW_VOUTS)
+GLOW_VTILE(glow_vtile6x2, GLOW_VLOAD2, GLOW_V6(GLOW_VACC2), GLOW_V6(GLOW_VSTEP2), GLOW_V6(GLOW_VOUT2), GLOW_VOUTS)
+GLOW_VTILE(glow_vtile4x2, GLOW_VLOAD2, GLOW_V4(GLOW_VACC2), GLOW_V4(GLOW_VSTEP2), GLOW_V4(GLOW_VOUT2), GLOW_VOUTS)
+GLOW_VTILE(glow_vtile8x1, GLOW_VLOAD1, GLOW_V8(GLOW_VACC1), GLOW_V8(GLOW_VSTEP1), GLOW_V8(GLOW_VOUT1), GLOW_VOUTS)
+GLOW_VTILE(glow_vtile6x1, GLOW_VLOAD1, GLOW_V6(GLOW_VACC1), GLOW_V6(GLOW_VSTEP1), GLOW_V6(GLOW_VOUT1), GLOW_VOUTS)
+GLOW_VTILE(glow_vtile4x1, GLOW_VLOAD1, GLOW_V4(GLOW_VACC1), GLOW_V4(GLOW_VSTEP1), GLOW_V4(GLOW_VOUT1), GLOW_VOUTS)
+GLOW_VTILE(glow_vtile8x2s, GLOW_VLOAD2, GLOW_VBT GLOW_V8(GLOW_VACCB), GLOW_V8(GLOW_VSTEP2), GLOW_V8(GLOW_VSTORE), GLOW_VSTORES)
+GLOW_VTILE(glow_vtile6x2s, GLOW_VLOAD2, GLOW_VBT GLOW_V6(GLOW_VACCB), GLOW_V6(GLOW_VSTEP2), GLOW_V6(GLOW_VSTORE), GLOW_VSTORES)
+GLOW_VTILE(glow_vtile4x2s, GLOW_VLOAD2, GLOW_VBT GLOW_V4(GLOW_VACCB), GLOW_V4(GLOW_VSTEP2), GLOW_V4(GLOW_VSTORE), GLOW_VSTORES)
+#undef GLOW_VBT
+#undef GLOW_VSTORES
+#undef GLOW_VOUTS
+#undef GLOW_VSTORE
+#undef GLOW_VACCB
 #undef GLOW_V4
 #undef GLOW_V6
 #undef GLOW_V8
@@ -1529,12 +1567,14 @@ static inline size_t glow_vtile_pixels(size_t left) {
   return 4;
 }
 
-/* The tiles of `np_all` pixels (band offsets i * pstride from x) for nb (1
- * or 2) blocks of channels from o0; pixel i is stored at dst + i * p->oc. */
+/* The tiles of `np_all` pixels for nb (1 or 2) blocks of channels from o0:
+ * pixel i is column i % ow of band row i / ow (band offset
+ * (i / ow) * rstride + (i % ow) * pstride from x), so a tile may span output
+ * rows (a 7-pixel row wastes no lanes), and is stored at dst + i * p->oc. */
 static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const int8_t *wk,
-                               size_t kblock, size_t nb, size_t np_all, size_t pstride,
-                               size_t row, size_t kstride, size_t quads, uint8_t *dst, size_t o0,
-                               size_t lanes) {
+                               size_t kblock, size_t nb, size_t np_all, size_t ow,
+                               size_t rstride, size_t pstride, size_t row, size_t kstride,
+                               size_t quads, uint8_t *dst, size_t o0, size_t lanes) {
   const glow_qconv_t *p = q->p;
   const glow_qconv_args q8 = {q->dst, q->src, q->pk, q->bterm8, q->qm, q->qs, p, q->pk8, q->bterm8};
   glow_qrq16 rq[2];
@@ -1547,12 +1587,27 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
   }
   const int merge = p->group == 1 && p->dw == 1;
   const size_t kw = merge ? 1 : p->kw, run = merge ? p->kw * quads : quads;
+  /* Two whole blocks in the 16-lane form: the storing tiles. */
+  const int pair = nb == 2 && lanes == 32 && rz[0].ok && rz[1].ok;
   for (size_t i0 = 0, np = 0; i0 < np_all; i0 += np) {
     const size_t tp = glow_vtile_pixels(np_all - i0);
     np = glow_min(tp, np_all - i0);
     /* Pixels past the end read the first pixel and are not stored. */
     size_t d[8];
-    for (size_t i = 0; i < 8; i++) d[i] = (i0 + (i < np ? i : 0)) * pstride;
+    for (size_t i = 0, r = i0 / ow, col = i0 % ow; i < 8; i++) {
+      d[i] = i < np ? r * rstride + col * pstride : d[0];
+      if (++col == ow) {
+        col = 0;
+        r++;
+      }
+    }
+    if (pair) {
+      const glow_vstore st = {rz, dst + i0 * p->oc + o0, p->oc, np, p->dst_signed};
+      if (tp == 8) glow_vtile8x2s(x, d, wk, kblock, p->kh, kw, row, kstride, run, &st);
+      else if (tp == 6) glow_vtile6x2s(x, d, wk, kblock, p->kh, kw, row, kstride, run, &st);
+      else glow_vtile4x2s(x, d, wk, kblock, p->kh, kw, row, kstride, run, &st);
+      continue;
+    }
     __m512i v[16];
     if (nb == 2) {
       if (tp == 8) glow_vtile8x2(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
@@ -1563,13 +1618,7 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
       else if (tp == 6) glow_vtile6x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
       else glow_vtile4x1(x, d, wk, kblock, p->kh, kw, row, kstride, run, v);
     }
-    const int pair = nb == 2 && lanes == 32 && rz[0].ok && rz[1].ok;
     for (size_t i = 0; i < np; i++) {
-      if (pair) {
-        glow_qrqz_store32(dst + (i0 + i) * p->oc + o0, v[2 * i], v[2 * i + 1], &rz[0], &rz[1],
-                          p->dst_signed);
-        continue;
-      }
       for (size_t b = 0; b < nb; b++) {
         const __m512i a = v[nb * i + b];
         const size_t l = b == 0 ? glow_min(16, lanes) : lanes - 16;
@@ -1623,14 +1672,12 @@ static void glow_qconv_vnni_part(const void *args, size_t part, size_t parts) {
         const size_t nb = b + 1 < blocks ? 2 : 1;
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16 * nb, ocg - b * 16);
         if (flat) {
-          glow_qconv_pixels8(q, x0 + g * cg4, wk, kblock, nb, nr * p->ow, gstride, row, 0,
-                             quads, dst, o0, lanes);
+          glow_qconv_pixels8(q, x0 + g * cg4, wk, kblock, nb, nr * p->ow, nr * p->ow, 0,
+                             gstride, row, 0, quads, dst, o0, lanes);
           continue;
         }
-        for (size_t i = 0; i < nr; i++)
-          glow_qconv_pixels8(q, band + i * rband + g * cg4, wk, kblock, nb, p->ow,
-                             p->sw * gstride, row, p->dw * gstride, quads,
-                             dst + i * p->ow * p->oc, o0, lanes);
+        glow_qconv_pixels8(q, band + g * cg4, wk, kblock, nb, nr * p->ow, p->ow, rband,
+                           p->sw * gstride, row, p->dw * gstride, quads, dst, o0, lanes);
       }
   }
 }
