@@ -268,7 +268,7 @@ fn c_source(
         comment_text(&f.name)
     ));
     c.push_str(
-        "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n",
+        "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n",
     );
     if f.inst_ids().any(|i| f.inst(i).opcode == Opcode::DebugPrint) {
         c.push_str("#include <stdio.h>\n");

@@ -2136,7 +2136,35 @@ type GradCase = (
 /// wider than the kernel (inputs no output reads), asymmetric pads (outputs
 /// that read only padding) and dilations.
 fn conv_grads(p: &mut Prog) {
-    let cases: [GradCase; 6] = [
+    let cases: [GradCase; 8] = [
+        // Depthwise (the C kernel's sums run across all channels).
+        (
+            "NHWC",
+            2,
+            20,
+            5,
+            4,
+            20,
+            20,
+            [3, 3],
+            [2, 1],
+            [1, 1, 0, 1],
+            [1, 1],
+        ),
+        // More input channels than the C kernel's chunk of 16,384 sums.
+        (
+            "NHWC",
+            1,
+            16400,
+            1,
+            2,
+            2,
+            1,
+            [1, 2],
+            [1, 1],
+            [0, 0, 0, 0],
+            [1, 1],
+        ),
         (
             "NHWC",
             1,

@@ -75,47 +75,16 @@ fn geom(c: &KCtx) -> Result<ConvGradGeom, BackendError> {
     Ok(ConvGradGeom::new(win, &s.dims, &d.dims, group))
 }
 
-/// `convolutiongrad`: each gradient in gather form, every element written
-/// once (docs/training.md gives the order of each sum).
-pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
-    let names = [
-        "Src",
-        "Filter",
-        "DestGrad",
-        "SrcGrad",
-        "FilterGrad",
-        "BiasGrad",
-    ];
-    c.require_f32s(&names)?;
-    let g = geom(c)?;
-    for n in names {
-        c.decl(n, "float")?;
-    }
-    let [n, ch, h, w] = g.src;
-    let [_, oc, oh, ow] = g.dest;
-    let [kh, kw] = g.win.kernels;
+/// Sums a `convolutiongrad` loop keeps on the stack at once: the channels
+/// are taken in chunks of at most this many.
+const MAX_LANES: u64 = 16384;
+
+/// Opens `b`, `y` (with `ih`), `x` (with `iw`): FilterGrad's terms in
+/// order, taps outside Src skipped (three loops to close).
+fn filter_taps(c: &mut KCtx, g: &ConvGradGeom) {
+    let [n, _, h, w] = g.src;
+    let [_, _, oh, ow] = g.dest;
     let (st, dil, pads) = (g.win.strides, g.win.dilation, g.win.pads);
-    let (cg, ocg) = (g.cg, g.ocg);
-    let dest_at = |o: &str| format!("DestGrad[{}]", idx(["b", o, "y", "x"], g.ds));
-    // BiasGrad[o]: over (n, oh, ow).
-    c.w.for_loop("o", oc);
-    c.w.line("float sum = 0.0f;");
-    c.w.for_loop("b", n);
-    c.w.for_loop("y", oh);
-    c.w.for_loop("x", ow);
-    c.w.line(&format!("sum += {};", dest_at("o")));
-    for _ in 0..3 {
-        c.w.close();
-    }
-    c.w.line("BiasGrad[o] = sum;");
-    c.w.close();
-    // FilterGrad[o, kh, kw, ic]: over (n, oh, ow), taps outside Src skipped.
-    c.w.for_loop("o", oc);
-    c.w.for_loop("ky", kh);
-    c.w.for_loop("kx", kw);
-    c.w.for_loop("ic", cg);
-    c.w.line(&format!("const size_t ch = (o / {ocg}u) * {cg}u + ic;"));
-    c.w.line("float sum = 0.0f;");
     c.w.for_loop("b", n);
     c.w.for_loop("y", oh);
     c.w.line(&format!(
@@ -129,29 +98,14 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
         st[1], dil[1], pads[1]
     ));
     c.w.line(&format!("if (iw < 0 || iw >= {w}ll) continue;"));
-    c.w.line(&format!(
-        "sum = fmaf({}, Src[{}], sum);",
-        dest_at("o"),
-        idx(["b", "ch", "(size_t)ih", "(size_t)iw"], g.ss)
-    ));
-    for _ in 0..3 {
-        c.w.close();
-    }
-    c.w.line(&format!(
-        "FilterGrad[{}] = sum;",
-        idx(["o", "ky", "kx", "ic"], g.fs)
-    ));
-    for _ in 0..4 {
-        c.w.close();
-    }
-    // SrcGrad[n, c, ih, iw]: over (kh, kw, output channel of c's group), the
-    // taps whose output position reads (ih, iw).
-    c.w.for_loop("b", n);
-    c.w.for_loop("ch", ch);
-    c.w.line(&format!("const size_t g = ch / {cg}u, ic = ch % {cg}u;"));
-    c.w.for_loop("ih", h);
-    c.w.for_loop("iw", w);
-    c.w.line("float sum = 0.0f;");
+}
+
+/// Opens `ky` (with `y`) and `kx` (with `x`): the taps whose output position
+/// reads input (ih, iw), in SrcGrad's order (two loops to close).
+fn src_taps(c: &mut KCtx, g: &ConvGradGeom) {
+    let [_, _, oh, ow] = g.dest;
+    let [kh, kw] = g.win.kernels;
+    let (st, dil, pads) = (g.win.strides, g.win.dilation, g.win.pads);
     for (a, (k, lim)) in [(kh, oh), (kw, ow)].into_iter().enumerate() {
         let (kv, inp, full, out) = [("ky", "ih", "fy", "y"), ("kx", "iw", "fx", "x")][a];
         c.w.for_loop(kv, k);
@@ -169,21 +123,126 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
         ));
         c.w.line(&format!("if ({out} >= {lim}u) continue;"));
     }
-    c.w.for_loop("og", ocg);
-    c.w.line(&format!("const size_t o = g * {ocg}u + og;"));
+}
+
+/// Opens the chunk loop over `count` channels (`i0`, `ni` of them from
+/// it) and zeroes its accumulators `acc` (one loop to close).
+fn open_chunk(c: &mut KCtx, count: u64) {
+    let lanes = count.clamp(1, MAX_LANES);
+    c.w.open(&format!(
+        "for (size_t i0 = 0; i0 < {count}u; i0 += {lanes}u)"
+    ));
     c.w.line(&format!(
-        "sum = fmaf({}, Filter[{}], sum);",
-        dest_at("o"),
-        idx(["o", "ky", "kx", "ic"], g.fs)
+        "const size_t ni = {count}u - i0 < {lanes}u ? {count}u - i0 : {lanes}u;"
+    ));
+    c.w.line(&format!("float acc[{lanes}];"));
+    c.w.line("for (size_t i = 0; i < ni; i++) acc[i] = 0.0f;");
+}
+
+/// `convolutiongrad`: each gradient in gather form, every element written
+/// once, each sum in the order docs/training.md gives. The loop over
+/// channels (a group's input channels for the two products, all channels
+/// of a depthwise layer, the output channels for the bias) is innermost, one
+/// accumulator per channel, so the compiler vectorizes across independent
+/// sums without reassociating any.
+pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
+    let names = [
+        "Src",
+        "Filter",
+        "DestGrad",
+        "SrcGrad",
+        "FilterGrad",
+        "BiasGrad",
+    ];
+    c.require_f32s(&names)?;
+    let g = geom(c)?;
+    for n in names {
+        c.decl(n, "float")?;
+    }
+    let [n, ch, h, w] = g.src;
+    let [_, oc, oh, ow] = g.dest;
+    let [kh, kw] = g.win.kernels;
+    let (cg, ocg) = (g.cg, g.ocg);
+    let dest_at = |o: &str| format!("DestGrad[{}]", idx(["b", o, "y", "x"], g.ds));
+    // A depthwise layer's sums run across all channels, any other's across
+    // a group's input channels: `c0` is the first channel of the sums'
+    // group (input and output channel alike for depthwise), `ic` the chunk's
+    // channel.
+    let depthwise = cg == 1 && ocg == 1;
+    let (lanes, o_of, filter_ic) = if depthwise {
+        (ch, "(i0 + i)", "0")
+    } else {
+        (cg, "o", "(i0 + i)")
+    };
+    // BiasGrad[o]: over (n, oh, ow).
+    open_chunk(c, oc);
+    c.w.for_loop("b", n);
+    c.w.for_loop("y", oh);
+    c.w.for_loop("x", ow);
+    c.w.line(&format!(
+        "for (size_t i = 0; i < ni; i++) acc[i] += {};",
+        dest_at("(i0 + i)")
+    ));
+    for _ in 0..3 {
+        c.w.close();
+    }
+    c.w.line("for (size_t i = 0; i < ni; i++) BiasGrad[i0 + i] = acc[i];");
+    c.w.close();
+    // FilterGrad[o, kh, kw, ic]: over (n, oh, ow), taps outside Src skipped.
+    let groups_o = if depthwise { 1 } else { oc };
+    c.w.for_loop("o", groups_o);
+    let src_ch = if depthwise {
+        "(i0 + i)".to_string()
+    } else {
+        format!("((o / {ocg}u) * {cg}u + i0 + i)")
+    };
+    c.w.for_loop("ky", kh);
+    c.w.for_loop("kx", kw);
+    open_chunk(c, lanes);
+    filter_taps(c, &g);
+    c.w.line(&format!(
+        "for (size_t i = 0; i < ni; i++) acc[i] = fmaf({}, Src[{}], acc[i]);",
+        dest_at(o_of),
+        idx(["b", &src_ch, "(size_t)ih", "(size_t)iw"], g.ss)
     ));
     for _ in 0..3 {
         c.w.close();
     }
     c.w.line(&format!(
-        "SrcGrad[{}] = sum;",
-        idx(["b", "ch", "ih", "iw"], g.ss)
+        "for (size_t i = 0; i < ni; i++) FilterGrad[{}] = acc[i];",
+        idx([o_of, "ky", "kx", filter_ic], g.fs)
     ));
     for _ in 0..4 {
+        c.w.close();
+    }
+    // SrcGrad[n, c, ih, iw]: over (kh, kw, output channel of c's group), the
+    // taps whose output position reads (ih, iw).
+    c.w.for_loop("b", n);
+    c.w.for_loop("g", if depthwise { 1 } else { ch / cg });
+    c.w.for_loop("ih", h);
+    c.w.for_loop("iw", w);
+    open_chunk(c, lanes);
+    src_taps(c, &g);
+    c.w.for_loop("og", if depthwise { 1 } else { ocg });
+    let (o_at, in_ch) = if depthwise {
+        ("(i0 + i)".to_string(), "(i0 + i)".to_string())
+    } else {
+        c.w.line(&format!("const size_t o = g * {ocg}u + og;"));
+        ("o".to_string(), format!("(g * {cg}u + i0 + i)"))
+    };
+    c.w.line(&format!(
+        "for (size_t i = 0; i < ni; i++) acc[i] = fmaf({}, Filter[{}], acc[i]);",
+        dest_at(&o_at),
+        idx([&o_at, "ky", "kx", filter_ic], g.fs)
+    ));
+    for _ in 0..3 {
+        c.w.close();
+    }
+    c.w.line(&format!(
+        "for (size_t i = 0; i < ni; i++) SrcGrad[{}] = acc[i];",
+        idx(["b", &in_ch, "ih", "iw"], g.ss)
+    ));
+    for _ in 0..5 {
         c.w.close();
     }
     Ok(())

@@ -565,6 +565,7 @@ static void glow_conv_f32(float *dst, const float *src, const float *pk, const f
   const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
   glow_parallel(glow_conv_part, &q);
 }
+
 /*@end*/
 
 /*@depthwise*/
@@ -697,6 +698,51 @@ static void glow_depthwise_f32(float *dst, const float *src, const float *pk, co
                                const float *res, const glow_conv_t *p, int finite) {
   const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
   glow_parallel(glow_depthwise_part, &q);
+}
+
+/*@end*/
+
+/*@convpack*/
+/* A run-time filter (strides fs over oc, kh, kw, cg) packed as the emitter
+ * packs a constant one (PackKind::ConvPanels): [group][panel][kh][kw][cg]
+ * [GLOW_PW], zero past the group's channels. Returns whether every value is
+ * finite. */
+static int glow_conv_pack_f32(float *out, const float *f, const glow_conv_t *p,
+                              const size_t *fs) {
+  const size_t cg = p->c / p->group, ocg = p->oc / p->group;
+  const size_t panels = (ocg + GLOW_PW - 1) / GLOW_PW;
+  int finite = 1;
+  size_t at = 0;
+  for (size_t g = 0; g < p->group; g++)
+    for (size_t pb = 0; pb < panels; pb++)
+      for (size_t a = 0; a < p->kh; a++)
+        for (size_t b = 0; b < p->kw; b++)
+          for (size_t c = 0; c < cg; c++)
+            for (size_t l = 0; l < GLOW_PW; l++, at++) {
+              const size_t o = pb * GLOW_PW + l;
+              const float v = o < ocg ? f[(g * ocg + o) * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]] : 0.0f;
+              finite &= isfinite(v) != 0;
+              out[at] = v;
+            }
+  return finite;
+}
+/*@end*/
+
+/*@dwpack*/
+/* A run-time depthwise filter packed as PackKind::Depthwise: [kh][kw][c].
+ * Returns whether every value is finite. */
+static int glow_depthwise_pack_f32(float *out, const float *f, const glow_conv_t *p,
+                                   const size_t *fs) {
+  int finite = 1;
+  size_t at = 0;
+  for (size_t a = 0; a < p->kh; a++)
+    for (size_t b = 0; b < p->kw; b++)
+      for (size_t o = 0; o < p->oc; o++, at++) {
+        const float v = f[o * fs[0] + a * fs[1] + b * fs[2]];
+        finite &= isfinite(v) != 0;
+        out[at] = v;
+      }
+  return finite;
 }
 /*@end*/
 

@@ -59,6 +59,10 @@ pub enum Kernel {
     Conv,
     Depthwise,
     ConvRef,
+    /// The run-time packing of a convolution's filter for `Conv`.
+    ConvPack,
+    /// The same for `Depthwise`.
+    DepthwisePack,
     Gemm,
     Move,
     Unary,
@@ -96,6 +100,8 @@ impl Kernel {
             Kernel::Conv => "conv",
             Kernel::Depthwise => "depthwise",
             Kernel::ConvRef => "convref",
+            Kernel::ConvPack => "convpack",
+            Kernel::DepthwisePack => "dwpack",
             Kernel::Gemm => "gemm",
             Kernel::Move => "move",
             Kernel::Unary => "unary",
@@ -132,6 +138,8 @@ impl Kernel {
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
                 &[Kernel::Common, Kernel::ConvBase]
             }
+            Kernel::ConvPack => &[Kernel::Common, Kernel::ConvBase, Kernel::Conv],
+            Kernel::DepthwisePack => &[Kernel::Common, Kernel::ConvBase, Kernel::Depthwise],
             Kernel::QBase | Kernel::QAdd => &[Kernel::Common, Kernel::Quant],
             Kernel::QDepthwise => &[Kernel::Common, Kernel::Quant, Kernel::QBase],
             Kernel::QTile => &[Kernel::Common, Kernel::Quant, Kernel::QBase],

@@ -143,9 +143,9 @@ pub fn act_code(c: &KCtx) -> Result<(u32, f32, f32), BackendError> {
     Ok((a.code(), a0, a1))
 }
 
-/// Convolution through the shared kernels: packed panels for a constant
-/// filter (depthwise packing when each group has one input and one output
-/// channel), the reference nest for a runtime filter.
+/// Convolution through the shared kernels: packed panels (depthwise packing
+/// when each group has one input and one output channel), at emit time for
+/// a constant filter, on each call for a run-time one.
 pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
     let names = ["Dest", "Src", "Filter", "Bias"];
     c.require_f32s(&names)?;
@@ -213,48 +213,71 @@ pub fn convolution(c: &mut KCtx) -> Result<(), BackendError> {
         c_float(a0),
         c_float(a1)
     ));
+    let (kernel, fname, kind) = if cg == 1 && ocg == 1 {
+        (
+            Kernel::Depthwise,
+            "glow_depthwise",
+            PackKind::Depthwise { c: oc, kh, kw, fs },
+        )
+    } else {
+        (
+            Kernel::Conv,
+            "glow_conv",
+            PackKind::ConvPanels {
+                group,
+                ocg,
+                kh,
+                kw,
+                cg,
+                fs,
+            },
+        )
+    };
+    c.rt.use_kernel(kernel);
+    // The zeros padding reads: one pixel's channels of the group (a whole
+    // window row of them for the conv kernel's row runs).
+    c.rt.need_zeros(if kernel == Kernel::Conv { kw * cg } else { ch });
     match c.const_weight("Filter") {
         Some(wi) => {
-            let (kernel, fname, kind) = if cg == 1 && ocg == 1 {
-                (
-                    Kernel::Depthwise,
-                    "glow_depthwise_f32",
-                    PackKind::Depthwise { c: oc, kh, kw, fs },
-                )
-            } else {
-                (
-                    Kernel::Conv,
-                    "glow_conv_f32",
-                    PackKind::ConvPanels {
-                        group,
-                        ocg,
-                        kh,
-                        kw,
-                        cg,
-                        fs,
-                    },
-                )
-            };
-            c.rt.use_kernel(kernel);
             let at = c.rt.packed(wi, kind);
             c.w.line("(void)Filter;");
             let place = c.mem.weight_place(wi);
             let fl = c.ty("Filter")?;
             let finite = c.rt.finite(wi, place.offset, fl.size());
-            // The zeros padding reads: one pixel's channels of the group
-            // (a whole window row of them for the conv kernel's row runs).
-            c.rt.need_zeros(if kernel == Kernel::Conv { kw * cg } else { ch });
-            let extra = format!(", {}", u8::from(finite));
             c.w.line(&format!(
-                "{fname}(Dest, Src, (const float *)(constantWeight + {at}u), Bias, {res}, &shape{extra});"
+                "{fname}_f32(Dest, Src, (const float *)(constantWeight + {at}u), Bias, {res}, &shape, {});",
+                u8::from(finite)
             ));
         }
         None => {
+            // A run-time filter (a training step's weights) is packed on
+            // each call into a buffer of the heap, so the packed kernels
+            // run it; without the memory, the reference loop nest.
             c.rt.use_kernel(Kernel::ConvRef);
+            c.rt.use_kernel(if kernel == Kernel::Conv {
+                Kernel::ConvPack
+            } else {
+                Kernel::DepthwisePack
+            });
             c.w.line(&format!("static const size_t fs[4] = {{{}}};", list(&fs)));
+            c.w.line(&format!(
+                "float *pk = (float *)malloc({}u * sizeof(float));",
+                kind.len().max(1)
+            ));
+            c.w.open("if (pk)");
+            c.w.line(&format!(
+                "const int finite = {fname}_pack_f32(pk, Filter, &shape, fs);"
+            ));
+            c.w.line(&format!(
+                "{fname}_f32(Dest, Src, pk, Bias, {res}, &shape, finite);"
+            ));
+            c.w.line("free(pk);");
+            c.w.close();
+            c.w.open("else");
             c.w.line(&format!(
                 "glow_conv_ref_f32(Dest, Src, Filter, Bias, {res}, &shape, fs);"
             ));
+            c.w.close();
         }
     }
     Ok(())
