@@ -18,6 +18,7 @@ mod detection;
 mod dispatch;
 mod elementwise;
 mod fold;
+mod grid;
 mod index;
 mod integer;
 mod linalg;

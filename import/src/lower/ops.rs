@@ -6,8 +6,8 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, detection, elementwise, fold, index, integer, linalg, math,
-    nn, norm, pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
+    attention, compose, convtranspose, detection, elementwise, fold, grid, index, integer, linalg,
+    math, nn, norm, pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -233,6 +233,7 @@ pub static OPS: &[OpDef] = &[
     op("GlobalMaxPool", nn::pool, None, Float).qdq(Fold(Pool)),
     op("Greater", fold::lower, Some(O::ElementCmpLT), Any),
     op("GreaterOrEqual", fold::lower, Some(O::ElementCmpLTE), Any),
+    op("GridSample", grid::grid_sample, None, Float),
     op("GroupNormalization", compose::normalization, None, Float),
     op("GRU", recurrent::lower, None, Float),
     op("Hardmax", index::lower, None, Float),

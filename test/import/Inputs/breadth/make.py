@@ -1,0 +1,58 @@
+# Writes the models and inputs of test/import/gridsample.txt and the other
+# lit tests of the ops lowered as compositions (run with a Python that has
+# onnx and numpy: python make.py) and prints onnx.reference's outputs, which
+# the CHECK lines repeat.
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx.reference import ReferenceEvaluator
+
+here = os.path.dirname(os.path.abspath(__file__))
+np.set_printoptions(precision=8, suppress=True, linewidth=200)
+
+
+def save(name, node, inputs, outputs, feeds, opset):
+    g = h.make_graph([node], name, inputs, outputs)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 10
+    onnx.save(m, os.path.join(here, name + ".onnx"))
+    for k, v in feeds.items():
+        np.save(os.path.join(here, f"{name}.{k}.npy"), v)
+    out = ReferenceEvaluator(m).run(None, feeds)
+    print(name, [o.ravel().tolist() for o in out])
+
+
+def f32(name, shape):
+    return h.make_tensor_value_info(name, T.FLOAT, shape)
+
+
+# GridSample: X = 0..5 as [1, 1, 3, 2]; the grid points reach outside the
+# input so each padding mode shows.
+x = np.arange(6, dtype=np.float32).reshape(1, 1, 3, 2)
+grid = np.array(
+    [[[[-1.3, -0.2], [0.4, 1.25]], [[0.9, -0.95], [-0.1, 0.6]]]], dtype=np.float32
+)
+for mode, pad, align in [
+    ("linear", "zeros", 0),
+    ("nearest", "reflection", 0),
+    ("cubic", "border", 1),
+]:
+    node = h.make_node(
+        "GridSample",
+        ["x", "grid"],
+        ["y"],
+        mode=mode,
+        padding_mode=pad,
+        align_corners=align,
+    )
+    save(
+        f"gridsample-{mode}",
+        node,
+        [f32("x", [1, 1, 3, 2]), f32("grid", [1, 2, 2, 2])],
+        [f32("y", None)],
+        {"x": x, "grid": grid},
+        22,
+    )
