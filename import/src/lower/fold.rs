@@ -667,15 +667,17 @@ fn split(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs) -> Result<Vec<Val>> {
             "split sizes {sizes:?} do not cover {total} in {n} outputs"
         )));
     }
-    if sizes.contains(&0) {
-        return Err(l.unsupported("a zero-size split"));
-    }
     let mut outs = Vec::new();
     let mut at = 0u64;
     for (k, &s) in sizes.iter().enumerate() {
         let name = node.output[k].clone();
         let mut dims = d.clone();
         dims[axis] = s;
+        if s == 0 {
+            // An empty part is the empty constant (Concat leaves it out).
+            outs.push(konst(&name, Tensor::f32(dims, vec![])));
+            continue;
+        }
         let v = match &x {
             Val::Const { t, .. } => {
                 let mut start = vec![0i64; d.len()];

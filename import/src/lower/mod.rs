@@ -30,6 +30,7 @@ mod pool;
 mod qdq;
 mod recurrent;
 mod resize;
+mod rotary;
 mod scan;
 mod select;
 mod shape;

@@ -7,7 +7,8 @@
 
 use super::{
     attention, compose, convtranspose, detection, elementwise, fold, grid, index, integer, linalg,
-    math, nn, norm, pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
+    math, nn, norm, pool, qdq, recurrent, rotary, scan, select, shape, sort, static_shape, Lowerer,
+    Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -298,6 +299,7 @@ pub static OPS: &[OpDef] = &[
     op("RMSNormalization", norm::rms_norm, None, Float),
     op("RNN", recurrent::lower, None, Float),
     op("RoiAlign", detection::roi_align, None, Any),
+    op("RotaryEmbedding", rotary::rotary_embedding, None, Any),
     op("Round", elementwise::unary, Some(O::ElementRound), Float),
     op("Scatter", index::lower, None, Any),
     op("ScatterElements", index::lower, None, Any),

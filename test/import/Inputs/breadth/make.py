@@ -56,3 +56,38 @@ for mode, pad, align in [
         {"x": x, "grid": grid},
         22,
     )
+
+
+def i64(name, shape):
+    return h.make_tensor_value_info(name, T.INT64, shape)
+
+
+rng = np.random.default_rng(23)
+
+
+def rand(*shape):
+    return rng.uniform(-1, 1, size=shape).astype(np.float32)
+
+
+# RotaryEmbedding: interleaved pairs, half of the head rotated, rows of the
+# caches picked by position_ids.
+node = h.make_node(
+    "RotaryEmbedding",
+    ["x", "cos", "sin", "pos"],
+    ["y"],
+    interleaved=1,
+    rotary_embedding_dim=4,
+)
+save(
+    "rotary",
+    node,
+    [f32("x", [1, 2, 2, 8]), f32("cos", [5, 2]), f32("sin", [5, 2]), i64("pos", [1, 2])],
+    [f32("y", None)],
+    {
+        "x": rand(1, 2, 2, 8),
+        "cos": rand(5, 2),
+        "sin": rand(5, 2),
+        "pos": np.array([[3, 1]], dtype=np.int64),
+    },
+    23,
+)
