@@ -28,6 +28,7 @@ mod norm;
 pub(crate) mod ops;
 mod pool;
 mod qdq;
+mod recurrence;
 mod recurrent;
 mod resize;
 mod rotary;

@@ -7,8 +7,8 @@
 
 use super::{
     attention, compose, convtranspose, detection, elementwise, fold, grid, index, integer, linalg,
-    math, nn, norm, pool, qdq, recurrent, rotary, scan, select, shape, sort, static_shape, Lowerer,
-    Val,
+    math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select, shape, sort,
+    static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -194,6 +194,7 @@ pub static OPS: &[OpDef] = &[
     ),
     op("Cast", fold::lower, None, Any),
     op("CastLike", fold::lower, None, Any),
+    op("CausalConvWithState", recurrence::causal_conv, None, Float),
     op("Ceil", elementwise::unary, Some(O::ElementCeil), Float),
     op("Celu", elementwise::unary, Some(O::Celu), Float),
     op("Clip", elementwise::unary, Some(O::Clip), Any).qdq(Fold(Activation)),
@@ -248,6 +249,7 @@ pub static OPS: &[OpDef] = &[
     op("LeakyRelu", elementwise::unary, Some(O::LeakyRelu), Float),
     op("Less", fold::lower, Some(O::ElementCmpLT), Any),
     op("LessOrEqual", fold::lower, Some(O::ElementCmpLTE), Any),
+    op("LinearAttention", recurrence::linear_attention, None, Float),
     op("Log", elementwise::unary, Some(O::ElementLog), Float),
     op("LogSoftmax", linalg::softmax, Some(O::LogSoftMax), Float),
     op("LpNormalization", compose::normalization, None, Float),

@@ -91,3 +91,50 @@ save(
     },
     23,
 )
+
+# CausalConvWithState with SiLU and a past state.
+node = h.make_node(
+    "CausalConvWithState",
+    ["x", "w", "b", "past"],
+    ["y", "state"],
+    activation="silu",
+)
+save(
+    "causalconv",
+    node,
+    [f32("x", [1, 2, 3]), f32("w", [2, 1, 3]), f32("b", [2]), f32("past", [1, 2, 2])],
+    [f32("y", None), f32("state", None)],
+    {"x": rand(1, 2, 3), "w": rand(2, 1, 3), "b": rand(2), "past": rand(1, 2, 2)},
+    27,
+)
+
+# LinearAttention, gated delta rule, two query heads per key head.
+node = h.make_node(
+    "LinearAttention",
+    ["q", "k", "v", "past", "decay", "beta"],
+    ["y", "state"],
+    q_num_heads=2,
+    kv_num_heads=1,
+)
+save(
+    "linearattention",
+    node,
+    [
+        f32("q", [1, 2, 4]),
+        f32("k", [1, 2, 2]),
+        f32("v", [1, 2, 2]),
+        f32("past", [1, 1, 2, 2]),
+        f32("decay", [1, 2, 1]),
+        f32("beta", [1, 2, 1]),
+    ],
+    [f32("y", None), f32("state", None)],
+    {
+        "q": rand(1, 2, 4),
+        "k": rand(1, 2, 2),
+        "v": rand(1, 2, 2),
+        "past": rand(1, 1, 2, 2),
+        "decay": -np.abs(rand(1, 2, 1)),
+        "beta": np.abs(rand(1, 2, 1)),
+    },
+    27,
+)
