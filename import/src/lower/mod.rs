@@ -15,6 +15,7 @@ mod attrs;
 mod compose;
 mod convtranspose;
 mod detection;
+mod dft;
 mod dispatch;
 mod elementwise;
 mod fold;

@@ -6,8 +6,8 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, detection, elementwise, fold, grid, index, integer, linalg,
-    math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select, shape, sort,
+    attention, compose, convtranspose, detection, dft, elementwise, fold, grid, index, integer,
+    linalg, math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select, shape, sort,
     static_shape, Lowerer, Val,
 };
 use crate::error::Result;
@@ -210,6 +210,7 @@ pub static OPS: &[OpDef] = &[
     op("DepthToSpace", fold::lower, None, Any),
     op("DequantizeLinear", qdq::dequantize_linear, None, Any).qdq(Defer),
     op("Det", compose::det, None, Float),
+    op("DFT", dft::dft, None, Float),
     op("Div", elementwise::binary, Some(O::ElementDiv), Any),
     op("Dropout", elementwise::unary, None, Float),
     op(

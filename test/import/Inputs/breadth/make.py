@@ -138,3 +138,18 @@ save(
     },
     27,
 )
+
+# DFT: the one-sided forward transform of a real signal along axis 1, and
+# the one-sided inverse (irfft) of a complex one (opset 19, axis as an attribute).
+for name, attrs, shape in [
+    ("dft-rfft", dict(axis=1, onesided=1), [1, 4, 2, 1]),
+    ("dft-irfft", dict(axis=1, inverse=1, onesided=1), [1, 3, 2, 2]),
+]:
+    save(
+        name,
+        h.make_node("DFT", ["x"], ["y"], **attrs),
+        [f32("x", shape)],
+        [f32("y", None)],
+        {"x": rand(*shape)},
+        19,
+    )
