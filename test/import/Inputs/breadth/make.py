@@ -153,3 +153,36 @@ for name, attrs, shape in [
         {"x": rand(*shape)},
         19,
     )
+
+# Pad reflect and wrap (constant pads), and Slice with a step of 2 and a
+# negative step, of a run-time x = 0..11 as [3, 4].
+x = np.arange(12, dtype=np.float32).reshape(3, 4)
+for mode in ["reflect", "wrap"]:
+    g = h.make_graph(
+        [h.make_node("Pad", ["x", "pads"], ["y"], mode=mode)],
+        f"pad-{mode}",
+        [f32("x", [3, 4])],
+        [f32("y", None)],
+        [h.make_tensor("pads", T.INT64, [4], [1, 2, 2, 1])],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    m.ir_version = 10
+    onnx.save(m, os.path.join(here, f"pad-{mode}.onnx"))
+    print(f"pad-{mode}", ReferenceEvaluator(m).run(None, {"x": x})[0].ravel().tolist())
+g = h.make_graph(
+    [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+    "slice-steps",
+    [f32("x", [3, 4])],
+    [f32("y", None)],
+    [
+        h.make_tensor("starts", T.INT64, [2], [0, -1]),
+        h.make_tensor("ends", T.INT64, [2], [3, -5]),
+        h.make_tensor("axes", T.INT64, [2], [0, 1]),
+        h.make_tensor("steps", T.INT64, [2], [2, -2]),
+    ],
+)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+m.ir_version = 10
+onnx.save(m, os.path.join(here, "slice-steps.onnx"))
+np.save(os.path.join(here, "x34.npy"), x)
+print("slice-steps", ReferenceEvaluator(m).run(None, {"x": x})[0].ravel().tolist())
