@@ -35,6 +35,7 @@ mod resize;
 mod rotary;
 mod scan;
 mod select;
+mod sequence;
 mod shape;
 mod sort;
 mod static_shape;

@@ -7,8 +7,8 @@
 
 use super::{
     attention, compose, convtranspose, detection, dft, elementwise, fold, grid, index, integer,
-    linalg, math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select, shape, sort,
-    static_shape, Lowerer, Val,
+    linalg, math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select, sequence,
+    shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -299,6 +299,7 @@ pub static OPS: &[OpDef] = &[
     op("Relu", elementwise::unary, Some(O::Relu), Float).qdq(Fold(Activation)),
     op("Reshape", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Resize", static_shape::resize, None, Float),
+    op("ReverseSequence", sequence::reverse_sequence, None, Any),
     op("RMSNormalization", norm::rms_norm, None, Float),
     op("RNN", recurrent::lower, None, Float),
     op("RoiAlign", detection::roi_align, None, Any),

@@ -186,3 +186,15 @@ m.ir_version = 10
 onnx.save(m, os.path.join(here, "slice-steps.onnx"))
 np.save(os.path.join(here, "x34.npy"), x)
 print("slice-steps", ReferenceEvaluator(m).run(None, {"x": x})[0].ravel().tolist())
+
+# ReverseSequence of x = 0..11 as [3, 4], batch along axis 1, the lengths
+# fed at run time.
+node = h.make_node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=1, time_axis=0)
+save(
+    "reversesequence",
+    node,
+    [f32("x", [3, 4]), i64("lens", [4])],
+    [f32("y", None)],
+    {"x": x, "lens": np.array([3, 0, 1, 2], dtype=np.int64)},
+    10,
+)
