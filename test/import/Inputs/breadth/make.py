@@ -198,3 +198,27 @@ save(
     {"x": x, "lens": np.array([3, 0, 1, 2], dtype=np.int64)},
     10,
 )
+
+# BatchNormalization in training mode: the batch's statistics normalize x,
+# and the running mean and variance move towards them by 1 - momentum.
+node = h.make_node(
+    "BatchNormalization",
+    ["x", "s", "b", "mean", "var"],
+    ["y", "running_mean", "running_var"],
+    training_mode=1,
+    momentum=0.8,
+)
+save(
+    "batchnorm-training",
+    node,
+    [f32(n, d) for n, d in [("x", [2, 2, 3]), ("s", [2]), ("b", [2]), ("mean", [2]), ("var", [2])]],
+    [f32("y", None), f32("running_mean", None), f32("running_var", None)],
+    {
+        "x": rand(2, 2, 3),
+        "s": rand(2),
+        "b": rand(2),
+        "mean": rand(2),
+        "var": np.abs(rand(2)),
+    },
+    15,
+)
