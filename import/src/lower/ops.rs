@@ -331,6 +331,7 @@ pub static OPS: &[OpDef] = &[
     op("Swish", math::unary, None, Float),
     op("Tan", elementwise::unary, Some(O::ElementTan), Float),
     op("Tanh", elementwise::unary, Some(O::Tanh), Float).qdq(Fold(Lookup)),
+    op("TensorScatter", sequence::tensor_scatter, None, Any),
     op("ThresholdedRelu", math::unary, None, Float),
     op("Tile", static_shape::expand_tile, None, Any),
     op("TopK", sort::topk, None, Float),

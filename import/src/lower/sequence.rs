@@ -1,13 +1,33 @@
-//! ReverseSequence with lengths known at run time: each element's source
-//! along the time axis, `t < len[b] ? len[b] - 1 - t : t`, is computed in
-//! int64 and read with `gatherelements`, so the result's shape stays the
-//! input's whatever the lengths.
+//! Ops that move elements along a sequence axis by positions known at run
+//! time, whose results keep a static shape: ReverseSequence (each element's
+//! source along the time axis, `t < len[b] ? len[b] - 1 - t : t`) and
+//! TensorScatter (a cache with each batch's update written from its write
+//! index on). The source positions are computed in int64 and read with
+//! `gatherelements`.
 
-use super::compose::{attr_int, base_of, with};
+use super::compose::{attr_int, base_of, with, Composer};
 use super::{dims_of, Attrs, Lowerer, Val};
 use crate::error::Result;
 use crate::onnx::NodeProto;
 use crate::tensor::Tensor;
+
+/// `data`'s elements at the positions `src` (broadcast to `dims`) along `axis`.
+fn gather_along(
+    c: &mut Composer,
+    data: &str,
+    src: &str,
+    dims: &[u64],
+    axis: usize,
+) -> Result<String> {
+    let full: Vec<i64> = dims.iter().map(|&v| v as i64).collect();
+    let full = c.ints(&full);
+    let idx = c.op("Expand", &[src, &full], vec![])?;
+    c.op(
+        "GatherElements",
+        &[data, &idx],
+        vec![attr_int("axis", axis as i64)],
+    )
+}
 
 pub(super) fn reverse_sequence(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let attrs = Attrs(&node.attribute);
@@ -47,14 +67,73 @@ pub(super) fn reverse_sequence(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<
         let last = c.op("Sub", &[&lb, &one], vec![])?;
         let back = c.op("Sub", &[&last, &t], vec![])?;
         let src = c.op("Where", &[&inside, &back, &t], vec![])?;
-        let full: Vec<i64> = d.iter().map(|&v| v as i64).collect();
-        let full = c.ints(&full);
-        let idx = c.op("Expand", &[&src, &full], vec![])?;
-        c.op(
-            "GatherElements",
-            &[x, &idx],
-            vec![attr_int("axis", ta as i64)],
-        )
+        gather_along(c, x, &src, &d, ta)
+    })?;
+    Ok(vec![l.vals[&y].clone()])
+}
+
+pub(super) fn tensor_scatter(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let circular = match attrs.string("mode").as_deref() {
+        None | Some("linear") => false,
+        Some("circular") => true,
+        Some(other) => return Err(l.unsupported(format!("TensorScatter mode `{other}`"))),
+    };
+    let (pd, ud) = (dims_of(&l.input(node, 0)?), dims_of(&l.input(node, 1)?));
+    let r = pd.len();
+    let axis = super::norm_axis(l, attrs.int("axis", -2), r)?;
+    let fits = ud.len() == r
+        && (0..r).all(|i| {
+            if i == axis {
+                ud[i] <= pd[i]
+            } else {
+                ud[i] == pd[i]
+            }
+        });
+    if axis == 0 || !fits {
+        return Err(l.err(format!(
+            "update {ud:?} does not fit cache {pd:?} along axis {axis} (not the batch axis)"
+        )));
+    }
+    let indices = l.opt_input(node, 2)?.is_some();
+    if indices && dims_of(&l.input(node, 2)?) != [pd[0]] {
+        return Err(l.err(format!("write_indices are not [{}]", pd[0])));
+    }
+    let names: Vec<&str> = node.input.iter().map(String::as_str).collect();
+    let base = base_of(node);
+    let y = with(l, &base, |c| {
+        let (len, upd) = (pd[axis] as i64, ud[axis] as i64);
+        let mut at = vec![1u64; r];
+        at[axis] = pd[axis];
+        let p = c.konst("i", Tensor::i64(at, (0..len).collect()));
+        // Each cache position's index into the update: p - w, modulo the
+        // length when circular; positions outside the update keep the cache.
+        let rel = if indices {
+            let mut wd = vec![1i64; r];
+            wd[0] = pd[0] as i64;
+            let shape = c.ints(&wd);
+            let w = c.op("Cast", &[names[2]], vec![attr_int("to", 7)])?;
+            let w = c.op("Reshape", &[&w, &shape], vec![])?;
+            c.op("Sub", &[&p, &w], vec![])?
+        } else {
+            p
+        };
+        let rel = if circular {
+            let m = c.konst("i", Tensor::i64(vec![], vec![len]));
+            c.op("Mod", &[&rel, &m], vec![])?
+        } else {
+            rel
+        };
+        let (zero, top) = (
+            c.konst("i", Tensor::i64(vec![], vec![0])),
+            c.konst("i", Tensor::i64(vec![], vec![upd])),
+        );
+        let low = c.op("GreaterOrEqual", &[&rel, &zero], vec![])?;
+        let high = c.op("Less", &[&rel, &top], vec![])?;
+        let inside = c.op("And", &[&low, &high], vec![])?;
+        let src = c.op("Where", &[&inside, &rel, &zero], vec![])?;
+        let got = gather_along(c, names[1], &src, &pd, axis)?;
+        c.op("Where", &[&inside, &got, names[0]], vec![])
     })?;
     Ok(vec![l.vals[&y].clone()])
 }

@@ -222,3 +222,15 @@ save(
     },
     15,
 )
+
+# TensorScatter, circular: each batch's two updates written from its index
+# on, wrapping past the end of the cache.
+node = h.make_node("TensorScatter", ["cache", "upd", "w"], ["y"], mode="circular")
+save(
+    "tensorscatter",
+    node,
+    [f32("cache", [2, 4, 2]), f32("upd", [2, 2, 2]), i64("w", [2])],
+    [f32("y", None)],
+    {"cache": rand(2, 4, 2), "upd": rand(2, 2, 2), "w": np.array([3, 1], dtype=np.int64)},
+    24,
+)
