@@ -133,8 +133,14 @@ fn is_special(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 }
 
 /// MaxPool and AveragePool cases with no single instruction (3-D, or
-/// `ceil_mode` with `count_include_pad`) are composed in pool.rs.
+/// `ceil_mode` with `count_include_pad`) are composed in pool.rs, as is
+/// MaxPool of int8 and uint8 tensors.
 fn max_average_pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    if node.op_type == "MaxPool" {
+        if let Some(v) = pool::small_int_max_pool(l, node)? {
+            return Ok(v);
+        }
+    }
     if pool::composed(l, node)? {
         pool::pool(l, node)
     } else {
@@ -260,7 +266,8 @@ pub static OPS: &[OpDef] = &[
     op("MatMul", linalg::matmul, None, Float).qdq(Fold(Gemm)),
     op("MatMulInteger", qdq::integer, None, Any),
     op("Max", math::variadic, Some(O::ElementMax), Any),
-    op("MaxPool", max_average_pool, None, Float).qdq(Fold(Pool)),
+    op("MaxPool", max_average_pool, None, Any).qdq(Fold(Pool)),
+    op("MaxUnpool", pool::max_unpool, None, Any),
     op("Mean", math::variadic, None, Float),
     op(
         "MeanVarianceNormalization",

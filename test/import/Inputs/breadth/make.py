@@ -234,3 +234,25 @@ save(
     {"cache": rand(2, 4, 2), "upd": rand(2, 2, 2), "w": np.array([3, 1], dtype=np.int64)},
     24,
 )
+
+# MaxUnpool of a 2x2 map to the flat indices MaxPool would give.
+node = h.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+save(
+    "maxunpool",
+    node,
+    [f32("x", [1, 1, 2, 2]), i64("i", [1, 1, 2, 2])],
+    [f32("y", None)],
+    {"x": rand(1, 1, 2, 2), "i": np.array([[[[1, 6], [8, 15]]]], dtype=np.int64)},
+    11,
+)
+
+# MaxPool of a uint8 tensor.
+node = h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2])
+save(
+    "maxpool-uint8",
+    node,
+    [h.make_tensor_value_info("x", T.UINT8, [1, 1, 3, 3])],
+    [h.make_tensor_value_info("y", T.UINT8, None)],
+    {"x": np.array([[[[200, 3, 255], [7, 0, 9], [128, 64, 1]]]], dtype=np.uint8)},
+    12,
+)
