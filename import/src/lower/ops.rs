@@ -212,6 +212,7 @@ pub static OPS: &[OpDef] = &[
     op("ConvTranspose", convtranspose::conv_transpose, None, Float),
     op("Cos", elementwise::unary, Some(O::ElementCos), Float),
     op("Cosh", elementwise::unary, Some(O::ElementCosh), Float),
+    op("CumProd", scan::cumsum, None, Any),
     op("CumSum", scan::cumsum, None, Any),
     op("DepthToSpace", fold::lower, None, Any),
     op("DequantizeLinear", qdq::dequantize_linear, None, Any).qdq(Defer),

@@ -246,7 +246,8 @@ save(
     11,
 )
 
-# MaxPool of a uint8 tensor.
+# MaxPool of a uint8 tensor, and CumProd of int32 values along an axis fed
+# at run time, exclusive and reversed.
 node = h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2])
 save(
     "maxpool-uint8",
@@ -255,4 +256,16 @@ save(
     [h.make_tensor_value_info("y", T.UINT8, None)],
     {"x": np.array([[[[200, 3, 255], [7, 0, 9], [128, 64, 1]]]], dtype=np.uint8)},
     12,
+)
+node = h.make_node("CumProd", ["x", "axis"], ["y"], exclusive=1, reverse=1)
+save(
+    "cumprod",
+    node,
+    [
+        h.make_tensor_value_info("x", T.INT32, [2, 3]),
+        h.make_tensor_value_info("axis", T.INT32, []),
+    ],
+    [h.make_tensor_value_info("y", T.INT32, None)],
+    {"x": np.array([[2, -3, 4], [5, 6, -7]], dtype=np.int32), "axis": np.array(1, dtype=np.int32)},
+    26,
 )
