@@ -58,101 +58,20 @@ pub(super) fn grid_sample(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
     let (n, ch, nd) = (xd[0], xd[1], r - 2);
     let spatial = &xd[2..];
     let out = &gd[1..r - 1];
-    let (s, p) = (spatial.iter().product::<u64>(), out.iter().product::<u64>());
-    let rows = n * s;
+    let p = out.iter().product::<u64>();
     let (x, grid) = (node.input[0].as_str(), node.input[1].as_str());
     let base = base_of(node);
     let y = with(l, &base, |c| {
-        let mut perm = vec![0, 1];
-        perm.splice(1..1, (2..r as i64).collect::<Vec<_>>());
-        let xt = c.op("Transpose", &[x], vec![attr_ints("perm", &perm)])?;
-        let table = c.reshape(&xt, &[rows, ch])?;
+        let table = table(c, x, &xd)?;
         let g = c.reshape(grid, &[n, p, nd as u64])?;
-        // Per spatial axis, its neighbours: (row offset in int64, weight).
-        let mut axes = Vec::with_capacity(nd);
-        let strides = crate::tensor::strides(spatial);
+        // The grid's last axis lists the coordinates innermost first.
+        let mut coords = Vec::with_capacity(nd);
         for (i, &d) in spatial.iter().enumerate() {
-            // The grid's last axis lists the coordinates innermost first.
             let comp = c.pick(&g, 2, (nd - 1 - i) as u64)?;
-            let coord = denormalize(c, &comp, d, align)?;
-            let coord = if mode == Mode::Nearest {
-                c.op("Round", &[&coord], vec![])?
-            } else {
-                coord
-            };
-            let (lo, hi) = if align {
-                (0.0, d as f32 - 1.0)
-            } else {
-                (-0.5, d as f32 - 0.5)
-            };
-            let coord = match pad {
-                Padding::Zeros => coord,
-                Padding::Border => {
-                    let (los, his) = (c.scalar(lo), c.scalar(hi));
-                    let below = c.op("Less", &[&coord, &los], vec![])?;
-                    let above = c.op("Greater", &[&coord, &his], vec![])?;
-                    let outside = c.op("Or", &[&below, &above], vec![])?;
-                    let clamped = clamp(c, &coord, 0.0, d as f32 - 1.0)?;
-                    c.op("Where", &[&outside, &clamped, &coord], vec![])?
-                }
-                Padding::Reflection => reflect(c, &coord, lo, hi)?,
-            };
-            let mut taps = Vec::new();
-            for (idx, w) in neighbours(c, &coord, mode)? {
-                let idx = match pad {
-                    Padding::Border => clamp(c, &idx, 0.0, d as f32 - 1.0)?,
-                    Padding::Reflection => reflect(c, &idx, lo, hi)?,
-                    Padding::Zeros => idx,
-                };
-                // int() truncates, as the reference's index does.
-                let int = c.op("Cast", &[&idx], vec![attr_int("to", 7)])?;
-                let int = if pad == Padding::Zeros {
-                    // Outside the axis: a row past the end, read as zeros.
-                    let (zero, top) = (c.scalar(0.0), c.scalar(d as f32));
-                    let low = c.op("GreaterOrEqual", &[&idx, &zero], vec![])?;
-                    let high = c.op("Less", &[&idx, &top], vec![])?;
-                    let inside = c.op("And", &[&low, &high], vec![])?;
-                    let past = c.konst("i", Tensor::i64(vec![], vec![rows as i64]));
-                    c.op("Where", &[&inside, &int, &past], vec![])?
-                } else {
-                    int
-                };
-                let st = c.konst("i", Tensor::i64(vec![], vec![strides[i] as i64]));
-                taps.push((c.op("Mul", &[&int, &st], vec![])?, w));
-            }
-            axes.push(taps);
+            coords.push(denormalize(c, &comp, d, align)?);
         }
-        let offsets: Vec<i64> = (0..n as i64).map(|b| b * s as i64).collect();
-        let batch = c.konst("i", Tensor::i64(vec![n, 1], offsets));
-        let axis2 = c.ints(&[2]);
-        let mut acc: Option<String> = None;
-        // Every combination of one neighbour per axis.
-        let corners: usize = axes.iter().map(Vec::len).product();
-        for k in 0..corners {
-            let (mut row, mut weight) = (batch.clone(), None::<String>);
-            let mut rest = k;
-            for taps in &axes {
-                let (off, w) = &taps[rest % taps.len()];
-                rest /= taps.len();
-                row = c.op("Add", &[&row, off], vec![])?;
-                if let Some(w) = w {
-                    weight = Some(match weight {
-                        None => w.clone(),
-                        Some(p) => c.op("Mul", &[&p, w], vec![])?,
-                    });
-                }
-            }
-            let mut v = c.op("Gather", &[&table, &row], vec![attr_int("axis", 0)])?;
-            if let Some(w) = weight {
-                let w3 = c.op("Unsqueeze", &[&w, &axis2], vec![])?;
-                v = c.op("Mul", &[&v, &w3], vec![])?;
-            }
-            acc = Some(match acc {
-                None => v,
-                Some(a) => c.op("Add", &[&a, &v], vec![])?,
-            });
-        }
-        let acc = acc.unwrap_or_default();
+        let how = Sampling { mode, pad, align };
+        let acc = sample(c, &table, &coords, spatial, n, how)?;
         let mut shape = vec![n];
         shape.extend(out);
         shape.push(ch);
@@ -162,6 +81,132 @@ pub(super) fn grid_sample(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
         c.op("Transpose", &[&y], vec![attr_ints("perm", &back)])
     })?;
     Ok(vec![l.vals[&y].clone()])
+}
+
+/// `x` (ONNX dims `xd`, `[N, C, spatial...]`) as the rows `sample` reads:
+/// `[N * spatial, C]`, channels last.
+pub(super) fn table(c: &mut Composer, x: &str, xd: &[u64]) -> Result<String> {
+    let r = xd.len();
+    let mut perm = vec![0, 1];
+    perm.splice(1..1, (2..r as i64).collect::<Vec<_>>());
+    let xt = c.op("Transpose", &[x], vec![attr_ints("perm", &perm)])?;
+    c.reshape(&xt, &[xd[0] * xd[2..].iter().product::<u64>(), xd[1]])
+}
+
+/// How GridSample reads X between its elements.
+#[derive(Clone, Copy)]
+pub(super) struct Sampling {
+    mode: Mode,
+    pad: Padding,
+    align: bool,
+}
+
+impl Sampling {
+    /// Bilinear with zeros outside, as DeformConv samples.
+    pub(super) const BILINEAR_ZEROS: Sampling = Sampling {
+        mode: Mode::Linear,
+        pad: Padding::Zeros,
+        align: true,
+    };
+}
+
+/// X's rows (`table`, X viewed `[N * spatial, C]`) sampled at the
+/// unnormalized `coords` (one `[N, P]` value per spatial axis, X's order):
+/// `[N, P, C]`.
+pub(super) fn sample(
+    c: &mut Composer,
+    table: &str,
+    coords: &[String],
+    spatial: &[u64],
+    n: u64,
+    how: Sampling,
+) -> Result<String> {
+    let Sampling { mode, pad, align } = how;
+    let s: u64 = spatial.iter().product();
+    let rows = n * s;
+    let nd = spatial.len();
+    // Per spatial axis, its neighbours: (row offset in int64, weight).
+    let mut axes = Vec::with_capacity(nd);
+    let strides = crate::tensor::strides(spatial);
+    for (i, &d) in spatial.iter().enumerate() {
+        let coord = if mode == Mode::Nearest {
+            c.op("Round", &[&coords[i]], vec![])?
+        } else {
+            coords[i].clone()
+        };
+        let (lo, hi) = if align {
+            (0.0, d as f32 - 1.0)
+        } else {
+            (-0.5, d as f32 - 0.5)
+        };
+        let coord = match pad {
+            Padding::Zeros => coord,
+            Padding::Border => {
+                let (los, his) = (c.scalar(lo), c.scalar(hi));
+                let below = c.op("Less", &[&coord, &los], vec![])?;
+                let above = c.op("Greater", &[&coord, &his], vec![])?;
+                let outside = c.op("Or", &[&below, &above], vec![])?;
+                let clamped = clamp(c, &coord, 0.0, d as f32 - 1.0)?;
+                c.op("Where", &[&outside, &clamped, &coord], vec![])?
+            }
+            Padding::Reflection => reflect(c, &coord, lo, hi)?,
+        };
+        let mut taps = Vec::new();
+        for (idx, w) in neighbours(c, &coord, mode)? {
+            let idx = match pad {
+                Padding::Border => clamp(c, &idx, 0.0, d as f32 - 1.0)?,
+                Padding::Reflection => reflect(c, &idx, lo, hi)?,
+                Padding::Zeros => idx,
+            };
+            // int() truncates, as the reference's index does.
+            let int = c.op("Cast", &[&idx], vec![attr_int("to", 7)])?;
+            let int = if pad == Padding::Zeros {
+                // Outside the axis: a row past the end, read as zeros.
+                let (zero, top) = (c.scalar(0.0), c.scalar(d as f32));
+                let low = c.op("GreaterOrEqual", &[&idx, &zero], vec![])?;
+                let high = c.op("Less", &[&idx, &top], vec![])?;
+                let inside = c.op("And", &[&low, &high], vec![])?;
+                let past = c.konst("i", Tensor::i64(vec![], vec![rows as i64]));
+                c.op("Where", &[&inside, &int, &past], vec![])?
+            } else {
+                int
+            };
+            let st = c.konst("i", Tensor::i64(vec![], vec![strides[i] as i64]));
+            taps.push((c.op("Mul", &[&int, &st], vec![])?, w));
+        }
+        axes.push(taps);
+    }
+    let offsets: Vec<i64> = (0..n as i64).map(|b| b * s as i64).collect();
+    let batch = c.konst("i", Tensor::i64(vec![n, 1], offsets));
+    let axis2 = c.ints(&[2]);
+    let mut acc: Option<String> = None;
+    // Every combination of one neighbour per axis.
+    let corners: usize = axes.iter().map(Vec::len).product();
+    for k in 0..corners {
+        let (mut row, mut weight) = (batch.clone(), None::<String>);
+        let mut rest = k;
+        for taps in &axes {
+            let (off, w) = &taps[rest % taps.len()];
+            rest /= taps.len();
+            row = c.op("Add", &[&row, off], vec![])?;
+            if let Some(w) = w {
+                weight = Some(match weight {
+                    None => w.clone(),
+                    Some(p) => c.op("Mul", &[&p, w], vec![])?,
+                });
+            }
+        }
+        let mut v = c.op("Gather", &[table, &row], vec![attr_int("axis", 0)])?;
+        if let Some(w) = weight {
+            let w3 = c.op("Unsqueeze", &[&w, &axis2], vec![])?;
+            v = c.op("Mul", &[&v, &w3], vec![])?;
+        }
+        acc = Some(match acc {
+            None => v,
+            Some(a) => c.op("Add", &[&a, &v], vec![])?,
+        });
+    }
+    Ok(acc.unwrap_or_default())
 }
 
 /// The reference's unnormalized coordinate on an axis of `d` elements.

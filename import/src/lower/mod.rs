@@ -14,6 +14,7 @@ mod attention;
 mod attrs;
 mod compose;
 mod convtranspose;
+mod deform;
 mod detection;
 mod dft;
 mod dispatch;

@@ -6,9 +6,9 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, detection, dft, elementwise, fold, grid, index, integer,
-    linalg, math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select, sequence,
-    shape, sort, static_shape, Lowerer, Val,
+    attention, compose, convtranspose, deform, detection, dft, elementwise, fold, grid, index,
+    integer, linalg, math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select,
+    sequence, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -214,6 +214,7 @@ pub static OPS: &[OpDef] = &[
     op("Cosh", elementwise::unary, Some(O::ElementCosh), Float),
     op("CumProd", scan::cumsum, None, Any),
     op("CumSum", scan::cumsum, None, Any),
+    op("DeformConv", deform::deform_conv, None, Float),
     op("DepthToSpace", fold::lower, None, Any),
     op("DequantizeLinear", qdq::dequantize_linear, None, Any).qdq(Defer),
     op("Det", compose::det, None, Float),

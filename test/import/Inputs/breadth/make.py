@@ -269,3 +269,34 @@ save(
     {"x": np.array([[2, -3, 4], [5, 6, -7]], dtype=np.int32), "axis": np.array(1, dtype=np.int32)},
     26,
 )
+
+# DeformConv with two offset groups, a mask, a bias and padding; the
+# offsets move some taps outside X.
+node = h.make_node(
+    "DeformConv",
+    ["x", "w", "offset", "b", "mask"],
+    ["y"],
+    kernel_shape=[2, 2],
+    offset_group=2,
+    pads=[1, 0, 0, 1],
+)
+save(
+    "deformconv",
+    node,
+    [
+        f32("x", [1, 2, 3, 3]),
+        f32("w", [2, 2, 2, 2]),
+        f32("offset", [1, 16, 3, 3]),
+        f32("b", [2]),
+        f32("mask", [1, 8, 3, 3]),
+    ],
+    [f32("y", None)],
+    {
+        "x": rand(1, 2, 3, 3),
+        "w": rand(2, 2, 2, 2),
+        "offset": 1.5 * rand(1, 16, 3, 3),
+        "b": rand(2),
+        "mask": np.abs(rand(1, 8, 3, 3)),
+    },
+    22,
+)
