@@ -26,6 +26,9 @@ pub(super) fn deform_conv(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>>
     }
     let (n, ic, ih, iw) = (xd[0], xd[1], xd[2], xd[3]);
     let (oc, icg, kh, kw) = (wd[0], wd[1], wd[2], wd[3]);
+    if wd.contains(&0) || xd.contains(&0) {
+        return Err(l.unsupported("DeformConv of an empty tensor"));
+    }
     if let Some(k) = attrs.ints("kernel_shape") {
         if k != [kh as i64, kw as i64] {
             return Err(l.err(format!("kernel_shape {k:?} is not W's [{kh}, {kw}]")));

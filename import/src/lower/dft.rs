@@ -88,6 +88,10 @@ pub(super) fn dft(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         (false, true) => n / 2 + 1,
         _ => n,
     };
+    let out = node.output.first().cloned().unwrap_or_default();
+    for part in ["cos", "sin"] {
+        l.reserve_dims(&format!("{out}.{part}"), &[len_in, f])?;
+    }
     let nf = n as f64;
     let angle = move |a: u64, b: u64| 2.0 * PI * ((a * b) % n) as f64 / nf;
     // (cos, sin) matrices; the signs are applied by the Add/Sub below.

@@ -342,8 +342,12 @@ pub(super) fn max_unpool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> 
     }
     let strides = window::per_axis(l, &attrs, "strides", nd, 1, 1)?;
     let pads = window::pads(l, &attrs, nd)?.unwrap_or_else(|| vec![0; 2 * nd]);
+    if xd.contains(&0) {
+        return Err(l.unsupported("MaxUnpool of an empty tensor"));
+    }
     let mut dims = xd[..2].to_vec();
     for a in 0..nd {
+        // Each factor is below 2^31 (the tensor and window limits), so this fits.
         let full = (xd[a + 2] - 1) * strides[a] + kernel[a];
         let cut = pads[a] + pads[a + nd];
         if cut >= full {
@@ -364,8 +368,8 @@ pub(super) fn max_unpool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> 
         }
         None => None,
     };
-    let total: u64 = dims.iter().product();
     l.reserve_dims(&node.output.first().cloned().unwrap_or_default(), &dims)?;
+    let total: u64 = dims.iter().product();
     let (x, i) = (node.input[0].as_str(), node.input[1].as_str());
     let base = base_of(node);
     let y = with(l, &base, |c| {

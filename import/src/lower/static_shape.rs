@@ -424,10 +424,11 @@ pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let d = dims_of(&x);
     let r = d.len();
     let mode = attrs.string("mode").unwrap_or_else(|| "constant".into());
-    if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap")
-        || (mode != "constant" && !matches!(x, Val::Act(_)))
-    {
-        return Err(l.unsupported(format!("Pad mode `{mode}` of this input")));
+    if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap") {
+        return Err(l.unsupported(format!("Pad mode `{mode}`")));
+    }
+    if mode != "constant" && !matches!(x, Val::Act(_)) {
+        return Err(l.unsupported(format!("Pad mode `{mode}` of a constant")));
     }
     let (pads, value) = if l.opset < 11 {
         let p = attrs.ints("pads").ok_or_else(|| l.err("no pads"))?.to_vec();

@@ -300,3 +300,14 @@ save(
     },
     22,
 )
+
+# The full inverse DFT, which glow-import refuses (its own generator, so
+# the data above stay as they are).
+save(
+    "dft-inverse",
+    h.make_node("DFT", ["x"], ["y"], axis=1, inverse=1),
+    [f32("x", [1, 3, 2, 2])],
+    [f32("y", None)],
+    {"x": np.random.default_rng(5).uniform(-1, 1, (1, 3, 2, 2)).astype(np.float32)},
+    19,
+)
