@@ -399,3 +399,47 @@ fn cofactor(c: &mut Composer, e: &[String], n: u64, rows: &[u64], cols: &[u64]) 
     }
     Ok(acc.expect("a minor has a column"))
 }
+
+/// BatchNormalization with `training_mode` = 1 (opset 14 and up): the
+/// batch's mean and population variance over every axis but the channels
+/// normalize x, and the outputs `running_mean` and `running_var` are
+/// `input * momentum + batch * (1 - momentum)`, as the reference computes.
+pub(super) fn batchnorm_training(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    let attrs = Attrs(&node.attribute);
+    let d = match l.input(node, 0)? {
+        Val::Const { t, .. } => t.dims.clone(),
+        Val::Act(a) => a.dims.clone(),
+    };
+    if d.len() < 2 {
+        return Err(l.err(format!("input {d:?} has no channel axis")));
+    }
+    let eps = attrs.float("epsilon", 1e-5);
+    let momentum = attrs.float("momentum", 0.9);
+    let axes: Vec<usize> = (0..d.len()).filter(|&a| a != 1).collect();
+    let mut cd = vec![d[1]];
+    cd.resize(d.len() - 1, 1);
+    let x = node.input[0].as_str();
+    let base = base_of(node);
+    let outs = with(l, &base, |c| {
+        let mean = c.reduce("ReduceMean", x, &axes)?;
+        let dev = c.op("Sub", &[x, &mean], vec![])?;
+        let sq = c.op("Mul", &[&dev, &dev], vec![])?;
+        let var = c.reduce("ReduceMean", &sq, &axes)?;
+        let e = c.scalar(eps);
+        let v = c.op("Add", &[&var, &e], vec![])?;
+        let den = c.op("Sqrt", &[&v], vec![])?;
+        let n = c.op("Div", &[&dev, &den], vec![])?;
+        let y = affine(c, &n, node, &cd)?;
+        let (keep, take) = (c.scalar(momentum), c.scalar(1.0 - momentum));
+        let mut outs = vec![y];
+        for (i, batch) in [(3, mean), (4, var)] {
+            let running = c.reshape(&node.input[i], &[d[1]])?;
+            let batch = c.reshape(&batch, &[d[1]])?;
+            let kept = c.op("Mul", &[&running, &keep], vec![])?;
+            let taken = c.op("Mul", &[&batch, &take], vec![])?;
+            outs.push(c.op("Add", &[&kept, &taken], vec![])?);
+        }
+        Ok(outs)
+    })?;
+    Ok(outs.iter().map(|o| l.vals[o].clone()).collect())
+}

@@ -483,33 +483,46 @@ fn gather(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
             Ok(konst(out, take(&t, &offs, dims)))
         }
         Val::Act(a) => {
-            // One extracttensor per index into a [outer, count, inner] view.
             if dims.len() > glow_ir::types::MAX_DIMS {
                 return Err(l.unsupported(format!("a result of rank {}", dims.len())));
             }
-            let p = l.to_plain(&a, out);
-            let kind = l.kind(&a);
-            let src3 = l.view(&format!("{out}.src"), p.v, &[outer, d[axis], inner]);
-            let dest = l.splat_buffer_kind(out, &[outer, ids.len() as u64, inner], 0.0, kind);
-            for (k, &i) in ids.iter().enumerate() {
-                let piece = l.alloc_kind(&format!("{out}.piece"), &[outer, 1, inner], kind);
-                l.inst(
-                    &format!("{out}.extract"),
-                    Opcode::ExtractTensor,
-                    &[piece, src3],
-                    &[m::OFFSETS.to(vec![0, i as i64, 0])],
-                );
-                l.inst(
-                    &format!("{out}.insert"),
-                    Opcode::InsertTensor,
-                    &[dest, piece],
-                    &[m::OFFSETS.to(vec![0, k as i64, 0])],
-                );
-            }
-            let v = l.view(&format!("{out}.dims"), dest, &dims);
+            let t = take_along(l, &a, axis, &ids, out);
+            let v = l.view(&format!("{out}.dims"), t.v, &dims);
             Ok(Val::Act(Act { v, dims, cl: false }))
         }
     }
+}
+
+/// The elements of `a` at constant indices `ids` along `axis` (ONNX
+/// order), in that order: one `extracttensor` per index into a `[outer,
+/// count, inner]` buffer, returned with `axis` of `ids.len()`.
+pub(super) fn take_along(l: &mut Lowerer, a: &Act, axis: usize, ids: &[u64], out: &str) -> Act {
+    let d = &a.dims;
+    let outer: u64 = d[..axis].iter().product();
+    let inner: u64 = d[axis + 1..].iter().product();
+    let p = l.to_plain(a, out);
+    let kind = l.kind(a);
+    let src3 = l.view(&format!("{out}.src"), p.v, &[outer, d[axis], inner]);
+    let dest = l.splat_buffer_kind(out, &[outer, ids.len() as u64, inner], 0.0, kind);
+    for (k, &i) in ids.iter().enumerate() {
+        let piece = l.alloc_kind(&format!("{out}.piece"), &[outer, 1, inner], kind);
+        l.inst(
+            &format!("{out}.extract"),
+            Opcode::ExtractTensor,
+            &[piece, src3],
+            &[m::OFFSETS.to(vec![0, i as i64, 0])],
+        );
+        l.inst(
+            &format!("{out}.insert"),
+            Opcode::InsertTensor,
+            &[dest, piece],
+            &[m::OFFSETS.to(vec![0, k as i64, 0])],
+        );
+    }
+    let mut dims = d.clone();
+    dims[axis] = ids.len() as u64;
+    let v = l.view(&format!("{out}.along"), dest, &dims);
+    Act { v, dims, cl: false }
 }
 
 /// Gather with indices known only at run time (an int64 or int32 graph
@@ -634,11 +647,23 @@ fn slice(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result<
             Ok(konst(out, take(&t, &offs, dims)))
         }
         Val::Act(a) => {
-            if step.iter().any(|&s| s != 1) {
-                return Err(l.unsupported("Slice of an activation with steps other than 1"));
+            // The box of the unit-step axes, then each stepped axis' elements.
+            let mut off: Vec<u64> = start.iter().map(|&s| s as u64).collect();
+            let mut boxed = dims.clone();
+            for ax in 0..r {
+                if step[ax] != 1 {
+                    off[ax] = 0;
+                    boxed[ax] = d[ax];
+                }
             }
-            let off: Vec<u64> = start.iter().map(|&s| s as u64).collect();
-            Ok(Val::Act(extract(l, &a, &off, dims, out)))
+            let mut v = extract(l, &a, &off, boxed, out);
+            for ax in (0..r).filter(|&ax| step[ax] != 1) {
+                let ids: Vec<u64> = (0..dims[ax] as i64)
+                    .map(|k| (start[ax] + k * step[ax]) as u64)
+                    .collect();
+                v = take_along(l, &v, ax, &ids, out);
+            }
+            Ok(Val::Act(v))
         }
     }
 }
@@ -667,15 +692,17 @@ fn split(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs) -> Result<Vec<Val>> {
             "split sizes {sizes:?} do not cover {total} in {n} outputs"
         )));
     }
-    if sizes.contains(&0) {
-        return Err(l.unsupported("a zero-size split"));
-    }
     let mut outs = Vec::new();
     let mut at = 0u64;
     for (k, &s) in sizes.iter().enumerate() {
         let name = node.output[k].clone();
         let mut dims = d.clone();
         dims[axis] = s;
+        if s == 0 {
+            // An empty part is the empty constant (Concat leaves it out).
+            outs.push(konst(&name, Tensor::f32(dims, vec![])));
+            continue;
+        }
         let v = match &x {
             Val::Const { t, .. } => {
                 let mut start = vec![0i64; d.len()];

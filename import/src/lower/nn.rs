@@ -375,6 +375,9 @@ fn ceil_extend(input: u64, win: &mut Window, a: usize) -> u64 {
 
 /// BatchNormalization (inference form; training outputs are not produced).
 pub(super) fn batchnorm(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    if l.opset >= 14 && Attrs(&node.attribute).int("training_mode", 0) != 0 {
+        return super::compose::batchnorm_training(l, node);
+    }
     let out = node.output.first().cloned().unwrap_or_default();
     let x = l.input(node, 0)?;
     let a = l.act(&x);

@@ -6,8 +6,9 @@
 //! so an op is added in one place.
 
 use super::{
-    attention, compose, convtranspose, detection, elementwise, fold, index, integer, linalg, math,
-    nn, norm, pool, qdq, recurrent, scan, select, shape, sort, static_shape, Lowerer, Val,
+    attention, compose, convtranspose, deform, detection, dft, elementwise, fold, grid, index,
+    integer, linalg, math, nn, norm, pool, qdq, recurrence, recurrent, rotary, scan, select,
+    sequence, shape, sort, static_shape, Lowerer, Val,
 };
 use crate::error::Result;
 use crate::onnx::NodeProto;
@@ -132,8 +133,14 @@ fn is_special(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
 }
 
 /// MaxPool and AveragePool cases with no single instruction (3-D, or
-/// `ceil_mode` with `count_include_pad`) are composed in pool.rs.
+/// `ceil_mode` with `count_include_pad`) are composed in pool.rs, as is
+/// MaxPool of int8 and uint8 tensors.
 fn max_average_pool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    if node.op_type == "MaxPool" {
+        if let Some(v) = pool::small_int_max_pool(l, node)? {
+            return Ok(v);
+        }
+    }
     if pool::composed(l, node)? {
         pool::pool(l, node)
     } else {
@@ -193,6 +200,7 @@ pub static OPS: &[OpDef] = &[
     ),
     op("Cast", fold::lower, None, Any),
     op("CastLike", fold::lower, None, Any),
+    op("CausalConvWithState", recurrence::causal_conv, None, Float),
     op("Ceil", elementwise::unary, Some(O::ElementCeil), Float),
     op("Celu", elementwise::unary, Some(O::Celu), Float),
     op("Clip", elementwise::unary, Some(O::Clip), Any).qdq(Fold(Activation)),
@@ -204,10 +212,13 @@ pub static OPS: &[OpDef] = &[
     op("ConvTranspose", convtranspose::conv_transpose, None, Float),
     op("Cos", elementwise::unary, Some(O::ElementCos), Float),
     op("Cosh", elementwise::unary, Some(O::ElementCosh), Float),
+    op("CumProd", scan::cumsum, None, Any),
     op("CumSum", scan::cumsum, None, Any),
+    op("DeformConv", deform::deform_conv, None, Float),
     op("DepthToSpace", fold::lower, None, Any),
     op("DequantizeLinear", qdq::dequantize_linear, None, Any).qdq(Defer),
     op("Det", compose::det, None, Float),
+    op("DFT", dft::dft, None, Float),
     op("Div", elementwise::binary, Some(O::ElementDiv), Any),
     op("Dropout", elementwise::unary, None, Float),
     op(
@@ -233,6 +244,7 @@ pub static OPS: &[OpDef] = &[
     op("GlobalMaxPool", nn::pool, None, Float).qdq(Fold(Pool)),
     op("Greater", fold::lower, Some(O::ElementCmpLT), Any),
     op("GreaterOrEqual", fold::lower, Some(O::ElementCmpLTE), Any),
+    op("GridSample", grid::grid_sample, None, Float),
     op("GroupNormalization", compose::normalization, None, Float),
     op("GRU", recurrent::lower, None, Float),
     op("Hardmax", index::lower, None, Float),
@@ -246,6 +258,7 @@ pub static OPS: &[OpDef] = &[
     op("LeakyRelu", elementwise::unary, Some(O::LeakyRelu), Float),
     op("Less", fold::lower, Some(O::ElementCmpLT), Any),
     op("LessOrEqual", fold::lower, Some(O::ElementCmpLTE), Any),
+    op("LinearAttention", recurrence::linear_attention, None, Float),
     op("Log", elementwise::unary, Some(O::ElementLog), Float),
     op("LogSoftmax", linalg::softmax, Some(O::LogSoftMax), Float),
     op("LpNormalization", compose::normalization, None, Float),
@@ -255,7 +268,8 @@ pub static OPS: &[OpDef] = &[
     op("MatMul", linalg::matmul, None, Float).qdq(Fold(Gemm)),
     op("MatMulInteger", qdq::integer, None, Any),
     op("Max", math::variadic, Some(O::ElementMax), Any),
-    op("MaxPool", max_average_pool, None, Float).qdq(Fold(Pool)),
+    op("MaxPool", max_average_pool, None, Any).qdq(Fold(Pool)),
+    op("MaxUnpool", pool::max_unpool, None, Any),
     op("Mean", math::variadic, None, Float),
     op(
         "MeanVarianceNormalization",
@@ -294,9 +308,11 @@ pub static OPS: &[OpDef] = &[
     op("Relu", elementwise::unary, Some(O::Relu), Float).qdq(Fold(Activation)),
     op("Reshape", shape::lower, None, Any).qdq(Fold(Movement)),
     op("Resize", static_shape::resize, None, Float),
+    op("ReverseSequence", sequence::reverse_sequence, None, Any),
     op("RMSNormalization", norm::rms_norm, None, Float),
     op("RNN", recurrent::lower, None, Float),
     op("RoiAlign", detection::roi_align, None, Any),
+    op("RotaryEmbedding", rotary::rotary_embedding, None, Any),
     op("Round", elementwise::unary, Some(O::ElementRound), Float),
     op("Scatter", index::lower, None, Any),
     op("ScatterElements", index::lower, None, Any),
@@ -324,6 +340,7 @@ pub static OPS: &[OpDef] = &[
     op("Swish", math::unary, None, Float),
     op("Tan", elementwise::unary, Some(O::ElementTan), Float),
     op("Tanh", elementwise::unary, Some(O::Tanh), Float).qdq(Fold(Lookup)),
+    op("TensorScatter", sequence::tensor_scatter, None, Any),
     op("ThresholdedRelu", math::unary, None, Float),
     op("Tile", static_shape::expand_tile, None, Any),
     op("TopK", sort::topk, None, Float),

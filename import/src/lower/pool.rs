@@ -8,7 +8,8 @@
 //! product is the 3-D count, so it is the same mean (rounded twice).
 //! LpPool is `(sum |x|^p)^(1/p)`: `elementabs`, `elementpow`, a depthwise
 //! `convolution` with a filter of ones for the window sum (zero padding
-//! adds nothing), `elementpow` by `1/p`.
+//! adds nothing), `elementpow` by `1/p`. MaxUnpool scatters the values to
+//! their flat indices in a zero tensor of the inferred shape.
 
 use super::window::{self, ints, AutoPad};
 use super::{Act, Attrs, Lowerer, Val};
@@ -315,4 +316,115 @@ fn pow(l: &mut Lowerer, base: &str, src: Value, dims: &[u64], e: f64) -> Value {
     let dest = l.alloc(base, dims);
     l.inst(base, Opcode::ElementPow, &[dest, src, rhs], &[]);
     dest
+}
+
+/// MaxUnpool: `scatterelements` of X to the flat indices (MaxPool's
+/// `Indices`, over the whole output) in zeros of the inferred shape
+/// `(in - 1) * stride - pads + kernel`, then zeros after it up to a
+/// constant `output_shape`. Indices out of range skip their value.
+pub(super) fn max_unpool(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
+    use super::compose::{attr_int, base_of, with};
+    let attrs = Attrs(&node.attribute);
+    let xd = super::dims_of(&l.input(node, 0)?);
+    let id = super::dims_of(&l.input(node, 1)?);
+    if let Val::Act(a) = l.input(node, 0)? {
+        if l.kind(&a) != glow_ir::ElemKind::Float {
+            return Err(l.unsupported(format!("MaxUnpool of a run-time {} tensor", l.kind(&a))));
+        }
+    }
+    let nd = xd.len().saturating_sub(2);
+    if nd == 0 || id != xd {
+        return Err(l.err(format!("X {xd:?} and I {id:?} are not [N, C, D...] alike")));
+    }
+    let kernel = window::per_axis(l, &attrs, "kernel_shape", nd, 0, 1)?;
+    if !attrs.has("kernel_shape") {
+        return Err(l.err("MaxUnpool without kernel_shape"));
+    }
+    let strides = window::per_axis(l, &attrs, "strides", nd, 1, 1)?;
+    let pads = window::pads(l, &attrs, nd)?.unwrap_or_else(|| vec![0; 2 * nd]);
+    if xd.contains(&0) {
+        return Err(l.unsupported("MaxUnpool of an empty tensor"));
+    }
+    let mut dims = xd[..2].to_vec();
+    for a in 0..nd {
+        // Each factor is below 2^31 (the tensor and window limits), so this fits.
+        let full = (xd[a + 2] - 1) * strides[a] + kernel[a];
+        let cut = pads[a] + pads[a + nd];
+        if cut >= full {
+            return Err(l.err(format!("pads {pads:?} leave no output on axis {a}")));
+        }
+        dims.push(full - cut);
+    }
+    let wanted = match l.opt_input(node, 2)? {
+        Some(_) => {
+            let t = l.const_input(node, 2)?.to_i64();
+            let ok = t.len() == dims.len() && t.iter().zip(&dims).all(|(&w, &d)| w >= d as i64);
+            if !ok {
+                return Err(l.err(format!(
+                    "output_shape {t:?} is not at least the inferred {dims:?}"
+                )));
+            }
+            Some(t)
+        }
+        None => None,
+    };
+    l.reserve_dims(&node.output.first().cloned().unwrap_or_default(), &dims)?;
+    let total: u64 = dims.iter().product();
+    let (x, i) = (node.input[0].as_str(), node.input[1].as_str());
+    let base = base_of(node);
+    let y = with(l, &base, |c| {
+        let zeros = c.konst("zeros", Tensor::f32(vec![total], vec![0.0; total as usize]));
+        let n: u64 = xd.iter().product();
+        let xf = c.reshape(x, &[n])?;
+        let idx = c.op("Cast", &[i], vec![attr_int("to", 7)])?;
+        let idx = c.reshape(&idx, &[n])?;
+        let flat = c.op(
+            "ScatterElements",
+            &[&zeros, &idx, &xf],
+            vec![attr_int("axis", 0)],
+        )?;
+        let y = c.reshape(&flat, &dims)?;
+        match &wanted {
+            Some(w) => {
+                let mut p = vec![0i64; dims.len()];
+                p.extend(w.iter().zip(&dims).map(|(&w, &d)| w - d as i64));
+                let p = c.ints(&p);
+                c.op("Pad", &[&y, &p], vec![])
+            }
+            None => Ok(y),
+        }
+    })?;
+    Ok(vec![l.vals[&y].clone()])
+}
+
+/// MaxPool of a run-time int8 or uint8 tensor: in float and back, exact
+/// (every such value is a float, and a maximum picks one of them); `None`
+/// for a float input. Other kinds are unsupported.
+pub(super) fn small_int_max_pool(l: &mut Lowerer, node: &NodeProto) -> Result<Option<Vec<Val>>> {
+    use super::compose::{attr_int, base_of, with};
+    let Val::Act(a) = l.input(node, 0)? else {
+        return Ok(None);
+    };
+    let to = match l.kind(&a) {
+        glow_ir::ElemKind::Float => return Ok(None),
+        glow_ir::ElemKind::UInt8 => 2,
+        glow_ir::ElemKind::Int8 => 3,
+        other => {
+            return Err(l.unsupported(format!(
+                "a run-time {other} tensor (`{}`) as input 0 of MaxPool",
+                node.input[0]
+            )))
+        }
+    };
+    if node.output.get(1).is_some_and(|o| !o.is_empty()) {
+        return Err(l.unsupported("the Indices output of MaxPool"));
+    }
+    let base = base_of(node);
+    let x = node.input[0].as_str();
+    let y = with(l, &base, |c| {
+        let f = c.op("Cast", &[x], vec![attr_int("to", 1)])?;
+        let p = c.op("MaxPool", &[&f], node.attribute.clone())?;
+        c.op("Cast", &[&p], vec![attr_int("to", to)])
+    })?;
+    Ok(Some(vec![l.vals[&y].clone()]))
 }

@@ -289,6 +289,10 @@ fn concat(l: &mut Lowerer, node: &NodeProto, attrs: &Attrs, out: &str) -> Result
     let dest = l.splat_buffer_kind(out, &phys, 0.0, kind);
     let mut offset = 0i64;
     for v in &inputs {
+        if v.dims().contains(&0) {
+            // Nothing to insert.
+            continue;
+        }
         let a = l.act_kind(v, kind);
         let a = if cl {
             l.to_cl(&a, out)

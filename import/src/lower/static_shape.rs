@@ -424,8 +424,11 @@ pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let d = dims_of(&x);
     let r = d.len();
     let mode = attrs.string("mode").unwrap_or_else(|| "constant".into());
-    if mode != "constant" {
+    if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap") {
         return Err(l.unsupported(format!("Pad mode `{mode}`")));
+    }
+    if mode != "constant" && !matches!(x, Val::Act(_)) {
+        return Err(l.unsupported(format!("Pad mode `{mode}` of a constant")));
     }
     let (pads, value) = if l.opset < 11 {
         let p = attrs.ints("pads").ok_or_else(|| l.err("no pads"))?.to_vec();
@@ -494,6 +497,39 @@ pub(super) fn pad(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
         node.name.clone()
     };
     let a = l.act(&x);
+    if mode != "constant" {
+        // Each padded axis reads the input at the mode's index of every
+        // output position (numpy's edge, reflect and wrap).
+        let mut v = l.to_plain(&a, &out);
+        for &ax in &axes {
+            let n = d[ax] as i64;
+            if n == 0 {
+                return Err(l.unsupported(format!("Pad mode `{mode}` of an empty axis")));
+            }
+            let ids: Vec<u64> = (0..dims[ax] as i64)
+                .map(|o| {
+                    let i = o - begin[ax] as i64;
+                    let j = match mode.as_str() {
+                        "edge" => i.clamp(0, n - 1),
+                        "wrap" => i.rem_euclid(n),
+                        _ if n == 1 => 0,
+                        _ => {
+                            let period = 2 * (n - 1);
+                            let j = i.rem_euclid(period);
+                            if j >= n {
+                                period - j
+                            } else {
+                                j
+                            }
+                        }
+                    };
+                    j as u64
+                })
+                .collect();
+            v = super::fold::take_along(l, &v, ax, &ids, &out);
+        }
+        return Ok(vec![Val::Act(v)]);
+    }
     let src = l.to_plain(&a, &out).v;
     let kind = l.kind(&a);
     let dest = l.splat_buffer_kind(&out, &dims, value as f64, kind);
