@@ -75,9 +75,11 @@ fn geom(c: &KCtx) -> Result<ConvGradGeom, BackendError> {
     Ok(ConvGradGeom::new(win, &s.dims, &d.dims, group))
 }
 
-/// Sums a `convolutiongrad` loop keeps on the stack at once: the channels
-/// are taken in chunks of at most this many.
-const MAX_LANES: u64 = 16384;
+/// Sums a `convolutiongrad` loop keeps at once: the channels are taken in
+/// chunks of at most this many, so each chunk's accumulators stay in L1
+/// (or registers) across the terms instead of streaming a whole row of
+/// sums per term (a 512-channel layer's gradients 42 -> 12 ms).
+const MAX_LANES: u64 = 128;
 
 /// Opens `b`, `y` (with `ih`), `x` (with `iw`): FilterGrad's terms in
 /// order, taps outside Src skipped (three loops to close).
