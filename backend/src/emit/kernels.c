@@ -112,10 +112,10 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
 /* glow_store<W> (W = 8, 16): glow_store for W contiguous lanes with vector
  * operations, the same f32 additions, and relu/clip as bit selections of the
  * same values. */
-#define GLOW_DEFINE_STORE(W, V, I)                                                          \
+#define GLOW_DEFINE_STORE(W, V, I, SPLAT)                                                   \
   static inline void glow_store##W(float *d, const float *acc, const float *bias,           \
                                    const float *r, int act, float a0, float a1) {           \
-    V x, b, lo, hi;                                                                          \
+    V x, b;                                                                                  \
     memcpy(&x, acc, sizeof x);                                                               \
     memcpy(&b, bias, sizeof b);                                                              \
     x = x + b;                                                                               \
@@ -128,10 +128,8 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
       const V zero = {0};                                                                    \
       x = (V)((I)x & (x > zero));                                                            \
     } else if (act == GLOW_ACT_CLIP) {                                                       \
-      for (int l = 0; l < W; l++) {                                                          \
-        lo[l] = a0;                                                                          \
-        hi[l] = a1;                                                                          \
-      }                                                                                      \
+      /* A broadcast: filling the lanes one by one compiles to a masked move each. */       \
+      const V lo = SPLAT(a0), hi = SPLAT(a1);                                                \
       I m = x < lo;                                                                          \
       x = (V)(((I)lo & m) | ((I)x & ~m));                                                    \
       m = hi < x;                                                                            \
@@ -142,10 +140,10 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
     memcpy(d, &x, sizeof x);                                                                 \
   }
 typedef int glow_i8 __attribute__((vector_size(32)));
-GLOW_DEFINE_STORE(8, glow_v8, glow_i8)
+GLOW_DEFINE_STORE(8, glow_v8, glow_i8, GLOW_SPLAT8)
 #ifdef GLOW_VEC16
 typedef int glow_i16 __attribute__((vector_size(64)));
-GLOW_DEFINE_STORE(16, glow_v16, glow_i16)
+GLOW_DEFINE_STORE(16, glow_v16, glow_i16, GLOW_SPLAT16)
 #endif
 #undef GLOW_DEFINE_STORE
 #endif
