@@ -1972,6 +1972,22 @@ fn convolutions(p: &mut Prog) {
             [1, 1],
             "CLIP",
         ),
+        // Depthwise row tiles: one 16-channel block, one 8-channel block, a
+        // 2-channel tail, a 5-row filter and vertical dilation.
+        (
+            "NHWC",
+            2,
+            26,
+            9,
+            10,
+            26,
+            26,
+            [5, 3],
+            [1, 2],
+            [2, 0, 1, 2],
+            [2, 1],
+            "RELU",
+        ),
         (
             "NHWC",
             2,

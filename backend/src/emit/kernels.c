@@ -692,9 +692,123 @@ static void glow_depthwise_part(const void *args, size_t part, size_t parts) {
   }
 }
 
+#ifdef GLOW_VEC
+/* Three-wide windows (kw = 3, no horizontal dilation) at stride 1 or 2 over
+ * tiles of GLOW_TP output pixels of one output row: pixel t's tap (a, b)
+ * reads column t * SW + b of window row a, so neighbouring pixels share
+ * their columns and each is loaded once per row a (the compiler merges the
+ * equal loads: nothing is stored in between). Each pixel still takes its
+ * taps in the order (a, b). cols[a * GLOW_DW_NC(SW) + j] is that column's
+ * input, or glow_zero for padding and past the row's end. */
+#define GLOW_DW_NC(SW) ((GLOW_TP - 1) * (SW) + 3)
+#define GLOW_DEFINE_DW3(NAME, V, FMA, SW)                                                   \
+  static inline void NAME(V *out, const float *const *cols, const float *pk, size_t C,      \
+                          size_t kh, size_t c0) {                                           \
+    const V z = {0};                                                                         \
+    GLOW_DW3_ACC(V)                                                                          \
+    for (size_t a = 0; a < kh; a++) {                                                        \
+      const float *const *ca = cols + a * GLOW_DW_NC(SW);                                    \
+      V w, x;                                                                                \
+      GLOW_DW3_TAP(FMA, SW, 0) GLOW_DW3_TAP(FMA, SW, 1) GLOW_DW3_TAP(FMA, SW, 2)             \
+    }                                                                                        \
+    GLOW_EACH_TP(GLOW_DW3_OUT)                                                               \
+  }
+#define GLOW_DW3_ACC1(T, V) V y##T = z;
+#define GLOW_DW3_ACC(V) GLOW_EACH_TP_ARGS(GLOW_DW3_ACC1, V)
+#define GLOW_DW3_STEP(T, FMA, SW, B) memcpy(&x, ca[(T) * (SW) + (B)] + c0, sizeof x); FMA(y##T, x, w);
+#define GLOW_DW3_TAP(FMA, SW, B)                                                              \
+  memcpy(&w, pk + (a * 3 + (B)) * C + c0, sizeof w);                                         \
+  GLOW_EACH_TP_ARGS(GLOW_DW3_STEP, FMA, SW, B)
+#define GLOW_DW3_OUT(T) out[T] = y##T;
+GLOW_DEFINE_DW3(glow_dw3s1_8, glow_v8, GLOW_FMA8, 1)
+GLOW_DEFINE_DW3(glow_dw3s2_8, glow_v8, GLOW_FMA8, 2)
+#ifdef GLOW_VEC16
+GLOW_DEFINE_DW3(glow_dw3s1_16, glow_v16, GLOW_FMA16, 1)
+GLOW_DEFINE_DW3(glow_dw3s2_16, glow_v16, GLOW_FMA16, 2)
+#endif
+#undef GLOW_DEFINE_DW3
+
+/* The depthwise convolution by row tiles for glow_dw3*: tiles of GLOW_TP
+ * pixels never cross an output row. */
+static void glow_depthwise3_part(const void *args, size_t part, size_t parts) {
+  const glow_conv_args *q = args;
+  const glow_conv_t *p = q->p;
+  float *dst = q->dst;
+  const float *pk = q->pk, *bias = q->bias, *res = q->res;
+  const size_t C = p->c, per_row = (p->ow + GLOW_TP - 1) / GLOW_TP, sw = p->sw;
+  const size_t nc = GLOW_DW_NC(sw);
+  size_t t0, t1;
+  glow_range(p->oh * per_row, part, parts, &t0, &t1);
+  for (size_t n = 0; n < p->n; n++) {
+    const float *sn = q->src + n * p->s_n;
+    for (size_t tile = t0; tile < t1; tile++) {
+      const size_t oh = tile / per_row, ow0 = (tile % per_row) * GLOW_TP;
+      const size_t np = glow_min(GLOW_TP, p->ow - ow0);
+      const float *cols[GLOW_DW_MAXK * GLOW_DW_NC(2)];
+      for (size_t a = 0; a < p->kh; a++) {
+        const long long ih = (long long)(oh * p->sh + a * p->dh) - (long long)p->pt;
+        for (size_t j = 0; j < nc; j++) {
+          const long long iw = (long long)(ow0 * sw + j) - (long long)p->pl;
+          cols[a * nc + j] = ih < 0 || ih >= (long long)p->h || iw < 0 || iw >= (long long)p->w
+                                 ? glow_zero
+                                 : sn + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+        }
+      }
+      float *d0 = dst + n * p->d_n + oh * p->d_h + ow0 * p->d_w;
+      size_t c0 = 0;
+#ifdef GLOW_VEC16
+      for (; c0 + 16 <= C; c0 += 16) {
+        glow_v16 y[GLOW_TP];
+        (sw == 1 ? glow_dw3s1_16 : glow_dw3s2_16)(y, cols, pk, C, p->kh, c0);
+        for (size_t t = 0; t < np; t++) {
+          float *d = d0 + t * p->d_w + c0;
+          glow_store16(d, (const float *)&y[t], bias + c0, res ? res + (d - dst) : 0, p->act,
+                       p->a0, p->a1);
+        }
+      }
+#endif
+      for (; c0 + 8 <= C; c0 += 8) {
+        glow_v8 y[GLOW_TP];
+        (sw == 1 ? glow_dw3s1_8 : glow_dw3s2_8)(y, cols, pk, C, p->kh, c0);
+        for (size_t t = 0; t < np; t++) {
+          float *d = d0 + t * p->d_w + c0;
+          glow_store8(d, (const float *)&y[t], bias + c0, res ? res + (d - dst) : 0, p->act,
+                      p->a0, p->a1);
+        }
+      }
+      /* The reference order for the channels past the last vector. */
+      for (size_t t = 0; t < np && c0 < C; t++) {
+        float acc[8];
+        const size_t cb = C - c0;
+        for (size_t l = 0; l < cb; l++) acc[l] = 0.0f;
+        for (size_t a = 0; a < p->kh; a++)
+          for (size_t b = 0; b < 3; b++) {
+            const float *sv = cols[a * nc + t * sw + b];
+            if (sv == glow_zero) continue;
+            const float *w = pk + (a * 3 + b) * C + c0;
+            for (size_t l = 0; l < cb; l++) acc[l] = fmaf(sv[c0 + l], w[l], acc[l]);
+          }
+        float *d = d0 + t * p->d_w + c0;
+        glow_store_row(d, 1, acc, bias + c0, res ? res + (d - dst) : 0, cb, p->act, p->a0,
+                       p->a1);
+      }
+    }
+  }
+}
+#endif
+
 static void glow_depthwise_f32(float *dst, const float *src, const float *pk, const float *bias,
                                const float *res, const glow_conv_t *p, int finite) {
   const glow_conv_args q = {dst, src, pk, bias, res, p, glow_zeros_ok(finite, bias, p->oc)};
+#ifdef GLOW_VEC
+  /* Row tiles need padding that may read zeros, channels contiguous in both
+   * tensors, and at most GLOW_DW_MAXK window rows. */
+  if (q.zeros && p->kw == 3 && p->dw == 1 && (p->sw == 1 || p->sw == 2) && p->s_c == 1 &&
+      p->d_c == 1 && p->kh <= GLOW_DW_MAXK) {
+    glow_parallel(glow_depthwise3_part, &q);
+    return;
+  }
+#endif
   glow_parallel(glow_depthwise_part, &q);
 }
 

@@ -199,12 +199,16 @@ fn act_source() -> String {
 }
 
 /// The tile shape's macros (before the kernels): `GLOW_TP`, `GLOW_PW` and
-/// `GLOW_EACH_TP(X)`, `X(0) ... X(tp - 1)`.
+/// `GLOW_EACH_TP(X)`, `X(0) ... X(tp - 1)`, and `GLOW_EACH_TP_ARGS(X, ...)`,
+/// `X(0, ...) ... X(tp - 1, ...)`.
 fn tile_defines(tp: u32) -> String {
     let each: Vec<String> = (0..tp).map(|t| format!("X({t})")).collect();
+    let each_args: Vec<String> = (0..tp).map(|t| format!("X({t}, __VA_ARGS__)")).collect();
     format!(
-        "#define GLOW_TP {tp}\n#define GLOW_PW {PANEL_WIDTH}\n#define GLOW_EACH_TP(X) {}\n",
-        each.join(" ")
+        "#define GLOW_TP {tp}\n#define GLOW_PW {PANEL_WIDTH}\n#define GLOW_EACH_TP(X) {}\n\
+         #define GLOW_EACH_TP_ARGS(X, ...) {}\n",
+        each.join(" "),
+        each_args.join(" ")
     )
 }
 
