@@ -490,6 +490,12 @@ static void glow_conv_tile_store(const glow_tile_t *t, float acc[][2 * GLOW_PW])
     float *d = q->dst + t->n * p->d_n + t->oh[i] * p->d_h + t->ow[i] * p->d_w + t->o0 * p->d_c;
     glow_store_row(d, p->d_c, acc[i], q->bias + t->o0, q->res ? q->res + (d - q->dst) : 0,
                    t->lanes, p->act, p->a0, p->a1);
+    /* A write hint for the same pixel 8 tiles on: an output larger than L2
+     * otherwise stalls each store on its miss. As an integer, since the
+     * address may lie past the buffer (a prefetch never faults). */
+    const uintptr_t f = (uintptr_t)d + 8 * GLOW_TP * p->d_w * sizeof(float);
+    __builtin_prefetch((const void *)f, 1);
+    __builtin_prefetch((const void *)(f + 64), 1);
   }
 }
 
