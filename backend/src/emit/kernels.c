@@ -320,6 +320,21 @@ typedef struct {
   size_t oh[GLOW_TP], ow[GLOW_TP];
 } glow_tile_t;
 
+/* Where the tile's pixel i stores its first output channel. */
+static inline float *glow_tile_dst(const glow_tile_t *t, size_t i) {
+  const glow_conv_t *p = t->q->p;
+  return t->q->dst + t->n * p->d_n + t->oh[i] * p->d_h + t->ow[i] * p->d_w + t->o0 * p->d_c;
+}
+
+/* A write hint for the same pixel 8 tiles on: an output larger than L2
+ * otherwise stalls each store on its miss. As an integer, since the address
+ * may lie past the buffer (a prefetch never faults). */
+static inline void glow_tile_prefetch(const float *d, const glow_conv_t *p) {
+  const uintptr_t f = (uintptr_t)d + 8 * GLOW_TP * p->d_w * sizeof(float);
+  __builtin_prefetch((const void *)f, 1);
+  __builtin_prefetch((const void *)(f + 64), 1);
+}
+
 /* Where pixel t reads window position (a, b): its input, glow_zero (padding
  * that may read zeros, or a pixel past the tile's end), or 0 (padding that
  * must be skipped). */
@@ -341,7 +356,8 @@ static inline const float *glow_tap(const glow_tile_t *t, size_t i, size_t a, si
  * and every pixel's row is inside the input or wholly in the padding, a whole
  * row is one run of kw * c products, in the packed filter's [kh][kw][c]
  * order: fewer, longer inner loops for few channels. Returns 0, having
- * computed nothing, when some position must be skipped. */
+ * computed nothing, when some position must be skipped; 2 when it stored
+ * the tile itself (whole vectors with a bias); else 1, the sums in acc. */
 static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
   const glow_conv_t *p = t->q->p;
   const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
@@ -399,6 +415,24 @@ static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
 #undef GLOW_STEP
       }
     }
+  }
+  const glow_conv_args *q = t->q;
+  if (p->d_c == 1 && q->bias && t->lanes == GLOW_PW * t->np2) {
+    /* Whole vectors: glow_store_row's work straight from the registers. */
+    const float *bias = q->bias + t->o0;
+#define GLOW_OUT(T)                                                                         \
+  if (T < t->np) {                                                                          \
+    float *d = glow_tile_dst(t, T);                                                         \
+    glow_tile_prefetch(d, p);                                                               \
+    const float *r = q->res ? q->res + (d - q->dst) : 0;                                    \
+    glow_store16(d, (const float *)&c##T##a, bias, r, p->act, p->a0, p->a1);                \
+    if (t->np2 == 2)                                                                        \
+      glow_store16(d + GLOW_PW, (const float *)&c##T##b, bias + GLOW_PW, r ? r + GLOW_PW : 0, \
+                   p->act, p->a0, p->a1);                                                   \
+  }
+    GLOW_EACH_TP(GLOW_OUT)
+#undef GLOW_OUT
+    return 2;
   }
 #define GLOW_OUT(T) memcpy(acc[T], &c##T##a, 64); memcpy(acc[T] + GLOW_PW, &c##T##b, 64);
   GLOW_EACH_TP(GLOW_OUT)
@@ -487,25 +521,23 @@ static void glow_conv_tile_store(const glow_tile_t *t, float acc[][2 * GLOW_PW])
   const glow_conv_args *q = t->q;
   const glow_conv_t *p = q->p;
   for (size_t i = 0; i < t->np; i++) {
-    float *d = q->dst + t->n * p->d_n + t->oh[i] * p->d_h + t->ow[i] * p->d_w + t->o0 * p->d_c;
+    float *d = glow_tile_dst(t, i);
     glow_store_row(d, p->d_c, acc[i], q->bias + t->o0, q->res ? q->res + (d - q->dst) : 0,
                    t->lanes, p->act, p->a0, p->a1);
-    /* A write hint for the same pixel 8 tiles on: an output larger than L2
-     * otherwise stalls each store on its miss. As an integer, since the
-     * address may lie past the buffer (a prefetch never faults). */
-    const uintptr_t f = (uintptr_t)d + 8 * GLOW_TP * p->d_w * sizeof(float);
-    __builtin_prefetch((const void *)f, 1);
-    __builtin_prefetch((const void *)(f + 64), 1);
+    glow_tile_prefetch(d, p);
   }
 }
 
 /* One tile: the register path where it applies, else the window path. */
 static void glow_conv_tile(glow_tile_t *t) {
   float acc[GLOW_TP][2 * GLOW_PW];
+  int done = 0;
 #ifdef GLOW_VEC16
-  if (!glow_conv_tile_regs(t, acc))
+  /* 0: not applicable; 1: results in acc; 2: results stored. */
+  done = glow_conv_tile_regs(t, acc);
+  if (done == 2) return;
 #endif
-  {
+  if (!done) {
     memset(acc, 0, sizeof acc);
     glow_conv_tile_window(t, acc);
   }
