@@ -176,6 +176,10 @@ static inline void glow_store_row(float *d, size_t ds, const float *acc, const f
  * and the calling thread runs part 0. The entry point is not reentrant. */
 typedef void (*glow_task)(const void *args, size_t part, size_t parts);
 #ifdef GLOW_THREADS
+/* gen and pending are read without the lock while spinning (GCC/Clang
+ * __atomic builtins); they change only under it, so a thread that found
+ * nothing by spinning can still sleep on the condition variables without
+ * missing a wake-up. */
 static struct {
   pthread_mutex_t m;
   pthread_cond_t go, done;
@@ -187,21 +191,33 @@ static struct {
 } glow_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
                0, 0, 0, 0, 0};
 
+/* Spins before sleeping: most kernels take well under a millisecond, and
+ * waking a sleeping thread costs about as much as a small one. */
+#define GLOW_SPIN 20000
+static inline void glow_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 static void *glow_worker(void *id) {
   unsigned long seen = 0;
   for (;;) {
-    glow_task fn;
-    const void *args;
+    for (int i = 0; i < GLOW_SPIN && __atomic_load_n(&glow_pool.gen, __ATOMIC_ACQUIRE) == seen; i++)
+      glow_relax();
     pthread_mutex_lock(&glow_pool.m);
-    while (glow_pool.gen == seen) pthread_cond_wait(&glow_pool.go, &glow_pool.m);
+    while (__atomic_load_n(&glow_pool.gen, __ATOMIC_ACQUIRE) == seen)
+      pthread_cond_wait(&glow_pool.go, &glow_pool.m);
     seen = glow_pool.gen;
-    fn = glow_pool.fn;
-    args = glow_pool.args;
+    const glow_task fn = glow_pool.fn;
+    const void *args = glow_pool.args;
     pthread_mutex_unlock(&glow_pool.m);
     fn(args, (size_t)id, GLOW_THREADS);
-    pthread_mutex_lock(&glow_pool.m);
-    if (--glow_pool.pending == 0) pthread_cond_signal(&glow_pool.done);
-    pthread_mutex_unlock(&glow_pool.m);
+    if (__atomic_sub_fetch(&glow_pool.pending, 1, __ATOMIC_ACQ_REL) == 0) {
+      pthread_mutex_lock(&glow_pool.m);
+      pthread_cond_signal(&glow_pool.done);
+      pthread_mutex_unlock(&glow_pool.m);
+    }
   }
   return 0;
 }
@@ -229,13 +245,17 @@ static void glow_parallel(glow_task fn, const void *args) {
   }
   glow_pool.fn = fn;
   glow_pool.args = args;
-  glow_pool.pending = GLOW_THREADS - 1;
-  glow_pool.gen++;
+  __atomic_store_n(&glow_pool.pending, GLOW_THREADS - 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&glow_pool.gen, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&glow_pool.go);
   pthread_mutex_unlock(&glow_pool.m);
   fn(args, 0, GLOW_THREADS);
+  for (int i = 0; i < GLOW_SPIN && __atomic_load_n(&glow_pool.pending, __ATOMIC_ACQUIRE); i++)
+    glow_relax();
+  if (!__atomic_load_n(&glow_pool.pending, __ATOMIC_ACQUIRE)) return;
   pthread_mutex_lock(&glow_pool.m);
-  while (glow_pool.pending) pthread_cond_wait(&glow_pool.done, &glow_pool.m);
+  while (__atomic_load_n(&glow_pool.pending, __ATOMIC_ACQUIRE))
+    pthread_cond_wait(&glow_pool.done, &glow_pool.m);
   pthread_mutex_unlock(&glow_pool.m);
 }
 #else
