@@ -111,10 +111,12 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
 #ifdef GLOW_VEC
 /* glow_store<W> (W = 8, 16): glow_store for W contiguous lanes with vector
  * operations, the same f32 additions, and relu/clip as bit selections of the
- * same values. */
+ * same values. Always inlined: a call takes the vector's address, so the
+ * results a tile holds in registers would go through memory. */
 #define GLOW_DEFINE_STORE(W, V, I, SPLAT)                                                   \
-  static inline void glow_store##W(float *d, const float *acc, const float *bias,           \
-                                   const float *r, int act, float a0, float a1) {           \
+  static inline __attribute__((always_inline)) void glow_store##W(                          \
+      float *d, const float *acc, const float *bias, const float *r, int act, float a0,      \
+      float a1) {                                                                            \
     V x, b;                                                                                  \
     memcpy(&x, acc, sizeof x);                                                               \
     memcpy(&b, bias, sizeof b);                                                              \
