@@ -193,10 +193,9 @@ def report(name, res, a):
         nm, op, ops, rest = insts[pos]
         t = min(ours[pos]) / 1e6
         kind, macs = layer_info(op, ops, rest, types)
-        key = nm
-        if key not in ort_med:
-            # A node ORT names by its output (fp32 NCHWc): ours writes that tensor.
-            key = next((x for x in ops if x in ort_med and x not in matched), nm)
+        # A node ORT names by its output (fp32 NCHWc): its ONNX output `NAME_output_0` (a Conv
+        # with a fused Add keeps its own output's name), or the tensor ours writes or reads.
+        key = next((x for x in [nm, nm + "_output_0"] + ops if x in ort_med and x not in matched), nm)
         o = ort_med.get(key)
         if o is None:
             by_kind["(unmatched) " + op][0] += t

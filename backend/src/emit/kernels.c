@@ -348,13 +348,19 @@ static inline float *glow_tile_dst(const glow_tile_t *t, size_t i) {
   return t->q->dst + t->n * p->d_n + t->oh[i] * p->d_h + t->ow[i] * p->d_w + t->o0 * p->d_c;
 }
 
-/* A write hint for the same pixel 8 tiles on: an output larger than L2
- * otherwise stalls each store on its miss. As an integer, since the address
- * may lie past the buffer (a prefetch never faults). */
-static inline void glow_tile_prefetch(const float *d, const glow_conv_t *p) {
-  const uintptr_t f = (uintptr_t)d + 8 * GLOW_TP * p->d_w * sizeof(float);
+/* A write hint for the same pixel 8 tiles on (and a read hint for its
+ * residual r, if any): an output larger than L2 otherwise stalls each store
+ * on its miss, and each residual load on its own. As integers, since the
+ * addresses may lie past the buffers (a prefetch never faults). */
+static inline void glow_tile_prefetch(const float *d, const float *r, const glow_conv_t *p) {
+  const uintptr_t ahead = 8 * GLOW_TP * p->d_w * sizeof(float);
+  const uintptr_t f = (uintptr_t)d + ahead;
   __builtin_prefetch((const void *)f, 1);
   __builtin_prefetch((const void *)(f + 64), 1);
+  if (r) {
+    __builtin_prefetch((const void *)((uintptr_t)r + ahead), 0);
+    __builtin_prefetch((const void *)((uintptr_t)r + ahead + 64), 0);
+  }
 }
 
 /* Where pixel t reads window position (a, b): its input, glow_zero (padding
@@ -379,8 +385,12 @@ static inline const float *glow_tap(const glow_tile_t *t, size_t i, size_t a, si
  * row is one run of kw * c products, in the packed filter's [kh][kw][c]
  * order: fewer, longer inner loops for few channels. Returns 0, having
  * computed nothing, when some position must be skipped; 2 when it stored
- * the tile itself (whole vectors with a bias); else 1, the sums in acc. */
-static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+ * the tile itself (whole vectors with a bias); else 1, the sums in acc.
+ * Only the first H pixels are computed (H >= t->np, a constant once inlined
+ * in glow_conv_tile_regs<H>), so an image's last, shorter tile does not pay
+ * for the pixels past its end. */
+static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
+    const glow_tile_t *t, float acc[][2 * GLOW_PW], const size_t H) {
   const glow_conv_t *p = t->q->p;
   const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
   const float *spt[GLOW_KMAX][GLOW_TP];
@@ -424,7 +434,7 @@ static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
         glow_v16 w0, w1;
         memcpy(&w0, wp + c * GLOW_PW, 64);
         memcpy(&w1, wq + c * GLOW_PW, 64);
-#define GLOW_STEP(T) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); GLOW_FMA16(c##T##b, x, w1); }
+#define GLOW_STEP(T) if (T < H) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); GLOW_FMA16(c##T##b, x, w1); }
         GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
       }
@@ -432,7 +442,7 @@ static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
       for (size_t c = 0; c < run; c++) {
         glow_v16 w0;
         memcpy(&w0, wp + c * GLOW_PW, 64);
-#define GLOW_STEP(T) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); }
+#define GLOW_STEP(T) if (T < H) { const glow_v16 x = GLOW_SPLAT16(s##T[c]); GLOW_FMA16(c##T##a, x, w0); }
         GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
       }
@@ -445,8 +455,8 @@ static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
 #define GLOW_OUT(T)                                                                         \
   if (T < t->np) {                                                                          \
     float *d = glow_tile_dst(t, T);                                                         \
-    glow_tile_prefetch(d, p);                                                               \
     const float *r = q->res ? q->res + (d - q->dst) : 0;                                    \
+    glow_tile_prefetch(d, r, p);                                                            \
     glow_store16(d, (const float *)&c##T##a, bias, r, p->act, p->a0, p->a1);                \
     if (t->np2 == 2)                                                                        \
       glow_store16(d + GLOW_PW, (const float *)&c##T##b, bias + GLOW_PW, r ? r + GLOW_PW : 0, \
@@ -456,10 +466,27 @@ static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
 #undef GLOW_OUT
     return 2;
   }
-#define GLOW_OUT(T) memcpy(acc[T], &c##T##a, 64); memcpy(acc[T] + GLOW_PW, &c##T##b, 64);
+#define GLOW_OUT(T) if (T < H) { memcpy(acc[T], &c##T##a, 64); memcpy(acc[T] + GLOW_PW, &c##T##b, 64); }
   GLOW_EACH_TP(GLOW_OUT)
 #undef GLOW_OUT
   return 1;
+}
+
+/* glow_conv_tile_regs_h for each tile height H = T + 1, and the dispatch on
+ * the tile's pixel count. */
+#define GLOW_REGS_H(T)                                                                    \
+  static int glow_conv_tile_regs##T(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {      \
+    return glow_conv_tile_regs_h(t, acc, T + 1);                                          \
+  }
+GLOW_EACH_TP(GLOW_REGS_H)
+#undef GLOW_REGS_H
+static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+  switch (t->np) {
+#define GLOW_REGS_CASE(T) case T + 1: return glow_conv_tile_regs##T(t, acc);
+    GLOW_EACH_TP(GLOW_REGS_CASE)
+#undef GLOW_REGS_CASE
+  default: return 0;
+  }
 }
 #endif
 
@@ -544,9 +571,9 @@ static void glow_conv_tile_store(const glow_tile_t *t, float acc[][2 * GLOW_PW])
   const glow_conv_t *p = q->p;
   for (size_t i = 0; i < t->np; i++) {
     float *d = glow_tile_dst(t, i);
-    glow_store_row(d, p->d_c, acc[i], q->bias + t->o0, q->res ? q->res + (d - q->dst) : 0,
-                   t->lanes, p->act, p->a0, p->a1);
-    glow_tile_prefetch(d, p);
+    const float *r = q->res ? q->res + (d - q->dst) : 0;
+    glow_store_row(d, p->d_c, acc[i], q->bias + t->o0, r, t->lanes, p->act, p->a0, p->a1);
+    glow_tile_prefetch(d, r, p);
   }
 }
 
