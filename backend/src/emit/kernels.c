@@ -274,9 +274,16 @@ static inline void glow_range(size_t units, size_t part, size_t parts, size_t *l
  * in raster order over rows of `w` pixels (those past the image are not
  * stored). */
 static inline void glow_tile_coords(size_t w, size_t pix, size_t *oh, size_t *ow) {
+  /* One division, then steps: a division per pixel cost a short tile a
+   * sizeable share of its time. */
+  size_t h = pix / w, x = pix % w;
   for (size_t t = 0; t < GLOW_TP; t++) {
-    oh[t] = (pix + t) / w;
-    ow[t] = (pix + t) % w;
+    oh[t] = h;
+    ow[t] = x;
+    if (++x == w) {
+      x = 0;
+      h++;
+    }
   }
 }
 /*@end*/
@@ -621,13 +628,14 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
   t.o0 = g * ocg + (PB) * GLOW_PW;                                          \
   t.lanes = glow_min(GLOW_PW * t.np2, ocg - (PB) * GLOW_PW);                \
   t.np = glow_min(GLOW_TP, npix - (PIX));                                   \
-  glow_tile_coords(p->ow, (PIX), t.oh, t.ow);                               \
   glow_conv_tile(&t);
       if (pixels_outer) {
-        for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP)
+        for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
+          glow_tile_coords(p->ow, pix, t.oh, t.ow);
           for (size_t pb = 0; pb < panels; pb += step) {
             GLOW_TILE(pix, pb)
           }
+        }
       } else {
         /* A filter too large for the cache is split by panels instead, so
          * each thread streams its own share of it over every pixel. */
@@ -635,6 +643,7 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
         glow_range((panels + step - 1) / step, part, parts, &q0, &q1);
         for (size_t pb = q0 * step; pb < q1 * step && pb < panels; pb += step)
           for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
+            glow_tile_coords(p->ow, pix, t.oh, t.ow);
             GLOW_TILE(pix, pb)
           }
       }
