@@ -109,18 +109,20 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
 }
 
 #ifdef GLOW_VEC
-/* glow_store<W> (W = 8, 16): glow_store for W contiguous lanes with vector
- * operations, the same f32 additions, and relu/clip as bit selections of the
- * same values. Always inlined: a call takes the vector's address, so the
- * results a tile holds in registers would go through memory. */
+/* glow_finish<W> (W = 8, 16): bias b, residual r (if any) and activation of
+ * the W sums in *x, with the same f32 additions as glow_store and relu/clip
+ * as bit selections of the same values; lo and hi are the clip bounds
+ * broadcast. glow_store<W> is it for W contiguous lanes of memory. Always
+ * inlined, so the vectors behind the pointers stay in registers (a call
+ * would put the results a tile holds in registers through memory), and a
+ * caller that hoists b, lo and hi out of its pixel loop keeps them there.
+ * Pointers, not values: a vector argument wider than the target's registers
+ * changes the ABI (-Wpsabi). */
 #define GLOW_DEFINE_STORE(W, V, I, SPLAT)                                                   \
-  static inline __attribute__((always_inline)) void glow_store##W(                          \
-      float *d, const float *acc, const float *bias, const float *r, int act, float a0,      \
+  static inline __attribute__((always_inline)) void glow_finish##W(                         \
+      V *xp, const V *b, const float *r, int act, const V *lo, const V *hi, float a0,        \
       float a1) {                                                                            \
-    V x, b;                                                                                  \
-    memcpy(&x, acc, sizeof x);                                                               \
-    memcpy(&b, bias, sizeof b);                                                              \
-    x = x + b;                                                                               \
+    V x = *xp + *b;                                                                          \
     if (r) {                                                                                 \
       V q;                                                                                   \
       memcpy(&q, r, sizeof q);                                                               \
@@ -130,15 +132,24 @@ static inline void glow_store(float *d, size_t ds, const float *acc, const float
       const V zero = {0};                                                                    \
       x = (V)((I)x & (x > zero));                                                            \
     } else if (act == GLOW_ACT_CLIP) {                                                       \
-      /* A broadcast: filling the lanes one by one compiles to a masked move each. */       \
-      const V lo = SPLAT(a0), hi = SPLAT(a1);                                                \
-      I m = x < lo;                                                                          \
-      x = (V)(((I)lo & m) | ((I)x & ~m));                                                    \
-      m = hi < x;                                                                            \
-      x = (V)(((I)hi & m) | ((I)x & ~m));                                                    \
+      I m = x < *lo;                                                                         \
+      x = (V)(((I)*lo & m) | ((I)x & ~m));                                                   \
+      m = *hi < x;                                                                           \
+      x = (V)(((I)*hi & m) | ((I)x & ~m));                                                   \
     } else if (act != GLOW_ACT_NONE) {                                                       \
       for (int l = 0; l < W; l++) x[l] = glow_act(x[l], act, a0, a1);                        \
     }                                                                                        \
+    *xp = x;                                                                                 \
+  }                                                                                          \
+  static inline __attribute__((always_inline)) void glow_store##W(                          \
+      float *d, const float *acc, const float *bias, const float *r, int act, float a0,      \
+      float a1) {                                                                            \
+    V x, b;                                                                                  \
+    memcpy(&x, acc, sizeof x);                                                               \
+    memcpy(&b, bias, sizeof b);                                                              \
+    /* A broadcast: filling the lanes one by one compiles to a masked move each. */         \
+    const V lo = SPLAT(a0), hi = SPLAT(a1);                                                  \
+    glow_finish##W(&x, &b, r, act, &lo, &hi, a0, a1);                                        \
     memcpy(d, &x, sizeof x);                                                                 \
   }
 typedef int glow_i8 __attribute__((vector_size(32)));
@@ -457,19 +468,46 @@ static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
   }
   const glow_conv_args *q = t->q;
   if (p->d_c == 1 && q->bias && t->lanes == GLOW_PW * t->np2) {
-    /* Whole vectors: glow_store_row's work straight from the registers. */
-    const float *bias = q->bias + t->o0;
+    /* Whole vectors: glow_store_row's work straight from the registers, with
+     * the bias, the clip bounds and the shape in locals (a store through a
+     * float pointer could otherwise change them, so each pixel reloaded them). */
+    const int two = t->np2 == 2;
+    const float a0 = p->a0, a1 = p->a1;
+    const glow_v16 lo = GLOW_SPLAT16(a0), hi = GLOW_SPLAT16(a1);
+    glow_v16 b0, b1 = z;
+    memcpy(&b0, q->bias + t->o0, 64);
+    if (two) memcpy(&b1, q->bias + t->o0 + GLOW_PW, 64);
+    float *const dst = q->dst;
+    const float *const res = q->res;
 #define GLOW_OUT(T)                                                                         \
   if (T < t->np) {                                                                          \
     float *d = glow_tile_dst(t, T);                                                         \
-    const float *r = q->res ? q->res + (d - q->dst) : 0;                                    \
+    const float *r = res ? res + (d - dst) : 0;                                             \
     glow_tile_prefetch(d, r, p);                                                            \
-    glow_store16(d, (const float *)&c##T##a, bias, r, p->act, p->a0, p->a1);                \
-    if (t->np2 == 2)                                                                        \
-      glow_store16(d + GLOW_PW, (const float *)&c##T##b, bias + GLOW_PW, r ? r + GLOW_PW : 0, \
-                   p->act, p->a0, p->a1);                                                   \
+    glow_finish16(&c##T##a, &b0, r, ACT, &lo, &hi, a0, a1);                                 \
+    memcpy(d, &c##T##a, 64);                                                                \
+    if (two) {                                                                              \
+      glow_finish16(&c##T##b, &b1, r ? r + GLOW_PW : 0, ACT, &lo, &hi, a0, a1);             \
+      memcpy(d + GLOW_PW, &c##T##b, 64);                                                    \
+    }                                                                                       \
   }
-    GLOW_EACH_TP(GLOW_OUT)
+    /* One straight sequence per common activation (ACT a constant): with the
+     * activation tested per pixel, the lane-by-lane fallback kept every
+     * result on the stack. */
+    switch (p->act) {
+#define ACT GLOW_ACT_NONE
+    case GLOW_ACT_NONE: GLOW_EACH_TP(GLOW_OUT) break;
+#undef ACT
+#define ACT GLOW_ACT_RELU
+    case GLOW_ACT_RELU: GLOW_EACH_TP(GLOW_OUT) break;
+#undef ACT
+#define ACT GLOW_ACT_CLIP
+    case GLOW_ACT_CLIP: GLOW_EACH_TP(GLOW_OUT) break;
+#undef ACT
+#define ACT p->act
+    default: GLOW_EACH_TP(GLOW_OUT) break;
+#undef ACT
+    }
 #undef GLOW_OUT
     return 2;
   }
