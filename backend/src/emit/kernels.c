@@ -358,6 +358,12 @@ typedef struct {
   const float *sbase, *panel;
   size_t n, np2, o0, lanes, np;
   size_t oh[GLOW_TP], ow[GLOW_TP];
+  /* The register path's pointer table (glow_conv_tile_taps), which depends
+   * on the pixels only, so a pixel tile's panels share it: taps is -1 until
+   * it is built, then whether the register path applies. */
+  int taps;
+  size_t entries, run;
+  const float *spt[GLOW_KMAX][GLOW_TP];
 } glow_tile_t;
 
 /* Where the tile's pixel i stores its first output channel. */
@@ -401,50 +407,61 @@ static inline const float *glow_tap(const glow_tile_t *t, size_t i, size_t a, si
  * (kw, c) elements are contiguous in the input (dilation 1, one group, NHWC)
  * and every pixel's row is inside the input or wholly in the padding, a whole
  * row is one run of kw * c products, in the packed filter's [kh][kw][c]
- * order: fewer, longer inner loops for few channels. Returns 0, having
- * computed nothing, when some position must be skipped; 2 when it stored
- * the tile itself (whole vectors with a bias); else 1, the sums in acc.
- * Only the first H pixels are computed (H >= t->np, a constant once inlined
- * in glow_conv_tile_regs<H>), so an image's last, shorter tile does not pay
- * for the pixels past its end. */
-static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
-    const glow_tile_t *t, float acc[][2 * GLOW_PW], const size_t H) {
+ * order: fewer, longer inner loops for few channels. glow_conv_tile_taps
+ * builds the table of where each pixel reads each run (t->spt, t->entries
+ * runs of t->run products) and returns 0 when some position must be
+ * skipped instead. */
+static int glow_conv_tile_taps(glow_tile_t *t) {
   const glow_conv_t *p = t->q->p;
-  const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
-  const float *spt[GLOW_KMAX][GLOW_TP];
+  const size_t cg = p->c / p->group;
   int rows = p->dw == 1 && p->s_w == cg && p->kw > 1;
-  size_t entries = p->kh, run = p->kw * cg;
+  t->entries = p->kh;
+  t->run = p->kw * cg;
   if (p->s_c != 1 || p->kh * p->kw > GLOW_KMAX) return 0;
   for (size_t a = 0; a < p->kh && rows; a++)
     for (size_t i = 0; i < GLOW_TP; i++) {
       const long long ih = (long long)(t->oh[i] * p->sh + a * p->dh) - (long long)p->pt;
       const long long iw = (long long)(t->ow[i] * p->sw) - (long long)p->pl;
       if (i >= t->np) {
-        spt[a][i] = glow_zero;
+        t->spt[a][i] = glow_zero;
       } else if (ih < 0 || ih >= (long long)p->h) {
-        spt[a][i] = glow_zero;
+        t->spt[a][i] = glow_zero;
         rows = rows && t->q->zeros;
       } else if (iw < 0 || iw + (long long)p->kw > (long long)p->w) {
         rows = 0;
       } else {
-        spt[a][i] = t->sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
+        t->spt[a][i] = t->sbase + (size_t)ih * p->s_h + (size_t)iw * p->s_w;
       }
     }
   if (!rows) {
-    entries = p->kh * p->kw;
-    run = cg;
+    t->entries = p->kh * p->kw;
+    t->run = cg;
     for (size_t a = 0; a < p->kh; a++)
       for (size_t b = 0; b < p->kw; b++)
         for (size_t i = 0; i < GLOW_TP; i++)
-          if (!(spt[a * p->kw + b][i] = glow_tap(t, i, a, b))) return 0;
+          if (!(t->spt[a * p->kw + b][i] = glow_tap(t, i, a, b))) return 0;
   }
+  return 1;
+}
+
+/* The register path's products and store, over the table built by
+ * glow_conv_tile_taps. Returns 2 when it stored the tile itself (whole
+ * vectors with a bias), else 1, the sums in acc. Only the first H pixels are
+ * computed (H >= t->np, a constant once inlined in glow_conv_tile_regs<H>),
+ * so an image's last, shorter tile does not pay for the pixels past its
+ * end. */
+static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
+    const glow_tile_t *t, float acc[][2 * GLOW_PW], const size_t H) {
+  const glow_conv_t *p = t->q->p;
+  const size_t kk = p->kh * p->kw * (p->c / p->group);
+  const size_t entries = t->entries, run = t->run;
   const glow_v16 z = {0};
 #define GLOW_ACC(T) glow_v16 c##T##a = z, c##T##b = z;
   GLOW_EACH_TP(GLOW_ACC)
 #undef GLOW_ACC
   for (size_t ab = 0; ab < entries; ab++) {
     const float *wp = t->panel + ab * run * GLOW_PW, *wq = wp + kk * GLOW_PW;
-#define GLOW_SRC(T) const float *s##T = spt[ab][T];
+#define GLOW_SRC(T) const float *s##T = t->spt[ab][T];
     GLOW_EACH_TP(GLOW_SRC)
 #undef GLOW_SRC
     if (t->np2 == 2) {
@@ -525,7 +542,10 @@ static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
   }
 GLOW_EACH_TP(GLOW_REGS_H)
 #undef GLOW_REGS_H
-static int glow_conv_tile_regs(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+/* 0 when the register path does not apply (having computed nothing). */
+static int glow_conv_tile_regs(glow_tile_t *t, float acc[][2 * GLOW_PW]) {
+  if (t->taps < 0) t->taps = glow_conv_tile_taps(t);
+  if (!t->taps) return 0;
   switch (t->np) {
 #define GLOW_REGS_CASE(T) case T + 1: return glow_conv_tile_regs##T(t, acc);
     GLOW_EACH_TP(GLOW_REGS_CASE)
@@ -670,6 +690,7 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
       if (pixels_outer) {
         for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
           glow_tile_coords(p->ow, pix, t.oh, t.ow);
+          t.taps = -1;
           for (size_t pb = 0; pb < panels; pb += step) {
             GLOW_TILE(pix, pb)
           }
@@ -682,6 +703,7 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
         for (size_t pb = q0 * step; pb < q1 * step && pb < panels; pb += step)
           for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
             glow_tile_coords(p->ow, pix, t.oh, t.ow);
+            t.taps = -1;
             GLOW_TILE(pix, pb)
           }
       }
