@@ -49,6 +49,7 @@ static inline void glow_fma8_lanes(glow_v8 *acc, const glow_v8 *x, const glow_v8
 /* Window positions a tile keeps pointers for. */
 #define GLOW_KMAX 64
 static inline size_t glow_min(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t glow_max(size_t a, size_t b) { return a > b ? a : b; }
 
 /*@act*/
 
@@ -358,6 +359,12 @@ typedef struct {
   const float *sbase, *panel;
   size_t n, np2, o0, lanes, np;
   size_t oh[GLOW_TP], ow[GLOW_TP];
+  /* Per convolution (glow_conv_part): channels per group, products per
+   * output, whether a window row is one run (see glow_conv_tile_taps), and
+   * the output rows [ih_lo, ih_hi) and columns [iw_lo, iw_hi) whose windows
+   * lie wholly inside the input. */
+  size_t cg, kk, ih_lo, ih_hi, iw_lo, iw_hi;
+  int rows;
   /* The register path's pointer table (glow_conv_tile_taps), which depends
    * on the pixels only, so a pixel tile's panels share it: taps is -1 until
    * it is built, then whether the register path applies. */
@@ -404,20 +411,39 @@ static inline const float *glow_tap(const glow_tile_t *t, size_t i, size_t a, si
 /* The register path: the whole tile's accumulators stay in registers from the
  * first product to the last, which needs every window position of every
  * pixel to be inside the input or to read zeros. Where a window row's
- * (kw, c) elements are contiguous in the input (dilation 1, one group, NHWC)
- * and every pixel's row is inside the input or wholly in the padding, a whole
- * row is one run of kw * c products, in the packed filter's [kh][kw][c]
- * order: fewer, longer inner loops for few channels. glow_conv_tile_taps
+ * (kw, c) elements are contiguous in the input (t->rows) and every pixel's
+ * row is inside the input or wholly in the padding, a whole row is one run
+ * of kw * c products, in the packed filter's [kh][kw][c] order: fewer,
+ * longer inner loops for few channels. A tile whose windows all lie inside
+ * the input (the usual case) needs no test per position. glow_conv_tile_taps
  * builds the table of where each pixel reads each run (t->spt, t->entries
  * runs of t->run products) and returns 0 when some position must be
  * skipped instead. */
 static int glow_conv_tile_taps(glow_tile_t *t) {
   const glow_conv_t *p = t->q->p;
-  const size_t cg = p->c / p->group;
-  int rows = p->dw == 1 && p->s_w == cg && p->kw > 1;
+  const size_t cg = t->cg;
+  int rows = t->rows;
   t->entries = p->kh;
   t->run = p->kw * cg;
   if (p->s_c != 1 || p->kh * p->kw > GLOW_KMAX) return 0;
+  int inside = rows;
+  for (size_t i = 0; i < t->np && inside; i++)
+    inside = t->oh[i] >= t->ih_lo && t->oh[i] < t->ih_hi && t->ow[i] >= t->iw_lo &&
+             t->ow[i] < t->iw_hi;
+  if (inside) {
+    /* Every window inside the input: no test per position. */
+    const size_t step = p->dh * p->s_h;
+    for (size_t i = 0; i < GLOW_TP; i++) {
+      if (i >= t->np) {
+        for (size_t a = 0; a < p->kh; a++) t->spt[a][i] = glow_zero;
+        continue;
+      }
+      const float *s = t->sbase + (t->oh[i] * p->sh - p->pt) * p->s_h +
+                       (t->ow[i] * p->sw - p->pl) * p->s_w;
+      for (size_t a = 0; a < p->kh; a++, s += step) t->spt[a][i] = s;
+    }
+    return 1;
+  }
   for (size_t a = 0; a < p->kh && rows; a++)
     for (size_t i = 0; i < GLOW_TP; i++) {
       const long long ih = (long long)(t->oh[i] * p->sh + a * p->dh) - (long long)p->pt;
@@ -453,7 +479,7 @@ static int glow_conv_tile_taps(glow_tile_t *t) {
 static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
     const glow_tile_t *t, float acc[][2 * GLOW_PW], const size_t H) {
   const glow_conv_t *p = t->q->p;
-  const size_t kk = p->kh * p->kw * (p->c / p->group);
+  const size_t kk = t->kk;
   const size_t entries = t->entries, run = t->run;
   const glow_v16 z = {0};
 #define GLOW_ACC(T) glow_v16 c##T##a = z, c##T##b = z;
@@ -560,7 +586,7 @@ static int glow_conv_tile_regs(glow_tile_t *t, float acc[][2 * GLOW_PW]) {
  * skipping what must be skipped; acc starts at zero. */
 static void glow_conv_tile_window(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {
   const glow_conv_t *p = t->q->p;
-  const size_t cg = p->c / p->group, kk = p->kh * p->kw * cg;
+  const size_t cg = t->cg, kk = t->kk;
   for (size_t a = 0; a < p->kh; a++)
     for (size_t b = 0; b < p->kw; b++) {
       const float *sp[GLOW_TP];
@@ -658,6 +684,17 @@ static void glow_conv_tile(glow_tile_t *t) {
   glow_conv_tile_store(t, acc);
 }
 
+/* The outputs [lo, hi) of n along one axis whose window (first input o * s -
+ * pad, extent + 1 positions) lies inside the input's `in` positions. */
+static void glow_inside(size_t in, size_t n, size_t s, size_t pad, size_t extent, size_t *lo,
+                        size_t *hi) {
+  *lo = (pad + s - 1) / s;
+  *hi = in + pad < extent + 1 ? 0 : glow_min(n, (in + pad - extent - 1) / s + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* The share of L2 a packed filter may take while pixels sweep it. */
+#define GLOW_FILTER_CACHE ((size_t)256 << 10)
 static void glow_conv_part(const void *args, size_t part, size_t parts) {
   const glow_conv_args *q = args;
   const glow_conv_t *p = q->p;
@@ -669,7 +706,7 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
 #else
   const size_t step = 1;
 #endif
-  const int pixels_outer = panels * kk * GLOW_PW * sizeof(float) <= ((size_t)256 << 10);
+  const int pixels_outer = panels * kk * GLOW_PW * sizeof(float) <= GLOW_FILTER_CACHE;
   size_t t0, t1;
   glow_range(tiles, part, parts, &t0, &t1);
   for (size_t n = 0; n < p->n; n++)
@@ -679,6 +716,13 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
       t.q = q;
       t.sbase = q->src + n * p->s_n + g * cg * p->s_c;
       t.n = n;
+      t.cg = cg;
+      t.kk = kk;
+      /* A window row is one run of kw * cg products where its (kw, c)
+       * elements are contiguous (one column, or dilation 1 over dense NHWC). */
+      t.rows = p->kw == 1 || (p->dw == 1 && p->s_w == cg);
+      glow_inside(p->h, p->oh, p->sh, p->pt, (p->kh - 1) * p->dh, &t.ih_lo, &t.ih_hi);
+      glow_inside(p->w, p->ow, p->sw, p->pl, (p->kw - 1) * p->dw, &t.iw_lo, &t.iw_hi);
       /* Tile (pix, panel pb) of the group. */
 #define GLOW_TILE(PIX, PB)                                                  \
   t.panel = gpk + (PB) * kk * GLOW_PW;                                      \
@@ -696,16 +740,24 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
           }
         }
       } else {
-        /* A filter too large for the cache is split by panels instead, so
-         * each thread streams its own share of it over every pixel. */
+        /* A filter too large for the cache is split by panel pairs instead,
+         * each thread its own share, swept in blocks that fit the cache: each
+         * block over every pixel, a pixel tile's coordinates and pointer
+         * table shared by the block's pairs. */
+        const size_t pairs = (panels + step - 1) / step;
+        const size_t block = glow_max(1, GLOW_FILTER_CACHE / (step * kk * GLOW_PW * sizeof(float)));
         size_t q0, q1;
-        glow_range((panels + step - 1) / step, part, parts, &q0, &q1);
-        for (size_t pb = q0 * step; pb < q1 * step && pb < panels; pb += step)
+        glow_range(pairs, part, parts, &q0, &q1);
+        for (size_t b0 = q0; b0 < q1; b0 += block) {
+          const size_t b1 = glow_min(q1, b0 + block);
           for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
             glow_tile_coords(p->ow, pix, t.oh, t.ow);
             t.taps = -1;
-            GLOW_TILE(pix, pb)
+            for (size_t pb = b0 * step; pb < b1 * step && pb < panels; pb += step) {
+              GLOW_TILE(pix, pb)
+            }
           }
+        }
       }
 #undef GLOW_TILE
     }
