@@ -561,9 +561,11 @@ static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
 }
 
 /* glow_conv_tile_regs_h for each tile height H = T + 1, and the dispatch on
- * the tile's pixel count. */
+ * the tile's pixel count. Not inlined: inlined into its caller, the kernel
+ * shares that function's registers and spills its accumulators. */
 #define GLOW_REGS_H(T)                                                                    \
-  static int glow_conv_tile_regs##T(const glow_tile_t *t, float acc[][2 * GLOW_PW]) {      \
+  static __attribute__((noinline)) int glow_conv_tile_regs##T(const glow_tile_t *t,        \
+                                                              float acc[][2 * GLOW_PW]) {  \
     return glow_conv_tile_regs_h(t, acc, T + 1);                                          \
   }
 GLOW_EACH_TP(GLOW_REGS_H)
@@ -578,6 +580,110 @@ static int glow_conv_tile_regs(glow_tile_t *t, float acc[][2 * GLOW_PW]) {
 #undef GLOW_REGS_CASE
   default: return 0;
   }
+}
+
+/* The register path over four panels (64 output channels) at once, for
+ * tiles of whole vectors with a bias and dense output channels
+ * (glow_conv_quad_ok): each broadcast input value feeds four FMAs instead of
+ * two, and the tile's fixed costs (pointer setup, the loop's start and
+ * drain, the store) are shared by twice the products, which is most of the
+ * difference for 1x1 convolutions of few input channels. Only the first H
+ * pixels are computed, as in glow_conv_tile_regs_h. */
+static inline __attribute__((always_inline)) void glow_conv_tile_quad_h(const glow_tile_t *t,
+                                                                        const size_t H) {
+  const glow_conv_t *p = t->q->p;
+  const size_t ps = t->kk * GLOW_PW, entries = t->entries, run = t->run;
+  const glow_v16 z = {0};
+#define GLOW_ACC(T) glow_v16 c##T##a = z, c##T##b = z, c##T##c = z, c##T##d = z;
+  GLOW_EACH_TP(GLOW_ACC)
+#undef GLOW_ACC
+  for (size_t ab = 0; ab < entries; ab++) {
+    const float *wp = t->panel + ab * run * GLOW_PW;
+#define GLOW_SRC(T) const float *s##T = t->spt[ab][T];
+    GLOW_EACH_TP(GLOW_SRC)
+#undef GLOW_SRC
+    for (size_t c = 0; c < run; c++) {
+      glow_v16 w0, w1, w2, w3;
+      memcpy(&w0, wp + c * GLOW_PW, 64);
+      memcpy(&w1, wp + ps + c * GLOW_PW, 64);
+      memcpy(&w2, wp + 2 * ps + c * GLOW_PW, 64);
+      memcpy(&w3, wp + 3 * ps + c * GLOW_PW, 64);
+#define GLOW_STEP(T)                                                                        \
+  if (T < H) {                                                                              \
+    const glow_v16 x = GLOW_SPLAT16(s##T[c]);                                               \
+    GLOW_FMA16(c##T##a, x, w0); GLOW_FMA16(c##T##b, x, w1);                                 \
+    GLOW_FMA16(c##T##c, x, w2); GLOW_FMA16(c##T##d, x, w3);                                 \
+  }
+      GLOW_EACH_TP(GLOW_STEP)
+#undef GLOW_STEP
+    }
+  }
+  const glow_conv_args *q = t->q;
+  const float a0 = p->a0, a1 = p->a1;
+  const glow_v16 lo = GLOW_SPLAT16(a0), hi = GLOW_SPLAT16(a1);
+  glow_v16 b0, b1, b2, b3;
+  memcpy(&b0, q->bias + t->o0, 64);
+  memcpy(&b1, q->bias + t->o0 + GLOW_PW, 64);
+  memcpy(&b2, q->bias + t->o0 + 2 * GLOW_PW, 64);
+  memcpy(&b3, q->bias + t->o0 + 3 * GLOW_PW, 64);
+  float *const dst = q->dst;
+  const float *const res = q->res;
+#define GLOW_FIN(V, B, K, ACT)                                                              \
+  glow_finish16(&V, &B, r ? r + (K) * GLOW_PW : 0, ACT, &lo, &hi, a0, a1);                  \
+  memcpy(d + (K) * GLOW_PW, &V, 64);
+#define GLOW_OUT(T, ACT)                                                                    \
+  if (T < H) {                                                                              \
+    float *d = glow_tile_dst(t, T);                                                         \
+    const float *r = res ? res + (d - dst) : 0;                                             \
+    glow_tile_prefetch(d, r, p);                                                            \
+    glow_tile_prefetch(d + 2 * GLOW_PW, r ? r + 2 * GLOW_PW : 0, p);                        \
+    GLOW_FIN(c##T##a, b0, 0, ACT) GLOW_FIN(c##T##b, b1, 1, ACT)                             \
+    GLOW_FIN(c##T##c, b2, 2, ACT) GLOW_FIN(c##T##d, b3, 3, ACT)                             \
+  }
+  /* One straight sequence per common activation, as in glow_conv_tile_regs_h. */
+  switch (p->act) {
+  case GLOW_ACT_NONE: GLOW_EACH_TP_ARGS(GLOW_OUT, GLOW_ACT_NONE) break;
+  case GLOW_ACT_RELU: GLOW_EACH_TP_ARGS(GLOW_OUT, GLOW_ACT_RELU) break;
+  case GLOW_ACT_CLIP: GLOW_EACH_TP_ARGS(GLOW_OUT, GLOW_ACT_CLIP) break;
+  default: GLOW_EACH_TP_ARGS(GLOW_OUT, p->act) break;
+  }
+#undef GLOW_OUT
+#undef GLOW_FIN
+}
+#define GLOW_QUAD_H(T)                                                                    \
+  static __attribute__((noinline)) void glow_conv_tile_quad##T(const glow_tile_t *t) {      \
+    glow_conv_tile_quad_h(t, T + 1);                                                      \
+  }
+GLOW_EACH_TP(GLOW_QUAD_H)
+#undef GLOW_QUAD_H
+
+/* Whether a tile of four panels from output channel o0 may take the quad
+ * path: four whole panels of the group, a bias, dense output channels. */
+static inline int glow_conv_quad_ok(const glow_conv_args *q, size_t ocg, size_t pb, size_t pe) {
+  return q->bias && q->p->d_c == 1 && pb + 4 <= pe && (pb + 4) * GLOW_PW <= ocg;
+}
+
+/* A tile of four panels: the quad path where the register path applies,
+ * else two tiles of two panels. */
+static void glow_conv_tile(glow_tile_t *t);
+static void glow_conv_tile_four(glow_tile_t *t) {
+  if (t->taps < 0) t->taps = glow_conv_tile_taps(t);
+  if (t->taps) {
+    switch (t->np) {
+#define GLOW_QUAD_CASE(T) case T + 1: glow_conv_tile_quad##T(t); return;
+      GLOW_EACH_TP(GLOW_QUAD_CASE)
+#undef GLOW_QUAD_CASE
+    default: break;
+    }
+  }
+  const float *panel = t->panel;
+  const size_t o0 = t->o0;
+  t->np2 = 2;
+  t->lanes = 2 * GLOW_PW;
+  glow_conv_tile(t);
+  t->panel = panel + 2 * t->kk * GLOW_PW;
+  t->o0 = o0 + 2 * GLOW_PW;
+  glow_conv_tile(t);
 }
 #endif
 
@@ -684,6 +790,15 @@ static void glow_conv_tile(glow_tile_t *t) {
   glow_conv_tile_store(t, acc);
 }
 
+#ifndef GLOW_VEC16
+/* Without AVX-512 every tile has at most two panels. */
+static inline int glow_conv_quad_ok(const glow_conv_args *q, size_t ocg, size_t pb, size_t pe) {
+  (void)q, (void)ocg, (void)pb, (void)pe;
+  return 0;
+}
+static inline void glow_conv_tile_four(glow_tile_t *t) { glow_conv_tile(t); }
+#endif
+
 /* The outputs [lo, hi) of n along one axis whose window (first input o * s -
  * pad, extent + 1 positions) lies inside the input's `in` positions. */
 static void glow_inside(size_t in, size_t n, size_t s, size_t pad, size_t extent, size_t *lo,
@@ -723,20 +838,29 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
       t.rows = p->kw == 1 || (p->dw == 1 && p->s_w == cg);
       glow_inside(p->h, p->oh, p->sh, p->pt, (p->kh - 1) * p->dh, &t.ih_lo, &t.ih_hi);
       glow_inside(p->w, p->ow, p->sw, p->pl, (p->kw - 1) * p->dw, &t.iw_lo, &t.iw_hi);
-      /* Tile (pix, panel pb) of the group. */
-#define GLOW_TILE(PIX, PB)                                                  \
+      /* Tile (pix, panels pb ..) of the group, ending before panel PE; W is
+       * set to its number of panels. */
+#define GLOW_TILE(PIX, PB, PE, W)                                           \
   t.panel = gpk + (PB) * kk * GLOW_PW;                                      \
-  t.np2 = glow_min(step, panels - (PB));                                    \
   t.o0 = g * ocg + (PB) * GLOW_PW;                                          \
-  t.lanes = glow_min(GLOW_PW * t.np2, ocg - (PB) * GLOW_PW);                \
   t.np = glow_min(GLOW_TP, npix - (PIX));                                   \
-  glow_conv_tile(&t);
+  if (glow_conv_quad_ok(q, ocg, PB, PE)) {                                  \
+    W = 4;                                                                  \
+    t.np2 = 4;                                                              \
+    t.lanes = 4 * GLOW_PW;                                                  \
+    glow_conv_tile_four(&t);                                                \
+  } else {                                                                  \
+    W = glow_min(step, (PE) - (PB));                                        \
+    t.np2 = W;                                                              \
+    t.lanes = glow_min(GLOW_PW * t.np2, ocg - (PB) * GLOW_PW);              \
+    glow_conv_tile(&t);                                                     \
+  }
       if (pixels_outer) {
         for (size_t pix = t0 * GLOW_TP; pix < t1 * GLOW_TP && pix < npix; pix += GLOW_TP) {
           glow_tile_coords(p->ow, pix, t.oh, t.ow);
           t.taps = -1;
-          for (size_t pb = 0; pb < panels; pb += step) {
-            GLOW_TILE(pix, pb)
+          for (size_t pb = 0, w = 0; pb < panels; pb += w) {
+            GLOW_TILE(pix, pb, panels, w)
           }
         }
       } else {
@@ -753,8 +877,9 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
           for (size_t pix = 0; pix < npix; pix += GLOW_TP) {
             glow_tile_coords(p->ow, pix, t.oh, t.ow);
             t.taps = -1;
-            for (size_t pb = b0 * step; pb < b1 * step && pb < panels; pb += step) {
-              GLOW_TILE(pix, pb)
+            const size_t pe = glow_min(b1 * step, panels);
+            for (size_t pb = b0 * step, w = 0; pb < pe; pb += w) {
+              GLOW_TILE(pix, pb, pe, w)
             }
           }
         }
