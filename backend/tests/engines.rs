@@ -2511,6 +2511,23 @@ fn c_threads_match_interpreter() {
     );
 }
 
+/// The thread pool under ThreadSanitizer (2 threads, so the caller and a
+/// worker claim the ranges of every kernel): a data race, a claim of a
+/// finished kernel's range or a kernel's output read before its worker wrote
+/// it fails the run or its bytes.
+#[test]
+#[cfg_attr(not(has_tsan), ignore = "`cc -fsanitize=thread` does not build and run here")]
+fn c_threads_under_thread_sanitizer() {
+    run_both_with(
+        "-O1 -march=native -fsanitize=thread",
+        glow_backend::CodegenOptions {
+            threads: 2,
+            fast_math: false,
+            ..Default::default()
+        },
+    );
+}
+
 /// The fast mode (contraction allowed) stays within tolerance.
 #[test]
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]

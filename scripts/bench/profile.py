@@ -2,13 +2,13 @@
 """Per-layer profile of our bundle against onnxruntime's, matched by layer.
 
 usage: scripts/bench/profile.py [--models resnet50,mobilenet_v2] [--rounds N] [--fp32]
-                                [--work DIR] [--top K]
+                                [--threads T] [--work DIR] [--top K]
 
 For each model of the corpus (as scripts/bench_models.py prepares it: seeded weights; by default
 the static int8 QDQ model `quantize_static` makes, `--fp32` the float model), builds the bundle
 with `glow-opt -O --emit=c --trace-hook` and scripts/bench/server.c with -DGLOW_PROFILE (the hook
-takes the monotonic time after each instruction), and runs onnxruntime (1 thread, all graph
-optimizations) with `SessionOptions.enable_profiling` on the same input, interleaved, ROUNDS runs
+takes the monotonic time after each instruction), and runs onnxruntime (1 thread, or T intra-op threads not spinning with `--threads T`, the
+bundle then emitted with --threads T; all graph optimizations) with `SessionOptions.enable_profiling` on the same input, interleaved, ROUNDS runs
 each. Per instruction: the shortest time over the rounds (wall time on both sides; the minimum,
 not the median, because on a shared machine a layer's median carries other processes' time) of
 ours and of the onnxruntime node of the same ONNX name (ORT names its fused nodes `NAME_token_K`,
@@ -120,14 +120,17 @@ def profile_model(name, a, bins, corpus, peak_gops):
     opt = os.path.join(work, f"{name}.{tag}.opt.gir")
     bm.run([bins["glow-opt"], "-O", gir, "-o", opt])
     cdir = os.path.join(work, f"prof{tag}")
-    bm.run([bins["glow-opt"], "-O", gir, "--emit=c", "--trace-hook", "-o", cdir, "--weights", wts])
+    threads = [f"--threads={a.threads}"] if a.threads > 1 else []
+    bm.run([bins["glow-opt"], "-O", gir, "--emit=c", "--trace-hook", "-o", cdir, "--weights", wts]
+           + threads)
     cc = os.environ.get("CC", "cc")
     flags = ["-O3", "-march=native"]
     obj = os.path.join(work, f"prof{tag}.o")
     bm.run([cc] + flags + ["-c", os.path.join(cdir, "main_graph.c"), "-o", obj])
     exe = os.path.join(work, f"profserver{tag}")
     bm.run([cc] + flags + ["-I", cdir, "-DB=main_graph", "-DIN=input", "-DOUT=logits", "-DGLOW_PROFILE",
-                           os.path.join(HERE, "server.c"), obj, "-o", exe, "-lm"])
+                           os.path.join(HERE, "server.c"), obj, "-o", exe, "-lm"]
+           + (["-lpthread"] if threads else []))
     insts, types = read_program(opt)
 
     x = bm.np.random.default_rng(0).random((1, 3, 224, 224), dtype=bm.np.float32)
@@ -135,8 +138,11 @@ def profile_model(name, a, bins, corpus, peak_gops):
     x.tofile(inp_bin)
     b = bm.Bundle(exe, os.path.join(cdir, "main_graph.weights.bin"), inp_bin)
     so = bm.ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = a.threads
     so.inter_op_num_threads = 1
+    if a.threads > 1:
+        # As in bench_models: a spinning ORT pool thread would take the bundle's core.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.execution_mode = bm.ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = bm.ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.enable_profiling = True
@@ -232,6 +238,7 @@ def main():
     ap.add_argument("--models", default="resnet50,mobilenet_v2")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--fp32", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "glow-bench-profile"))
     a = ap.parse_args()

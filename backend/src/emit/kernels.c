@@ -187,60 +187,85 @@ static inline void glow_store_row(float *d, size_t ds, const float *acc, const f
  * whole tiles; each range is computed by one thread in the order one thread
  * would use, so results do not depend on the number of threads. With
  * GLOW_THREADS = N the bundle keeps N - 1 workers (started at the first call)
- * and the calling thread runs part 0. The entry point is not reentrant. */
+ * and the calling thread works too. The entry point is not reentrant. */
 typedef void (*glow_task)(const void *args, size_t part, size_t parts);
 #ifdef GLOW_THREADS
-/* gen and pending are read without the lock while spinning (GCC/Clang
- * __atomic builtins); they change only under it, so a thread that found
- * nothing by spinning can still sleep on the condition variables without
- * missing a wake-up. */
+/* A kernel is cut into GLOW_CHUNKS ranges that the threads claim one at a
+ * time, so a worker that is late (asleep, or its core taken by another
+ * process) leaves its share to the others instead of holding up the caller.
+ * A claim is a compare-and-swap on `ticket` (generation << 32 | next range)
+ * that also checks the generation, so a worker that read the job of a kernel
+ * that has since finished claims nothing from the next one; the caller
+ * writes the next job only after closing the ticket. Every shared field is a
+ * sequentially consistent atomic (GCC/Clang __atomic builtins); the mutex
+ * and condition variables only put threads to sleep and wake them. */
+#define GLOW_CHUNKS (4 * GLOW_THREADS)
+#define GLOW_CLOSED 0xffffffffull
 static struct {
   pthread_mutex_t m;
   pthread_cond_t go, done;
   glow_task fn;
   const void *args;
-  unsigned long gen;
-  size_t pending;
+  unsigned long long ticket;
+  size_t finished, sleepers;
   int started;
 } glow_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-               0, 0, 0, 0, 0};
+               0, 0, GLOW_CLOSED, 0, 0, 0};
 
 /* Spins before sleeping: most kernels take well under a millisecond, and
  * waking a sleeping thread costs about as much as a small one. */
 #define GLOW_SPIN 20000
+#define GLOW_SC __ATOMIC_SEQ_CST
 static inline void glow_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
 }
 
-static void *glow_worker(void *id) {
-  unsigned long seen = 0;
+/* Claims and runs ranges of the job of generation `gen` until none is left. */
+static void glow_claim(unsigned long long gen) {
   for (;;) {
-    for (int i = 0; i < GLOW_SPIN && __atomic_load_n(&glow_pool.gen, __ATOMIC_ACQUIRE) == seen; i++)
-      glow_relax();
-    pthread_mutex_lock(&glow_pool.m);
-    while (__atomic_load_n(&glow_pool.gen, __ATOMIC_ACQUIRE) == seen)
-      pthread_cond_wait(&glow_pool.go, &glow_pool.m);
-    seen = glow_pool.gen;
-    const glow_task fn = glow_pool.fn;
-    const void *args = glow_pool.args;
-    pthread_mutex_unlock(&glow_pool.m);
-    fn(args, (size_t)id, GLOW_THREADS);
-    if (__atomic_sub_fetch(&glow_pool.pending, 1, __ATOMIC_ACQ_REL) == 0) {
+    unsigned long long t = __atomic_load_n(&glow_pool.ticket, GLOW_SC);
+    if (t >> 32 != gen || (t & GLOW_CLOSED) >= GLOW_CHUNKS) return;
+    const glow_task fn = __atomic_load_n(&glow_pool.fn, GLOW_SC);
+    const void *args = __atomic_load_n(&glow_pool.args, GLOW_SC);
+    if (!__atomic_compare_exchange_n(&glow_pool.ticket, &t, t + 1, 0, GLOW_SC, GLOW_SC))
+      continue;
+    fn(args, (size_t)(t & GLOW_CLOSED), GLOW_CHUNKS);
+    if (__atomic_add_fetch(&glow_pool.finished, 1, GLOW_SC) == GLOW_CHUNKS) {
       pthread_mutex_lock(&glow_pool.m);
       pthread_cond_signal(&glow_pool.done);
       pthread_mutex_unlock(&glow_pool.m);
     }
   }
+}
+
+static void *glow_worker(void *id) {
+  (void)id;
+  unsigned long long seen = 0;
+  for (;;) {
+    unsigned long long gen = seen;
+    for (int i = 0; i < GLOW_SPIN && (gen = __atomic_load_n(&glow_pool.ticket, GLOW_SC) >> 32) == seen;
+         i++)
+      glow_relax();
+    if (gen == seen) {
+      pthread_mutex_lock(&glow_pool.m);
+      __atomic_add_fetch(&glow_pool.sleepers, 1, GLOW_SC);
+      while ((gen = __atomic_load_n(&glow_pool.ticket, GLOW_SC) >> 32) == seen)
+        pthread_cond_wait(&glow_pool.go, &glow_pool.m);
+      __atomic_sub_fetch(&glow_pool.sleepers, 1, GLOW_SC);
+      pthread_mutex_unlock(&glow_pool.m);
+    }
+    seen = gen;
+    glow_claim(gen);
+  }
   return 0;
 }
 
 static void glow_parallel(glow_task fn, const void *args) {
-  size_t ran = 1;
-  pthread_mutex_lock(&glow_pool.m);
   if (!glow_pool.started) {
-    glow_pool.started = 1;
+    /* Only the calling thread writes `started`: the entry is not reentrant. */
+    int ran = 1;
     for (size_t i = 1; i < GLOW_THREADS; i++) {
       pthread_t t;
       if (pthread_create(&t, 0, glow_worker, (void *)i) == 0) {
@@ -248,29 +273,35 @@ static void glow_parallel(glow_task fn, const void *args) {
         ran++;
       }
     }
-    glow_pool.started = (int)ran;
+    glow_pool.started = ran;
   }
-  ran = (size_t)glow_pool.started;
-  if (ran < GLOW_THREADS) {
-    /* Workers that could not start: the calling thread runs every part. */
-    pthread_mutex_unlock(&glow_pool.m);
-    for (size_t i = 0; i < GLOW_THREADS; i++) fn(args, i, GLOW_THREADS);
+  if (glow_pool.started < 2) {
+    /* No worker could start: the calling thread runs every range. */
+    for (size_t i = 0; i < GLOW_CHUNKS; i++) fn(args, i, GLOW_CHUNKS);
     return;
   }
-  glow_pool.fn = fn;
-  glow_pool.args = args;
-  __atomic_store_n(&glow_pool.pending, GLOW_THREADS - 1, __ATOMIC_RELAXED);
-  __atomic_add_fetch(&glow_pool.gen, 1, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&glow_pool.go);
-  pthread_mutex_unlock(&glow_pool.m);
-  fn(args, 0, GLOW_THREADS);
-  for (int i = 0; i < GLOW_SPIN && __atomic_load_n(&glow_pool.pending, __ATOMIC_ACQUIRE); i++)
+  /* The previous job is finished and its ticket closed: publish this one. */
+  const unsigned long long gen = (__atomic_load_n(&glow_pool.ticket, GLOW_SC) >> 32) + 1;
+  __atomic_store_n(&glow_pool.fn, fn, GLOW_SC);
+  __atomic_store_n(&glow_pool.args, args, GLOW_SC);
+  __atomic_store_n(&glow_pool.finished, 0, GLOW_SC);
+  __atomic_store_n(&glow_pool.ticket, gen << 32, GLOW_SC);
+  if (__atomic_load_n(&glow_pool.sleepers, GLOW_SC)) {
+    pthread_mutex_lock(&glow_pool.m);
+    pthread_cond_broadcast(&glow_pool.go);
+    pthread_mutex_unlock(&glow_pool.m);
+  }
+  glow_claim(gen);
+  for (int i = 0; i < GLOW_SPIN && __atomic_load_n(&glow_pool.finished, GLOW_SC) < GLOW_CHUNKS; i++)
     glow_relax();
-  if (!__atomic_load_n(&glow_pool.pending, __ATOMIC_ACQUIRE)) return;
-  pthread_mutex_lock(&glow_pool.m);
-  while (__atomic_load_n(&glow_pool.pending, __ATOMIC_ACQUIRE))
-    pthread_cond_wait(&glow_pool.done, &glow_pool.m);
-  pthread_mutex_unlock(&glow_pool.m);
+  if (__atomic_load_n(&glow_pool.finished, GLOW_SC) < GLOW_CHUNKS) {
+    pthread_mutex_lock(&glow_pool.m);
+    while (__atomic_load_n(&glow_pool.finished, GLOW_SC) < GLOW_CHUNKS)
+      pthread_cond_wait(&glow_pool.done, &glow_pool.m);
+    pthread_mutex_unlock(&glow_pool.m);
+  }
+  /* Close the ticket before the next job's fields change. */
+  __atomic_store_n(&glow_pool.ticket, (gen << 32) | GLOW_CLOSED, GLOW_SC);
 }
 #else
 static inline void glow_parallel(glow_task fn, const void *args) { fn(args, 0, 1); }
