@@ -410,18 +410,20 @@ static inline float *glow_tile_dst(const glow_tile_t *t, size_t i) {
   return t->q->dst + t->n * p->d_n + t->oh[i] * p->d_h + t->ow[i] * p->d_w + t->o0 * p->d_c;
 }
 
-/* A write hint for the same pixel 8 tiles on (and a read hint for its
+/* A write hint for the same pixel 4 tiles on (and a read hint for its
  * residual r, if any): an output larger than L2 otherwise stalls each store
  * on its miss, and each residual load on its own. As integers, since the
  * addresses may lie past the buffers (a prefetch never faults). */
 static inline void glow_tile_prefetch(const float *d, const float *r, const glow_conv_t *p) {
-  const uintptr_t ahead = 8 * GLOW_TP * p->d_w * sizeof(float);
+  const uintptr_t ahead = 4 * GLOW_TP * p->d_w * sizeof(float);
   const uintptr_t f = (uintptr_t)d + ahead;
   __builtin_prefetch((const void *)f, 1);
   __builtin_prefetch((const void *)(f + 64), 1);
   if (r) {
-    __builtin_prefetch((const void *)((uintptr_t)r + ahead), 0);
-    __builtin_prefetch((const void *)((uintptr_t)r + ahead + 64), 0);
+    /* Into L2 only: brought into L1 this far ahead, with the output's
+     * lines, it was mostly evicted again before its use. */
+    __builtin_prefetch((const void *)((uintptr_t)r + ahead), 0, 2);
+    __builtin_prefetch((const void *)((uintptr_t)r + ahead + 64), 0, 2);
   }
 }
 
