@@ -1699,9 +1699,11 @@ static inline void glow_qrqz_store(void *d, __m512i acc, const glow_qrqz *r, siz
 
 /* Requantizes 32 lanes (a, then b) and stores them as 32 bytes at d: two
  * saturating packs (the same saturation as the one-register store) and one
- * permutation back to channel order. */
+ * permutation back to channel order. The first pack is signed for both
+ * destinations: an unsigned one would leave 32768..65535, which the second
+ * pack reads as negative int16 and saturates to 0 instead of 255. */
 static inline __m256i glow_qrqz_bytes32(__m512i x, __m512i y, int is_signed) {
-  const __m512i w = is_signed ? _mm512_packs_epi32(x, y) : _mm512_packus_epi32(x, y);
+  const __m512i w = _mm512_packs_epi32(x, y);
   const __m512i z = is_signed ? _mm512_packs_epi16(w, w) : _mm512_packus_epi16(w, w);
   /* Each 128-bit lane l of z holds a's channels 4l..4l+3, then b's. */
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
