@@ -477,10 +477,115 @@ fn gemm_call(
     } else {
         c.w.line(&format!("static const int64_t bterm[{cols}] = {{0}};"));
     }
-    c.w.line(&format!(
-        "glow_qgemm(Dest, {l}, {r}, {pk}, bterm, qm, qs, &shape);"
-    ));
+    let call = format!("glow_qgemm(Dest, {l}, {r}, {pk}, bterm, qm, qs, &shape);");
+    match vnni_gemm(c, (nb, rows, inner, cols), (l, r), ps, (ls, ds), rowwise)? {
+        Some(vnni) => {
+            // Each branch names what only the other one uses (-Wunused).
+            c.w.line("#if defined(GLOW_QVNNI)");
+            c.w.line(&format!("(void)shape; (void){r}; (void)glow_qgemm;"));
+            for line in vnni {
+                c.w.line(&line);
+            }
+            c.w.line("#else");
+            c.w.line("(void)glow_qconv;");
+            c.w.line(&call);
+            c.w.line("#endif");
+        }
+        None => c.w.line(&call),
+    }
     Ok(true)
+}
+
+/// The VNNI form of a single product (`nb` = 1) by a constant right-hand
+/// side whose `r - woff[j]` all fit in int8: the product is the 1x1
+/// convolution of `rows` pixels of `inner` channels by the filter
+/// `[cols][inner]` (the right-hand side transposed, or a row-wise product's
+/// weights as they are), run by the convolution's VNNI kernel, whose
+/// compensation `xou * sum_k (r - woff[j])` is folded into the bias term.
+/// The C lines (after `bterm` is set), or None when it does not apply.
+fn vnni_gemm(
+    c: &mut KCtx,
+    (nb, rows, inner, cols): (u64, u64, u64, u64),
+    (l, r): (&str, &str),
+    ps: &[Product],
+    (ls, ds): (bool, bool),
+    rowwise: bool,
+) -> Result<Option<Vec<String>>, BackendError> {
+    let Some(w) = c.const_weight(r) else {
+        return Ok(None);
+    };
+    if nb != 1 || ps.len() as u64 != cols {
+        return Ok(None);
+    }
+    let chunk = rows.clamp(1, 24);
+    let k2 = inner.div_ceil(2) * 2;
+    if chunk * k2 > MAX_BAND {
+        return Ok(None);
+    }
+    let signed = matches!(c.ty(r)?.elem, glow_ir::ElemKind::Int8Q { .. });
+    let bytes = const_bytes(c, r)?;
+    let stored = |kk: u64, j: u64| -> i64 {
+        let at = if rowwise { j * inner + kk } else { kk * cols + j };
+        let b = bytes[at as usize];
+        if signed {
+            b as i8 as i64
+        } else {
+            b as i64
+        }
+    };
+    let xou = ps[0].x_off + 128 * i64::from(ls);
+    let mut comp = Vec::with_capacity(cols as usize);
+    for (j, p) in ps.iter().enumerate().take(cols as usize) {
+        let mut sum = 0i64;
+        for kk in 0..inner {
+            let v = stored(kk, j as u64) - p.w_off;
+            if !(-128..=127).contains(&v) {
+                return Ok(None);
+            }
+            sum += v;
+        }
+        comp.push(xou * sum);
+    }
+    let woff = ps.iter().map(|p| p.w_off).collect();
+    let kind = if rowwise {
+        PackKind::QConvVnni {
+            group: 1,
+            ocg: cols,
+            kh: 1,
+            kw: 1,
+            cg: inner,
+            signed,
+            woff,
+        }
+    } else {
+        PackKind::QGemmVnni {
+            k: inner,
+            n: cols,
+            signed,
+            woff,
+        }
+    };
+    c.rt.use_kernel(Kernel::QConv);
+    c.rt.need_qband(chunk * k2);
+    let at8 = c.rt.packed(w, kind);
+    let p = &ps[0];
+    Ok(Some(vec![
+        format!(
+            "static const glow_qconv_t cshape = {{1u, {rows}u, 1u, {inner}u, {rows}u, 1u, {cols}u, 1u, 1u, 1u, 1u, 0u, 0u, 1u, 1u, 1u, {}, {}, {}, {}, {}, {}, {chunk}u}};",
+            u8::from(ls),
+            u8::from(ds),
+            p.x_off,
+            p.out.offset,
+            p.out.lo,
+            p.out.hi
+        ),
+        format!("static const int64_t wcomp[{cols}] = {{{}}};", list(comp)),
+        format!("int64_t bterm8[{cols}];"),
+        format!("for (size_t j = 0; j < {cols}u; j++) bterm8[j] = bterm[j] - wcomp[j];"),
+        format!(
+            "glow_qconv(Dest, {l}, 0, bterm, qm, qs, &cshape, (const int8_t *)(constantWeight + {at8}u), bterm8);"
+        ),
+    ]))
 }
 
 /// `dynamicquantizedfullyconnected`, `dynamicrowwisequantizedfullyconnected`:

@@ -296,6 +296,16 @@ pub enum PackKind {
         signed: bool,
         woff: Vec<i64>,
     },
+    /// A constant quantized right-hand side `[k][n]` for the VNNI kernel: the
+    /// QConvVnni packing of its transpose `[n][k]` (a 1x1 filter of `n`
+    /// output channels), `woff` one offset per column (packed only when every
+    /// value fits in int8).
+    QGemmVnni {
+        k: u64,
+        n: u64,
+        signed: bool,
+        woff: Vec<i64>,
+    },
     /// The quantized right-hand sides `[nb][k][n]` (int8, or uint8 when not
     /// `signed`) of a GEMM to int16 `r - woff[j]` in `[nb][block of 16 columns]
     /// [pair of k][16][2]`, zero past `k` and `n`; `woff` holds one offset per
@@ -376,6 +386,7 @@ impl PackKind {
                 cg,
                 ..
             } => group * ocg.div_ceil(16) * kh * kw * cg.div_ceil(4) * 64,
+            PackKind::QGemmVnni { k, n, .. } => n.div_ceil(16) * k.div_ceil(4) * 64,
             PackKind::QDepthwise { c, kh, kw, .. } => (kh * kw).div_ceil(2) * c.div_ceil(32) * 64,
             PackKind::QGemmPanels { nb, k, n, .. } => nb * n.div_ceil(16) * k.div_ceil(2) * 32,
         }
@@ -387,7 +398,7 @@ impl PackKind {
             PackKind::QConvPanels { .. }
             | PackKind::QDepthwise { .. }
             | PackKind::QGemmPanels { .. } => 2,
-            PackKind::QConvVnni { .. } => 1,
+            PackKind::QConvVnni { .. } | PackKind::QGemmVnni { .. } => 1,
             _ => 4,
         }
     }
@@ -432,6 +443,28 @@ impl PackKind {
                 }
             }
             return out;
+        }
+        if let PackKind::QGemmVnni {
+            k,
+            n,
+            signed,
+            ref woff,
+        } = *self
+        {
+            let t: Vec<u8> = (0..n)
+                .flat_map(|j| (0..k).map(move |kk| (kk * n + j) as usize))
+                .map(|at| src.get(at).copied().unwrap_or(0))
+                .collect();
+            let filter = PackKind::QConvVnni {
+                group: 1,
+                ocg: n,
+                kh: 1,
+                kw: 1,
+                cg: k,
+                signed,
+                woff: (0..n as usize).map(|j| woff[j % woff.len()]).collect(),
+            };
+            return filter.pack_bytes(&t);
         }
         if let PackKind::QGemmPanels {
             nb,
@@ -581,6 +614,7 @@ impl PackKind {
             }
             PackKind::QConvPanels { .. }
             | PackKind::QConvVnni { .. }
+            | PackKind::QGemmVnni { .. }
             | PackKind::QDepthwise { .. }
             | PackKind::QGemmPanels { .. } => {}
             PackKind::GemmPanels { k, n } => {
