@@ -496,8 +496,8 @@ fn gemm_call(
     Ok(true)
 }
 
-/// The VNNI form of a single product (`nb` = 1) by a constant right-hand
-/// side whose `r - woff[j]` all fit in int8: the product is the 1x1
+/// The VNNI form of a single product (`nb` = 1, at least 4 rows) by a
+/// constant right-hand side whose `r - woff[j]` all fit in int8: the product is the 1x1
 /// convolution of `rows` pixels of `inner` channels by the filter
 /// `[cols][inner]` (the right-hand side transposed, or a row-wise product's
 /// weights as they are), run by the convolution's VNNI kernel, whose
@@ -514,7 +514,10 @@ fn vnni_gemm(
     let Some(w) = c.const_weight(r) else {
         return Ok(None);
     };
-    if nb != 1 || ps.len() as u64 != cols {
+    // Fewer than 4 rows would waste most of the kernel's pixel tiles, and
+    // the convolution splits rows over the threads where the int16 GEMM
+    // splits columns.
+    if nb != 1 || rows < 4 || ps.len() as u64 != cols {
         return Ok(None);
     }
     let chunk = rows.clamp(1, 24);
@@ -526,7 +529,7 @@ fn vnni_gemm(
     let bytes = const_bytes(c, r)?;
     let stored = |kk: u64, j: u64| -> i64 {
         let at = if rowwise { j * inner + kk } else { kk * cols + j };
-        let b = bytes[at as usize];
+        let b = bytes.get(at as usize).copied().unwrap_or(0);
         if signed {
             b as i8 as i64
         } else {
