@@ -37,5 +37,8 @@ fn tsan_runs() -> bool {
         .arg(&exe)
         .output()
         .is_ok_and(|o| o.status.success());
-    built && Command::new(&exe).output().is_ok_and(|o| o.status.success())
+    built
+        && Command::new(&exe)
+            .output()
+            .is_ok_and(|o| o.status.success())
 }

@@ -2516,7 +2516,10 @@ fn c_threads_match_interpreter() {
 /// finished kernel's range or a kernel's output read before its worker wrote
 /// it fails the run or its bytes.
 #[test]
-#[cfg_attr(not(has_tsan), ignore = "`cc -fsanitize=thread` does not build and run here")]
+#[cfg_attr(
+    not(has_tsan),
+    ignore = "`cc -fsanitize=thread` does not build and run here"
+)]
 fn c_threads_under_thread_sanitizer() {
     run_both_with(
         "-O1 -march=native -fsanitize=thread",

@@ -528,7 +528,11 @@ fn vnni_gemm(
     let signed = matches!(c.ty(r)?.elem, glow_ir::ElemKind::Int8Q { .. });
     let bytes = const_bytes(c, r)?;
     let stored = |kk: u64, j: u64| -> i64 {
-        let at = if rowwise { j * inner + kk } else { kk * cols + j };
+        let at = if rowwise {
+            j * inner + kk
+        } else {
+            kk * cols + j
+        };
         let b = bytes.get(at as usize).copied().unwrap_or(0);
         if signed {
             b as i8 as i64
