@@ -503,6 +503,23 @@ static int glow_conv_tile_taps(glow_tile_t *t) {
   return 1;
 }
 
+/* The register kernels' stores: GLOW_FIN finishes accumulator V (bias B,
+ * the residual r, the activation ACT) as panel K of the pixel at d, from the
+ * store's locals lo, hi, a0, a1. GLOW_ACT_SWITCH runs OUT(T, ACT) over the
+ * tile once per common activation with ACT a constant: with the activation
+ * tested per pixel, the lane-by-lane fallback kept every result on the
+ * stack. */
+#define GLOW_FIN(V, B, K, ACT)                                                              \
+  glow_finish16(&V, &B, r ? r + (K) * GLOW_PW : 0, ACT, &lo, &hi, a0, a1);                  \
+  memcpy(d + (K) * GLOW_PW, &V, 64);
+#define GLOW_ACT_SWITCH(OUT, act)                                                           \
+  switch (act) {                                                                            \
+  case GLOW_ACT_NONE: GLOW_EACH_TP_ARGS(OUT, GLOW_ACT_NONE) break;                          \
+  case GLOW_ACT_RELU: GLOW_EACH_TP_ARGS(OUT, GLOW_ACT_RELU) break;                          \
+  case GLOW_ACT_CLIP: GLOW_EACH_TP_ARGS(OUT, GLOW_ACT_CLIP) break;                          \
+  default: GLOW_EACH_TP_ARGS(OUT, act) break;                                               \
+  }
+
 /* The register path's products and store, over the table built by
  * glow_conv_tile_taps. Returns 2 when it stored the tile itself (whole
  * vectors with a bias), else 1, the sums in acc. Only the first H pixels are
@@ -555,35 +572,17 @@ static inline __attribute__((always_inline)) int glow_conv_tile_regs_h(
     if (two) memcpy(&b1, q->bias + t->o0 + GLOW_PW, 64);
     float *const dst = q->dst;
     const float *const res = q->res;
-#define GLOW_OUT(T)                                                                         \
+#define GLOW_OUT(T, ACT)                                                                    \
   if (T < t->np) {                                                                          \
     float *d = glow_tile_dst(t, T);                                                         \
     const float *r = res ? res + (d - dst) : 0;                                             \
     glow_tile_prefetch(d, r, p);                                                            \
-    glow_finish16(&c##T##a, &b0, r, ACT, &lo, &hi, a0, a1);                                 \
-    memcpy(d, &c##T##a, 64);                                                                \
+    GLOW_FIN(c##T##a, b0, 0, ACT)                                                           \
     if (two) {                                                                              \
-      glow_finish16(&c##T##b, &b1, r ? r + GLOW_PW : 0, ACT, &lo, &hi, a0, a1);             \
-      memcpy(d + GLOW_PW, &c##T##b, 64);                                                    \
+      GLOW_FIN(c##T##b, b1, 1, ACT)                                                         \
     }                                                                                       \
   }
-    /* One straight sequence per common activation (ACT a constant): with the
-     * activation tested per pixel, the lane-by-lane fallback kept every
-     * result on the stack. */
-    switch (p->act) {
-#define ACT GLOW_ACT_NONE
-    case GLOW_ACT_NONE: GLOW_EACH_TP(GLOW_OUT) break;
-#undef ACT
-#define ACT GLOW_ACT_RELU
-    case GLOW_ACT_RELU: GLOW_EACH_TP(GLOW_OUT) break;
-#undef ACT
-#define ACT GLOW_ACT_CLIP
-    case GLOW_ACT_CLIP: GLOW_EACH_TP(GLOW_OUT) break;
-#undef ACT
-#define ACT p->act
-    default: GLOW_EACH_TP(GLOW_OUT) break;
-#undef ACT
-    }
+    GLOW_ACT_SWITCH(GLOW_OUT, p->act)
 #undef GLOW_OUT
     return 2;
   }
@@ -661,9 +660,6 @@ static inline __attribute__((always_inline)) void glow_conv_tile_quad_h(const gl
   memcpy(&b3, q->bias + t->o0 + 3 * GLOW_PW, 64);
   float *const dst = q->dst;
   const float *const res = q->res;
-#define GLOW_FIN(V, B, K, ACT)                                                              \
-  glow_finish16(&V, &B, r ? r + (K) * GLOW_PW : 0, ACT, &lo, &hi, a0, a1);                  \
-  memcpy(d + (K) * GLOW_PW, &V, 64);
 #define GLOW_OUT(T, ACT)                                                                    \
   if (T < H) {                                                                              \
     float *d = glow_tile_dst(t, T);                                                         \
@@ -673,15 +669,8 @@ static inline __attribute__((always_inline)) void glow_conv_tile_quad_h(const gl
     GLOW_FIN(c##T##a, b0, 0, ACT) GLOW_FIN(c##T##b, b1, 1, ACT)                             \
     GLOW_FIN(c##T##c, b2, 2, ACT) GLOW_FIN(c##T##d, b3, 3, ACT)                             \
   }
-  /* One straight sequence per common activation, as in glow_conv_tile_regs_h. */
-  switch (p->act) {
-  case GLOW_ACT_NONE: GLOW_EACH_TP_ARGS(GLOW_OUT, GLOW_ACT_NONE) break;
-  case GLOW_ACT_RELU: GLOW_EACH_TP_ARGS(GLOW_OUT, GLOW_ACT_RELU) break;
-  case GLOW_ACT_CLIP: GLOW_EACH_TP_ARGS(GLOW_OUT, GLOW_ACT_CLIP) break;
-  default: GLOW_EACH_TP_ARGS(GLOW_OUT, p->act) break;
-  }
+  GLOW_ACT_SWITCH(GLOW_OUT, p->act)
 #undef GLOW_OUT
-#undef GLOW_FIN
 }
 #define GLOW_QUAD_H(T)                                                                    \
   static __attribute__((noinline)) void glow_conv_tile_quad##T(const glow_tile_t *t) {      \
@@ -689,6 +678,8 @@ static inline __attribute__((always_inline)) void glow_conv_tile_quad_h(const gl
   }
 GLOW_EACH_TP(GLOW_QUAD_H)
 #undef GLOW_QUAD_H
+#undef GLOW_FIN
+#undef GLOW_ACT_SWITCH
 
 /* Whether a tile of four panels from output channel o0 may take the quad
  * path: four whole panels of the group, a bias, dense output channels. */
