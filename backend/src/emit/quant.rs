@@ -322,19 +322,42 @@ fn vnni_compensation(
     let signed = matches!(f.elem, glow_ir::ElemKind::Int8Q { .. });
     let bytes = const_bytes(c, "Filter")?;
     let xou = ps[0].x_off + 128 * i64::from(src_signed);
+    Ok(int8_compensation(ps, per_oc, xou, |o, i| {
+        stored_int(&bytes, o * per_oc + i, signed)
+    }))
+}
+
+/// The stored 8-bit value at `at` (0 past the end).
+fn stored_int(bytes: &[u8], at: u64, signed: bool) -> i64 {
+    let b = bytes.get(at as usize).copied().unwrap_or(0);
+    if signed {
+        b as i8 as i64
+    } else {
+        b as i64
+    }
+}
+
+/// `xou * sum_i (w(o, i) - woff[o])` for each output `o` of `ps` over `per`
+/// inputs, or None when some `w(o, i) - woff[o]` does not fit in int8.
+fn int8_compensation(
+    ps: &[Product],
+    per: u64,
+    xou: i64,
+    w: impl Fn(u64, u64) -> i64,
+) -> Option<Vec<i64>> {
     let mut comp = Vec::with_capacity(ps.len());
     for (o, p) in ps.iter().enumerate() {
         let mut sum = 0i64;
-        for &b in bytes.iter().skip(o * per_oc as usize).take(per_oc as usize) {
-            let v = if signed { b as i8 as i64 } else { b as i64 } - p.w_off;
+        for i in 0..per {
+            let v = w(o as u64, i) - p.w_off;
             if !(-128..=127).contains(&v) {
-                return Ok(None);
+                return None;
             }
             sum += v;
         }
         comp.push(xou * sum);
     }
-    Ok(Some(comp))
+    Some(comp)
 }
 
 /// `fullyconnected`, `matmul`, `batchmatmul`.
@@ -527,32 +550,17 @@ fn vnni_gemm(
     }
     let signed = matches!(c.ty(r)?.elem, glow_ir::ElemKind::Int8Q { .. });
     let bytes = const_bytes(c, r)?;
-    let stored = |kk: u64, j: u64| -> i64 {
+    let xou = ps[0].x_off + 128 * i64::from(ls);
+    let Some(comp) = int8_compensation(ps, inner, xou, |j, kk| {
         let at = if rowwise {
             j * inner + kk
         } else {
             kk * cols + j
         };
-        let b = bytes.get(at as usize).copied().unwrap_or(0);
-        if signed {
-            b as i8 as i64
-        } else {
-            b as i64
-        }
+        stored_int(&bytes, at, signed)
+    }) else {
+        return Ok(None);
     };
-    let xou = ps[0].x_off + 128 * i64::from(ls);
-    let mut comp = Vec::with_capacity(cols as usize);
-    for (j, p) in ps.iter().enumerate().take(cols as usize) {
-        let mut sum = 0i64;
-        for kk in 0..inner {
-            let v = stored(kk, j as u64) - p.w_off;
-            if !(-128..=127).contains(&v) {
-                return Ok(None);
-            }
-            sum += v;
-        }
-        comp.push(xou * sum);
-    }
     let woff = ps.iter().map(|p| p.w_off).collect();
     let kind = if rowwise {
         PackKind::QConvVnni {
