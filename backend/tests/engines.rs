@@ -2377,6 +2377,20 @@ fn pool_grads(p: &mut Prog) {
     }
 }
 
+/// The C bundle of the first function of `text` (missing weights zero).
+fn bundle_of(text: &str) -> glow_backend::Bundle {
+    let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    glow_backend::emit_bundle(
+        &m.functions[0],
+        &glow_backend::BundleOptions {
+            weights: BTreeMap::new(),
+            zero_missing_weights: true,
+            codegen: Default::default(),
+        },
+    )
+    .expect("bundle")
+}
+
 fn run_both(cflags: &str) {
     run_both_with(cflags, Default::default());
 }
@@ -2494,6 +2508,68 @@ fn c_matches_interpreter_native_o3() {
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn c_matches_interpreter_avx2_without_vnni() {
     run_both("-O2 -march=x86-64-v3 -Wall -Wextra -Werror");
+}
+
+/// The 256-bit vpdpbusd kernels (what an AVX-VNNI machine without AVX-512
+/// runs), through AVX-512 VNNI's 256-bit form: `-DGLOW_QVNNI_YMM` builds
+/// them instead of the 512-bit ones. Under the sanitizers too: their band
+/// and tile reads stay in bounds.
+#[test]
+#[cfg_attr(
+    not(has_vnni_ymm),
+    ignore = "`-march=native` has no 256-bit AVX-512 VNNI here"
+)]
+fn c_vnni_256_bit_kernels_match_interpreter() {
+    run_both("-O2 -march=native -DGLOW_QVNNI_YMM -Wall -Wextra -Werror");
+    run_both(
+        "-O1 -march=native -DGLOW_QVNNI_YMM -fsanitize=address,undefined -fno-sanitize-recover=all",
+    );
+}
+
+/// For an AVX-VNNI target (no AVX-512) the bundle builds with warnings as
+/// errors and its byte convolutions use vpdpbusd on ymm registers. It is
+/// built, not run: no machine here has AVX-VNNI; the kernels' numbers are
+/// checked by `c_vnni_256_bit_kernels_match_interpreter`.
+#[test]
+#[cfg_attr(
+    not(has_avxvnni_cc),
+    ignore = "`cc -march=alderlake` does not target AVX-VNNI here"
+)]
+fn avx_vnni_target_builds_the_byte_kernels() {
+    let text = build();
+    let bundle = bundle_of(&text);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (src, asm) = (dir.path().join("k.c"), dir.path().join("k.s"));
+    std::fs::write(&src, &bundle.c_source).expect("write");
+    let out = std::process::Command::new("cc")
+        .args([
+            "-O2",
+            "-march=alderlake",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-S",
+            "-o",
+        ])
+        .arg(&asm)
+        .arg(&src)
+        .output()
+        .expect("cc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let asm = std::fs::read_to_string(&asm).expect("assembly");
+    assert!(
+        asm.lines()
+            .any(|l| l.contains("vpdpbusd") && l.contains("ymm")),
+        "no 256-bit vpdpbusd in the AVX-VNNI build"
+    );
+    assert!(
+        !asm.contains("zmm"),
+        "an AVX-512 register in the AVX-VNNI build"
+    );
 }
 
 /// Threads split the outputs, never a sum: bit-identical to one thread
@@ -2673,16 +2749,7 @@ fn other_tile_heights_compute_the_same_numbers() {
 #[cfg_attr(not(has_cc), ignore = "no `cc` on PATH")]
 fn another_panel_width_fails_to_build() {
     let text = tile_cases();
-    let m = glow_ir::parser::parse(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
-    let bundle = glow_backend::emit_bundle(
-        &m.functions[0],
-        &glow_backend::BundleOptions {
-            weights: BTreeMap::new(),
-            zero_missing_weights: true,
-            codegen: Default::default(),
-        },
-    )
-    .expect("bundle");
+    let bundle = bundle_of(&text);
     let define = format!(
         "#define GLOW_PW {}\n",
         glow_backend::emit::runtime::PANEL_WIDTH

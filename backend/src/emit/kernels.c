@@ -1449,9 +1449,28 @@ typedef struct {
   const int64_t *bterm8;
 } glow_qconv_args;
 
-/* AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each 32-bit lane. */
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__) && defined(__AVX2__)
+/* AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each 32-bit lane.
+ * Defining GLOW_QVNNI_YMM builds the 256-bit form below instead. */
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__) && \
+    defined(__AVX2__) && !defined(GLOW_QVNNI_YMM)
 #define GLOW_QVNNI 1
+#endif
+/* The 256-bit form of the byte convolution (16 ymm registers, no AVX-512):
+ * AVX-VNNI's vpdpbusd, or AVX-512 VNNI's 256-bit one under GLOW_QVNNI_YMM,
+ * which is how machines without AVX-VNNI test it. */
+#if defined(__AVX2__) && !defined(GLOW_QVNNI)
+#if defined(__AVXVNNI__)
+#define GLOW_QVNNI8 1
+#define glow_dpbusd8(acc, x, w) _mm256_dpbusd_avx_epi32(acc, x, w)
+#elif defined(GLOW_QVNNI_YMM) && defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define GLOW_QVNNI8 1
+#define glow_dpbusd8(acc, x, w) _mm256_dpbusd_epi32(acc, x, w)
+#endif
+#endif
+/* Either form: the emitter passes the byte-packed filter (glow_qconv's pk8)
+ * where this is defined. */
+#if defined(GLOW_QVNNI) || defined(GLOW_QVNNI8)
+#define GLOW_VPDPBUSD 1
 #endif
 
 #define GLOW_QP 6
@@ -1611,7 +1630,7 @@ static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16
   }
 }
 
-#if defined(GLOW_QVNNI)
+#if defined(GLOW_VPDPBUSD)
 /* The weights are loaded once a step into registers: the empty asm keeps
  * the compiler from folding the load into every vpdpbusd or vpdpwssd (a load each). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -1626,6 +1645,9 @@ static inline void glow_qstore_lanes(void *d, const __m256i *v, const glow_qrq16
 #else
 #define GLOW_VNOINLINE
 #endif
+#endif
+
+#if defined(GLOW_QVNNI)
 /* The requantization of 16 channels in one register when every shift is at
  * least 33 (glow_qrq8's `high` form, the same arithmetic 16 lanes wide):
  * rq = (high half of (acc + bterm) * M + 2^(s - 33)) >> (s - 32). Null
@@ -1916,7 +1938,7 @@ static void glow_qconv_part(const void *args, size_t part, size_t parts) {
   }
 }
 
-#if defined(GLOW_QVNNI)
+#if defined(GLOW_VPDPBUSD)
 /* The VNNI form of the direct convolution. The filter is packed as int8
  * `w - woff[o]` (the emitter packs it only when every value fits) in
  * [group][block of 16 output channels][kh][kw][quad of input channels][16]
@@ -1976,6 +1998,23 @@ static inline void glow_qconv_band8(uint8_t *band, const glow_qconv_args *q, siz
   }
 }
 
+
+/* The band offsets of a tile's `slots` pixels from pixel i0, np of which
+ * exist: pixel i is column i % ow of band row i / ow. Pixels past the end
+ * read the first pixel and are not stored. */
+static inline void glow_vtile_offsets(size_t *d, size_t slots, size_t i0, size_t np, size_t ow,
+                                      size_t rstride, size_t pstride) {
+  for (size_t i = 0, r = i0 / ow, col = i0 % ow; i < slots; i++) {
+    d[i] = i < np ? r * rstride + col * pstride : d[0];
+    if (++col == ow) {
+      col = 0;
+      r++;
+    }
+  }
+}
+#endif
+
+#if defined(GLOW_QVNNI)
 /* Where a storing tile puts its pixels, and their requantization. */
 typedef struct {
   const glow_qrqz *rz;
@@ -2109,15 +2148,8 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
   for (size_t i0 = 0, np = 0; i0 < np_all; i0 += np) {
     const size_t tp = glow_vtile_pixels(np_all - i0);
     np = glow_min(tp, np_all - i0);
-    /* Pixels past the end read the first pixel and are not stored. */
     size_t d[8];
-    for (size_t i = 0, r = i0 / ow, col = i0 % ow; i < 8; i++) {
-      d[i] = i < np ? r * rstride + col * pstride : d[0];
-      if (++col == ow) {
-        col = 0;
-        r++;
-      }
-    }
+    glow_vtile_offsets(d, 8, i0, np, ow, rstride, pstride);
     if (pair) {
       const glow_vstore st = {rz, dst + i0 * p->oc + o0, p->oc, np, p->dst_signed};
       if (tp == 8) glow_vtile8x2s(x, d, wk, kblock, p->kh, kw, row, kstride, run, &st);
@@ -2150,6 +2182,88 @@ static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const
     }
   }
 }
+
+/* Blocks of 16 output channels per tile. */
+#define GLOW_VNB 2
+#elif defined(GLOW_QVNNI8)
+/* The 256-bit tiles: P pixels (band offsets d[i]) x one block of 16 output
+ * channels (two registers: channels 0-7 and 8-15 of the packed block's 64
+ * bytes a quad), over every tap and quad; out[2i], out[2i + 1] are pixel
+ * i's. Six pixels take 12 of the 16 registers, the two weights and the
+ * broadcast input the rest. */
+#define GLOW_YACC(i) __m256i a##i##0 = _mm256_setzero_si256(), a##i##1 = a##i##0;
+#define GLOW_YSTEP(i)                                                                       \
+  {                                                                                         \
+    int32_t xq;                                                                             \
+    memcpy(&xq, x + d[i] + c, 4);                                                           \
+    const __m256i xb = _mm256_set1_epi32(xq);                                               \
+    a##i##0 = glow_dpbusd8(a##i##0, xb, w0);                                                \
+    a##i##1 = glow_dpbusd8(a##i##1, xb, w1);                                                \
+  }
+#define GLOW_YOUT(i)                                                                        \
+  out[2 * i] = a##i##0;                                                                     \
+  out[2 * i + 1] = a##i##1;
+#define GLOW_YTILE(NAME, X)                                                                 \
+  static GLOW_VNOINLINE void NAME(const uint8_t *band, const size_t *d, const int8_t *w,    \
+                                  size_t kh, size_t kw, size_t row, size_t kstride,          \
+                                  size_t quads, __m256i *out) {                              \
+    X(GLOW_YACC)                                                                            \
+    for (size_t a = 0; a < kh; a++)                                                         \
+      for (size_t kx = 0; kx < kw; kx++) {                                                  \
+        const uint8_t *x = band + a * row + kx * kstride;                                   \
+        for (size_t c = 0; c < 4 * quads; c += 4, w += 64) {                                \
+          __m256i w0 = _mm256_loadu_si256((const __m256i *)w);                              \
+          __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 32));                       \
+          GLOW_VREG(w0);                                                                    \
+          GLOW_VREG(w1);                                                                    \
+          X(GLOW_YSTEP)                                                                     \
+        }                                                                                   \
+      }                                                                                     \
+    X(GLOW_YOUT)                                                                            \
+  }
+#define GLOW_Y6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define GLOW_Y4(X) X(0) X(1) X(2) X(3)
+GLOW_YTILE(glow_ytile6, GLOW_Y6)
+GLOW_YTILE(glow_ytile4, GLOW_Y4)
+#undef GLOW_Y4
+#undef GLOW_Y6
+#undef GLOW_YTILE
+#undef GLOW_YOUT
+#undef GLOW_YSTEP
+#undef GLOW_YACC
+
+/* The tiles of `np_all` pixels for one block of channels from o0, laid out
+ * as in the 512-bit form (pixel i is column i % ow of band row i / ow). */
+static void glow_qconv_pixels8(const glow_qconv_args *q, const uint8_t *x, const int8_t *wk,
+                               size_t kblock, size_t nb, size_t np_all, size_t ow,
+                               size_t rstride, size_t pstride, size_t row, size_t kstride,
+                               size_t quads, uint8_t *dst, size_t o0, size_t lanes) {
+  (void)kblock;
+  (void)nb;
+  const glow_qconv_t *p = q->p;
+  const glow_qconv_args q8 = {q->dst, q->src, q->pk, q->bterm8, q->qm, q->qs, p, q->pk8, q->bterm8};
+  glow_qrq16 rq;
+  glow_qrq16_init(&rq, &q8, o0, lanes);
+  const int merge = p->group == 1 && p->dw == 1;
+  const size_t kw = merge ? 1 : p->kw, run = merge ? p->kw * quads : quads;
+  for (size_t i0 = 0, np = 0; i0 < np_all; i0 += np) {
+    /* Four pixels when that wastes fewer lanes than six. */
+    const size_t left = np_all - i0;
+    const size_t tp = left == 4 || left == 7 || left == 8 ? 4 : 6;
+    np = glow_min(tp, left);
+    size_t d[6];
+    glow_vtile_offsets(d, 6, i0, np, ow, rstride, pstride);
+    __m256i v[12];
+    if (tp == 6) glow_ytile6(x, d, wk, p->kh, kw, row, kstride, run, v);
+    else glow_ytile4(x, d, wk, p->kh, kw, row, kstride, run, v);
+    for (size_t i = 0; i < np; i++)
+      glow_qstore_lanes(dst + (i0 + i) * p->oc + o0, v + 2 * i, &rq, lanes, p->dst_signed);
+  }
+}
+#define GLOW_VNB 1
+#endif
+
+#if defined(GLOW_VPDPBUSD)
 
 static void glow_qconv_vnni_part(const void *args, size_t part, size_t parts) {
   const glow_qconv_args *q = args;
@@ -2184,9 +2298,9 @@ static void glow_qconv_vnni_part(const void *args, size_t part, size_t parts) {
                          p->group, cg, cg4);
     uint8_t *dst = (uint8_t *)q->dst + c0 * p->ow * p->oc;
     for (size_t g = 0; g < p->group; g++)
-      for (size_t b = 0; b < blocks; b += 2) {
+      for (size_t b = 0; b < blocks; b += GLOW_VNB) {
         const int8_t *wk = q->pk8 + (g * blocks + b) * kblock;
-        const size_t nb = b + 1 < blocks ? 2 : 1;
+        const size_t nb = glow_min(GLOW_VNB, blocks - b);
         const size_t o0 = g * ocg + b * 16, lanes = glow_min(16 * nb, ocg - b * 16);
         if (flat) {
           glow_qconv_pixels8(q, x0 + g * cg4, wk, kblock, nb, nr * p->ow, nr * p->ow, 0,
@@ -2204,7 +2318,7 @@ static void glow_qconv(void *dst, const void *src, const int16_t *pk, const int6
                        const int64_t *qm, const int *qs, const glow_qconv_t *p,
                        const int8_t *pk8, const int64_t *bterm8) {
   const glow_qconv_args q = {dst, src, pk, bterm, qm, qs, p, pk8, bterm8};
-#if defined(GLOW_QVNNI)
+#if defined(GLOW_VPDPBUSD)
   if (pk8) {
     glow_parallel(glow_qconv_vnni_part, &q);
     return;

@@ -251,7 +251,7 @@ pub fn convolution(c: &mut KCtx) -> R {
         match (comp, vnni_kind) {
             (Some(comp), Some(vk)) => {
                 let at8 = c.rt.packed(wi, vk);
-                c.w.line("#if defined(GLOW_QVNNI)");
+                c.w.line("#if defined(GLOW_VPDPBUSD)");
                 c.w.line(&format!(
                     "static const int64_t wcomp[{oc}] = {{{}}};",
                     list(comp)
@@ -504,7 +504,7 @@ fn gemm_call(
     match vnni_gemm(c, (nb, rows, inner, cols), (l, r), ps, (ls, ds), rowwise)? {
         Some(vnni) => {
             // Each branch names what only the other one uses (-Wunused).
-            c.w.line("#if defined(GLOW_QVNNI)");
+            c.w.line("#if defined(GLOW_VPDPBUSD)");
             c.w.line(&format!("(void)shape; (void){r}; (void)glow_qgemm;"));
             for line in vnni {
                 c.w.line(&line);
