@@ -440,6 +440,20 @@ impl Function {
             });
         }
     }
+    /// Drops the arena plan: no `Arena`, no `Offset`s (a pass whose change
+    /// broke the plan leaves the function unplanned; `plan-memory` plans it
+    /// again). True when there was a plan.
+    pub fn drop_plan(&mut self) -> bool {
+        if self.memory.take().is_none() {
+            return false;
+        }
+        for i in self.layout.to_vec() {
+            if self.inst(i).opcode == crate::opcode::Opcode::AllocActivation {
+                self.inst_mut(i).set(crate::member::OFFSET, -1);
+            }
+        }
+        true
+    }
 
     /// A name no weight or instruction has or had, derived from `base`:
     /// `base`, else `base1`, `base2`, ...; O(1) after the first call.

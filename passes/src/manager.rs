@@ -268,6 +268,22 @@ impl PassManager {
                     });
                 }
             };
+            // A pass that merged, moved or resized buffers of a planned
+            // function may break its plan: the function is then unplanned
+            // (plan-memory, last in -O, plans it again). plan-memory's own
+            // result is checked, not dropped.
+            if changed
+                && f.memory.is_some()
+                && !step.pass.is(&crate::plan_memory::INFO)
+                && !glow_ir::verifier::plan_holds(f)
+            {
+                f.drop_plan();
+                let _ = writeln!(
+                    self.log,
+                    "glow-opt: note: pass `{name}` broke the arena plan of `{}`; it is unplanned now (run plan-memory to plan it again)",
+                    f.name
+                );
+            }
             if self.inst.verify_each {
                 let diags = glow_ir::verifier::verify(f);
                 if diags.iter().any(Diagnostic::is_error) && !valid_before {

@@ -40,6 +40,15 @@ pub fn verify(f: &Function) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// Whether the arena plan of `f` holds (true when it has none): every
+/// allocation placed, aligned, inside the arena, and no two live ones
+/// sharing a byte.
+pub fn plan_holds(f: &Function) -> bool {
+    let mut errors = Vec::new();
+    arena::check(f, &mut errors);
+    errors.is_empty()
+}
+
 /// Verifies every function of a module, in order.
 pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
     m.functions.iter().flat_map(verify).collect()

@@ -1152,13 +1152,7 @@ impl Quantize {
         }
         f.layout.set_order(final_order);
         // Sizes changed: a plan made before no longer holds (run plan-memory again).
-        if f.memory.take().is_some() {
-            for i in f.layout.to_vec() {
-                if f.inst(i).opcode == Opcode::AllocActivation {
-                    f.inst_mut(i).set(m::OFFSET, -1);
-                }
-            }
-        }
+        f.drop_plan();
         for line in std::mem::take(&mut rw.debug) {
             cx.debug(|| line);
         }
