@@ -690,6 +690,26 @@ fn build() -> String {
         let d = p.weight(&format!("{q}<10>"));
         p.inst(&format!("quantize @out %{d}, @in %{x}"));
     }
+    // Per-axis quantize and dequantize along each axis of a 3-D tensor
+    // (scales from the seeded data, so some negative; offsets beyond the
+    // byte range too, which the clamp absorbs).
+    for axis in 0..3u64 {
+        let dims = [3u64, 4, 5];
+        let n = dims[axis as usize];
+        for byte in ["int8", "uint8"] {
+            let x = p.weight(&f(&dims));
+            let sc = p.weight(&format!("float<{n}>"));
+            let off = p.weight(&format!("index32<{n}>"));
+            let q = p.weight(&format!("{byte}<3 x 4 x 5>"));
+            p.inst(&format!(
+                "quantize @out %{q}, @in %{x}, @in %{sc}, @in %{off} {{ Axis: {axis} }}"
+            ));
+            let d = p.weight(&f(&dims));
+            p.inst(&format!(
+                "dequantize @out %{d}, @in %{q}, @in %{sc}, @in %{off} {{ Axis: {axis} }}"
+            ));
+        }
+    }
     quantized_cases(&mut p);
     // convertto between every two plain kinds.
     let kinds = ["float", "index32", "index64", "int8", "uint8", "bool"];
@@ -737,29 +757,33 @@ fn build() -> String {
         }
     }
     let big = [4u64, 5, 6];
-    for axis in 0..3 {
-        let mut small = big;
-        small[axis] = 2;
-        let mut offs = [0i64, 0, 0];
-        offs[axis] = 1;
-        let e: Vec<String> = offs.iter().map(|v| v.to_string()).collect();
-        p.op(
-            "extracttensor",
-            &f(&small),
-            &[&f(&big)],
-            &format!("Offsets: [{}]", e.join(", ")),
-        );
-        let o = "1, 1, 1";
-        // inserttensor: Count 2 along the axis into a copy of an input.
-        let mut piece = [2u64, 3, 4];
-        piece[axis] = 1;
-        let d = p.weight(&f(&big));
-        let init = p.weight(&f(&big));
-        let s = p.weight(&f(&piece));
-        p.inst(&format!("copy @out %{d}, @in %{init}"));
-        p.inst(&format!(
-            "inserttensor @inout %{d}, @in %{s} {{ Offsets: [{o}], Count: 2, Axis: {axis} }}"
-        ));
+    // Float and quantized bytes (the data movement copies them as they are).
+    for elem in ["float", "i8[S:0.5 O:3]", "ui8[S:0.25 O:128]"] {
+        let ty = |d: &[u64]| f(d).replacen("float", elem, 1);
+        for axis in 0..3 {
+            let mut small = big;
+            small[axis] = 2;
+            let mut offs = [0i64, 0, 0];
+            offs[axis] = 1;
+            let e: Vec<String> = offs.iter().map(|v| v.to_string()).collect();
+            p.op(
+                "extracttensor",
+                &ty(&small),
+                &[&ty(&big)],
+                &format!("Offsets: [{}]", e.join(", ")),
+            );
+            let o = "1, 1, 1";
+            // inserttensor: Count 2 along the axis into a copy of an input.
+            let mut piece = [2u64, 3, 4];
+            piece[axis] = 1;
+            let d = p.weight(&ty(&big));
+            let init = p.weight(&ty(&big));
+            let s = p.weight(&ty(&piece));
+            p.inst(&format!("copy @out %{d}, @in %{init}"));
+            p.inst(&format!(
+                "inserttensor @inout %{d}, @in %{s} {{ Offsets: [{o}], Count: 2, Axis: {axis} }}"
+            ));
+        }
     }
     let mut bn_grads = Vec::new();
     for (dims, ch) in [
@@ -879,6 +903,16 @@ fn build() -> String {
     ));
     p.inst(&format!("relu @out %{view}, @in %{src}"));
     p.inst(&format!("debugprint @in %{o}"));
+    // The same into a quantized output: a quantized relu writes the view.
+    let qo = p.weight("i8[S:0.5 O:3]<4 x 3>");
+    p.inst(&format!("splat @out %{qo} {{ Value: 1.0 }}"));
+    let qsrc = p.weight("i8[S:0.25 O:-1]<3>");
+    p.n += 1;
+    let qview = format!("v{}", p.n);
+    p.code.push(format!(
+        "  %{qview} = tensorview @in %{qo} {{ Ty: i8[S:0.5 O:3]<3>, Offsets: [1, 0] }}"
+    ));
+    p.inst(&format!("relu @out %{qview}, @in %{qsrc}"));
     // Each batchnormalization's gradient over its statistics and a random
     // DestGrad, last so the weights before keep their names (and data).
     for (dims, ch, s, sc, m, var) in bn_grads {

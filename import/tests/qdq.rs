@@ -207,7 +207,21 @@ fn sigmoid_becomes_a_lookup_table() {
 
 #[test]
 fn per_axis_quantization_of_an_activation() {
-    case("per-axis-activation", &["elementround", "convertto"], &[]);
+    // One per-axis `quantize` (Scales and Offsets operands), not float ops.
+    case(
+        "per-axis-activation",
+        &["quantize"],
+        &["elementround", "elementdiv", "convertto"],
+    );
+    // After a convolution the activation is channels-last: Axis follows
+    // the channels to the last physical dimension.
+    case(
+        "per-axis-channels-last",
+        &["quantize", "dequantize"],
+        &["elementround", "elementdiv"],
+    );
+    let text = import(&read("per-axis-channels-last.onnx")).gir_text();
+    assert!(text.contains("{ Axis: 3 }"), "{text}");
 }
 
 #[test]

@@ -679,8 +679,13 @@ opcodes! {
         [req(m::HALF_WINDOW_SIZE).rule(R::NonNegative), opt(m::ALPHA, Default::Float(1e-4)),
          opt(m::BETA, Default::Float(0.75)), opt(m::K, Default::Float(2.0))],
         &[], shapes::lrn, Lrn;
-    Quantize = "quantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::quantize, Quantization;
-    Dequantize = "dequantize", [op("Dest", Out), op("Src", In)], [], &[], shapes::dequantize, Quantization;
+    // Per tensor (the quantized type's parameters), or per axis: `Scales`
+    // (float) and `Offsets` (index32) of each index along `Axis`, the
+    // quantized side then plain `int8`/`uint8` (docs/quantization.md).
+    Quantize = "quantize", [op("Dest", Out), op("Src", In), opt_op("Scales", In), opt_op("Offsets", In)],
+        [extra(m::AXIS, Default::Int(0))], &[], shapes::quantize, Quantization;
+    Dequantize = "dequantize", [op("Dest", Out), op("Src", In), opt_op("Scales", In), opt_op("Offsets", In)],
+        [extra(m::AXIS, Default::Int(0))], &[], shapes::dequantize, Quantization;
     RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;

@@ -2667,19 +2667,43 @@ impl Gen<'_> {
     fn quantize(&mut self) {
         let rank = self.rng.range(1, 4) as usize;
         let d = self.dims(rank);
+        let src = self.input(&Type::float(&d));
+        if self.rng.chance(40) {
+            let (byte, params, members) = self.per_axis(&d);
+            let ins = [src, params[0], params[1]];
+            self.simple("quantize", &Type::new(byte, &d), &ins, &[], &members);
+            return;
+        }
         let base = *self.rng.pick(&QUANT_BASES);
         let q = self.quant_kind(base);
-        let src = self.input(&Type::float(&d));
         self.simple("quantize", &Type::new(q, &d), &[src], &[], "");
     }
 
     fn dequantize(&mut self) {
         let rank = self.rng.range(1, 4) as usize;
         let d = self.dims(rank);
+        if self.rng.chance(40) {
+            let (byte, params, members) = self.per_axis(&d);
+            let src = self.input(&Type::new(byte, &d));
+            let ins = [src, params[0], params[1]];
+            self.simple("dequantize", &Type::float(&d), &ins, &[], &members);
+            return;
+        }
         let base = *self.rng.pick(&QUANT_BASES);
         let q = self.quant_kind(base);
         let src = self.input(&Type::new(q, &d));
         self.simple("dequantize", &Type::float(&d), &[src], &[], "");
+    }
+
+    /// The per-axis form's byte kind, its `Scales` (positive constants) and
+    /// `Offsets` (constants) along a random axis of `d`, and its members.
+    fn per_axis(&mut self, d: &[u64]) -> (ElemKind, [usize; 2], String) {
+        let byte = *self.rng.pick(&[ElemKind::Int8, ElemKind::UInt8]);
+        let axis = self.rng.range(0, d.len() as i64 - 1) as usize;
+        let n = d[axis];
+        let scales = self.new_weight(&Type::float(&[n]), false, true);
+        let offsets = self.new_weight(&Type::new(ElemKind::Index32, &[n]), false, false);
+        (byte, [scales, offsets], format!("Axis: {axis}"))
     }
 
     /// `convertto` between two plain kinds (the same one is a copy).

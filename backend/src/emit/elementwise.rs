@@ -239,6 +239,9 @@ pub fn convert(c: &mut KCtx) -> Result<(), BackendError> {
 
 pub fn quantization(c: &mut KCtx) -> Result<(), BackendError> {
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    if c.inst.operand_named("Scales").is_some() {
+        return quantization_per_axis(c, &d, &s);
+    }
     let deq = |t: &Type| {
         t.elem.quant().map(|(sc, o)| {
             format!(
@@ -268,6 +271,38 @@ pub fn quantization(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.for_loop("i", d.size());
     c.w.line(&read);
     c.w.line(&write);
+    c.w.close();
+    Ok(())
+}
+
+/// Per-axis `quantize`/`dequantize` (the interpreter's
+/// `quantization_per_axis`): element i takes `Scales[ch]`, `Offsets[ch]`
+/// with `ch = (i / inner) % n`, the same float operations and rounding as
+/// the per-tensor form.
+fn quantization_per_axis(c: &mut KCtx, d: &Type, s: &Type) -> Result<(), BackendError> {
+    let axis = c.m().get(glow_ir::member::AXIS)? as usize;
+    let dims = &d.dims;
+    let n = dims.get(axis).copied().unwrap_or(1).max(1);
+    let inner = dims.iter().skip(axis + 1).product::<u64>().max(1);
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl("Src", ctype(s.elem))?;
+    c.decl("Scales", "float")?;
+    c.decl("Offsets", "int32_t")?;
+    c.w.for_loop("i", d.size());
+    c.w.line(&format!("const size_t ch = (i / {inner}u) % {n}u;"));
+    if c.inst.opcode == glow_ir::Opcode::Dequantize {
+        c.w.line("Dest[i] = Scales[ch] * (float)((int64_t)Src[i] - Offsets[ch]);");
+    } else {
+        let (lo, hi) = if d.elem == ElemKind::Int8 {
+            (-128, 127)
+        } else {
+            (0, 255)
+        };
+        c.w.line(&format!(
+            "double r = nearbyint((double)(Src[i] / Scales[ch])) + (double)Offsets[ch]; Dest[i] = ({})(r > {hi}.0 ? {hi}.0 : r >= {lo}.0 ? r : {lo}.0);",
+            ctype(d.elem)
+        ));
+    }
     c.w.close();
     Ok(())
 }

@@ -353,6 +353,9 @@ fn int_unary(x: &mut Exec) -> R {
 
 fn quantization(x: &mut Exec) -> R {
     let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    if x.inst.operand_named("Scales").is_some() {
+        return quantization_per_axis(x, &d);
+    }
     let reals: Vec<f32> = if x.opcode() == Opcode::Quantize {
         x.f32s("Src")?
     } else {
@@ -368,6 +371,41 @@ fn quantization(x: &mut Exec) -> R {
     let (sc, o) = d.elem.quant().ok_or_else(|| x.unsupported(&d))?;
     let range = d.elem.quant_range().ok_or_else(|| x.unsupported(&d))?;
     let out: Vec<i64> = reals.iter().map(|&v| quantize(v, sc, o, range)).collect();
+    x.put_ints("Dest", &out)
+}
+
+/// Per-axis `quantize`/`dequantize`: element i takes the scale and offset
+/// of its index along `Axis`, `(i / inner) % n`; the byte side is plain
+/// `int8` (-128..127) or `uint8` (0..255).
+fn quantization_per_axis(x: &mut Exec, d: &Type) -> R {
+    let axis = x.m().get(m::AXIS)? as usize;
+    let dims = &d.dims;
+    let n = dims.get(axis).copied().unwrap_or(1).max(1) as usize;
+    let inner = dims.iter().skip(axis + 1).product::<u64>().max(1) as usize;
+    let (scales, offsets) = (x.f32s("Scales")?, x.ints("Offsets")?);
+    let at = |i: usize| (scales[(i / inner) % n], offsets[(i / inner) % n] as i32);
+    if x.opcode() == Opcode::Dequantize {
+        let src = x.ints("Src")?;
+        let out: Vec<f32> = (0..src.len())
+            .map(|i| {
+                let (sc, o) = at(i);
+                dequantize(src[i], sc, o)
+            })
+            .collect();
+        return x.put_f32s("Dest", &out);
+    }
+    let range = if d.elem == ElemKind::Int8 {
+        (-128, 127)
+    } else {
+        (0, 255)
+    };
+    let src = x.f32s("Src")?;
+    let out: Vec<i64> = (0..src.len())
+        .map(|i| {
+            let (sc, o) = at(i);
+            quantize(src[i], sc, o, range)
+        })
+        .collect();
     x.put_ints("Dest", &out)
 }
 

@@ -281,7 +281,22 @@ pub(super) fn quantize_linear(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<V
             }
         }
     }
-    // Per-axis, run-time or unusual parameters: ONNX's definition in float
+    if let (Some(p), Val::Act(a)) = (&params, &x) {
+        if p.scales.len() > 1 {
+            let kind = if dt == dtype::INT8 {
+                ElemKind::Int8
+            } else {
+                ElemKind::UInt8
+            };
+            let dest = l.alloc_kind(&out, &a.phys(), kind);
+            per_axis_inst(l, node, &out, Opcode::Quantize, dest, a, p);
+            return Ok(vec![Val::Act(Act {
+                v: dest,
+                ..a.clone()
+            })]);
+        }
+    }
+    // Run-time, blocked or unusual parameters: ONNX's definition in float
     // ops, `saturate(round_half_even(x / scale) + zp)`.
     let (xn, sn) = (node.input[0].clone(), node.input[1].clone());
     let zn = input_name(node, 2).map(str::to_string);
@@ -420,7 +435,17 @@ pub(super) fn dequantize_linear(l: &mut Lowerer, node: &NodeProto) -> Result<Vec
             }
         }
     }
-    // Per-axis or run-time parameters: `(float(x) - float(zp)) * scale`.
+    if let (Some(p), Val::Act(a)) = (&params, &x) {
+        if p.scales.len() > 1 && matches!(l.kind(a), ElemKind::Int8 | ElemKind::UInt8) {
+            let dest = l.alloc(&out, &a.phys());
+            per_axis_inst(l, node, &out, Opcode::Dequantize, dest, a, p);
+            return Ok(vec![Val::Act(Act {
+                v: dest,
+                ..a.clone()
+            })]);
+        }
+    }
+    // Run-time or blocked parameters: `(float(x) - float(zp)) * scale`.
     let (xn, sn) = (node.input[0].clone(), node.input[1].clone());
     let zn = input_name(node, 2).map(str::to_string);
     let axis = Attrs(&node.attribute).int("axis", 1);
@@ -437,6 +462,45 @@ pub(super) fn dequantize_linear(l: &mut Lowerer, node: &NodeProto) -> Result<Vec
         let y = c.op("Mul", &[&xf, &s], vec![])?;
         Ok(vec![c.val(&y)])
     })
+}
+
+/// The per-axis `quantize`/`dequantize` of `a` into `dest`: the scales and
+/// zero points as `Scales` (float) and `Offsets` (index32) constants, along
+/// the physical axis of ONNX's `axis` (moved when `a` is channels-last).
+fn per_axis_inst(
+    l: &mut Lowerer,
+    node: &NodeProto,
+    out: &str,
+    op: Opcode,
+    dest: glow_ir::Value,
+    a: &Act,
+    p: &Params,
+) {
+    let n = p.scales.len() as u64;
+    let scales = l.const_weight(
+        &format!("{out}.scales"),
+        &Tensor::f32(vec![n], p.scales.clone()),
+    );
+    let offsets = l.const_weight_kind(
+        &format!("{out}.offsets"),
+        &Tensor::i64(vec![n], p.zps.clone()),
+        ElemKind::Index32,
+    );
+    let axis = if a.cl {
+        super::cl_perm(a.dims.len())
+            .iter()
+            .position(|&j| j == p.axis)
+            .unwrap_or(p.axis)
+    } else {
+        p.axis
+    };
+    let base = nn::node_base(node, out);
+    l.inst(
+        &base,
+        op,
+        &[dest, a.v, scales, offsets],
+        &[glow_ir::member::AXIS.to(axis as i64)],
+    );
 }
 
 /// A `dequantize` of quantized `q` into a float buffer named `out`.

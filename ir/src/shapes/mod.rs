@@ -141,6 +141,8 @@ pub(crate) enum Kinds {
     Int,
     /// `float` or a plain integer kind.
     FloatOrInt,
+    /// Plain `int8` or `uint8`: per-axis quantized values.
+    Byte,
     Any,
 }
 
@@ -157,6 +159,7 @@ impl Kinds {
             Kinds::Plain => e == ElemKind::Float || e.is_plain_int() || e == ElemKind::Bool,
             Kinds::Int => e.is_plain_int(),
             Kinds::FloatOrInt => e == ElemKind::Float || e.is_plain_int(),
+            Kinds::Byte => matches!(e, ElemKind::Int8 | ElemKind::UInt8),
             Kinds::Any => true,
         }
     }
@@ -172,6 +175,7 @@ impl Kinds {
             Kinds::Plain => "`float`, `index32`, `index64`, `int8`, `uint8` or `bool`",
             Kinds::Int => "`index32`, `index64`, `int8` or `uint8`",
             Kinds::FloatOrInt => "`float`, `index32`, `index64`, `int8` or `uint8`",
+            Kinds::Byte => "`int8` or `uint8` (per-axis parameters are operands)",
             Kinds::Any => "any element type",
         }
     }
@@ -436,8 +440,12 @@ pub fn select(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
-/// `quantize`: float `Src` → quantized `Dest` of the same shape.
+/// `quantize`: float `Src` → quantized `Dest` of the same shape; per axis
+/// (`Scales`, `Offsets`), `Dest` is plain `int8`/`uint8`.
 pub fn quantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    if ctx.types.len() > 2 {
+        return per_axis(ctx, 0);
+    }
     let mut errs = convert(ctx, Kinds::Float, Kinds::Quantized);
     if errs.is_empty() {
         quant::params(ctx, 0, &mut errs);
@@ -445,11 +453,59 @@ pub fn quantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
-/// `dequantize`: quantized `Src` → float `Dest` of the same shape.
+/// `dequantize`: quantized `Src` → float `Dest` of the same shape; per axis
+/// (`Scales`, `Offsets`), `Src` is plain `int8`/`uint8`.
 pub fn dequantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    if ctx.types.len() > 2 {
+        return per_axis(ctx, 1);
+    }
     let mut errs = convert(ctx, Kinds::Quantized, Kinds::Float);
     if errs.is_empty() {
         quant::params(ctx, 1, &mut errs);
+    }
+    errs
+}
+
+/// The per-axis form of `quantize`/`dequantize`: operand `q` (Dest or Src)
+/// holds the bytes, the other side is float; `Scales` (float) and `Offsets`
+/// (index32) both given, each with one value per index along `Axis`.
+fn per_axis(ctx: &ShapeCtx, q: usize) -> Vec<ShapeError> {
+    let mut errs = if q == 0 {
+        convert(ctx, Kinds::Float, Kinds::Byte)
+    } else {
+        convert(ctx, Kinds::Byte, Kinds::Float)
+    };
+    if ctx.types.len() < 4 {
+        errs.push(ShapeError::at_operand(
+            2,
+            format!(
+                "`{}` per axis takes `Scales` and `Offsets`; `Offsets` is missing",
+                ctx.opcode()
+            ),
+        ));
+        return errs;
+    }
+    let dims = &ctx.ty(q).dims;
+    let Some(axis) = linalg::axis_in_range(ctx, m::AXIS, dims.len(), q, &mut errs) else {
+        return errs;
+    };
+    let n = dims[axis];
+    for (k, want, name) in [
+        (2, ElemKind::Float, "float"),
+        (3, ElemKind::Index32, "index32"),
+    ] {
+        let e = ctx.ty(k).elem;
+        if e != want {
+            errs.push(ShapeError::at_operand(
+                k,
+                format!(
+                    "`{}` has element type {e} but must be `{name}`",
+                    ctx.name(k)
+                ),
+            ));
+        } else {
+            check_dims(ctx, k, &[n], "expects", &mut errs);
+        }
     }
     errs
 }

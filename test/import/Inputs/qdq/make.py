@@ -216,7 +216,7 @@ x = g.input("x", [2, 5])
 g.q_out(g.node("Softmax", [g.qdq(x, 0.03, -3, np.int8)], axis=1), 1 / 256, -128, np.int8)
 g.save("softmax-fallback", None, out_type=T.INT8, feeds={"x": normal(2, 5) * 2})
 
-# Per-axis QuantizeLinear of an activation (float ops), then a per-axis
+# Per-axis QuantizeLinear of an activation (one per-axis quantize), then a per-axis
 # DequantizeLinear of it and a per-tensor QuantizeLinear.
 g = G()
 x = g.input("x", [1, 3, 2, 2])
@@ -247,3 +247,15 @@ qlinear("qlinearconv-const", "QLinearConv", (1, 3, 6, 6), wq,
         bias=rng.integers(-2000, 2000, 4).astype(np.int32), pads=[1, 1, 1, 1])
 qlinear("qlinearmatmul-const", "QLinearMatMul", (3, 8),
         rng.integers(0, 256, (8, 5)).astype(np.uint8), [0.004], [130], None)
+
+# Per-axis Q/DQ of a float convolution's output, which the importer stores
+# channels-last: the per-axis parameters follow the channel axis.
+g = G()
+x = g.input("x", [1, 2, 3, 3])
+c = g.node("Conv", [x, g.init(rng.standard_normal((3, 2, 1, 1)).astype(np.float32), "w")],
+           kernel_shape=[1, 1])
+s, z = g.init(np.array([0.01, 0.02, 0.05], np.float32)), g.init(np.array([100, 128, 0], np.uint8))
+q = g.node("QuantizeLinear", [c, s, z], axis=1)
+d = g.node("DequantizeLinear", [q, s, z], axis=1)
+g.q_out(d, 0.04, 128)
+g.save("per-axis-channels-last", None, feeds={"x": normal(1, 2, 3, 3)})
