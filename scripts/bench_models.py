@@ -156,6 +156,24 @@ def rel_l2(a, b):
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
+def output_scale(path):
+    """The scale of the QDQ model's last DequantizeLinear (its output's quantum), or None."""
+    m = onnx.load(path)
+    inits = {t.name: t for t in m.graph.initializer}
+    out = m.graph.output[0].name
+    for node in m.graph.node:
+        if out in node.output and node.op_type == "DequantizeLinear" and node.input[1] in inits:
+            return float(onnx.numpy_helper.to_array(inits[node.input[1]]).ravel()[0])
+    return None
+
+
+def max_quanta(a, b, scale):
+    if scale is None:
+        return float("nan")
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(np.abs(a - b).max() / scale)
+
+
 def bench_int8(name, a, bins, corpus):
     work = os.path.join(a.work, name)
     os.makedirs(work, exist_ok=True)
@@ -182,6 +200,7 @@ def bench_int8(name, a, bins, corpus):
     b["int8"].run()
     b["int8"].ask(f"o {out}")
     got = np.fromfile(out, dtype=np.float32)[: yq.size]
+    qs = output_scale(qdq)
 
     def ort_run():
         c0, t0 = time.thread_time(), time.monotonic()
@@ -204,7 +223,8 @@ def bench_int8(name, a, bins, corpus):
     med = {k: statistics.median(v) for k, v in times.items()}
     return {"model": name, **med, "ratio": med["int8"] / med["ort"],
             "int8_over_fp32": med["int8"] / med["fp32"],
-            "l2_ort_int8": rel_l2(got, yq), "l2_float": rel_l2(got, yf), "ort_l2_float": rel_l2(yq, yf)}
+            "l2_ort_int8": rel_l2(got, yq), "l2_float": rel_l2(got, yf), "ort_l2_float": rel_l2(yq, yf),
+            "q_ort_int8": max_quanta(got, yq, qs), "q_ort_float": max_quanta(yq, yf, qs)}
 
 
 def bench_model(name, a, bins, corpus):
@@ -347,13 +367,14 @@ def main():
                   "v/bin/pip install numpy onnx onnxruntime sympy)")
             return
         print(f"| model | ORT int8 {what} ms | glow-rs int8 {what} ms | ratio | glow-rs fp32 ms | int8/fp32 "
-              "| rel L2 to ORT int8 | rel L2 to float | ORT int8 rel L2 to float |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "| rel L2 to ORT int8 | rel L2 to float | ORT int8 rel L2 to float "
+              "| max quanta to ORT int8 | ORT int8 max quanta to float |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for m in a.models.split(","):
             r = bench_int8(m, a, bins, corpus)
             print(f"| {m} | {r['ort']:.2f} | {r['int8']:.2f} | {r['ratio']:.2f} | {r['fp32']:.2f} | "
                   f"{r['int8_over_fp32']:.2f} | {r['l2_ort_int8']:.4f} | {r['l2_float']:.4f} | "
-                  f"{r['ort_l2_float']:.4f} |", flush=True)
+                  f"{r['ort_l2_float']:.4f} | {r['q_ort_int8']:.2f} | {r['q_ort_float']:.2f} |", flush=True)
         return
     print(f"| model | ORT {a.threads}-thread {what} ms | glow-rs {what} ms | ratio | tolerance use | cc -O3 s |")
     print("|---|---|---|---|---|---|")

@@ -1111,6 +1111,13 @@ impl Quantize {
             for v in writes {
                 rw.bump(f, v);
             }
+            // The input's own per-tensor dequantize folds as the pass's do:
+            // a reader quantized again reads its source (or a rescale).
+            if op == Opcode::Dequantize && f.inst(i).operands.len() == 2 && !dest_q {
+                let src = f.inst(i).operands[1].value;
+                let (dv, sv) = (rw.ver(f, dest), rw.ver(f, src));
+                rw.from_dq.insert(dest, (src, dv, sv));
+            }
         }
         if !rw.errors.is_empty() {
             return Err(rw.errors);
