@@ -256,10 +256,36 @@ fn weights_file_keeps_channelwise_parameters_inline() {
     }
 }
 
-/// A run-time ConvInteger whose sums may not be exact in float is refused,
-/// saying what the IR lacks.
+/// Bytes for a test input: the first `hot` all 255 (the largest
+/// products, so an unchunked float sum passes 2^24 and rounds), then a
+/// seeded sequence.
+fn bytes(n: usize, hot: usize, seed: u64) -> Vec<u8> {
+    let mut z = seed;
+    (0..n)
+        .map(|i| {
+            z = z
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if i < hot {
+                255
+            } else {
+                (z >> 33) as u8
+            }
+        })
+        .collect()
+}
+
+fn int32s(data: &[u8]) -> Vec<i64> {
+    data.chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64)
+        .collect()
+}
+
+/// A run-time ConvInteger and MatMulInteger with more products per output
+/// than float sums exactly (576 and 600, beyond 258) are summed in exact
+/// chunks: both engines give the integer sums, bit for bit.
 #[test]
-fn large_integer_products_are_refused() {
+fn large_integer_products_sum_exactly_in_chunks() {
     use common::{model, node};
     use glow_import::onnx::dtype;
     let m = model(
@@ -272,7 +298,82 @@ fn large_integer_products_are_refused() {
         vec![],
         10,
     );
+    let imported = import(&m);
+    let (x, w) = (
+        bytes(64 * 25, 32 * 25, 1),
+        bytes(2 * 64 * 9, 64 * 9 + 32 * 9, 2),
+    );
+    let outs = run_both(&imported, &[("x", x.clone()), ("w", w.clone())]);
+    let got = int32s(&outs.tensors.iter().find(|t| t.name == "y").expect("y").data);
+    let mut want = Vec::new();
+    for o in 0..2 {
+        for i in 0..3 {
+            for j in 0..3 {
+                let mut acc = 0i64;
+                for c in 0..64 {
+                    for a in 0..3 {
+                        for b in 0..3 {
+                            let xv = x[(c * 5 + i + a) * 5 + j + b] as i64;
+                            acc += xv * w[((o * 64 + c) * 3 + a) * 3 + b] as i64;
+                        }
+                    }
+                }
+                want.push(acc);
+            }
+        }
+    }
+    assert!(want.iter().any(|&v| v > 1 << 24), "{want:?}");
+    assert_eq!(got, want);
+
+    let m = model(
+        vec![node("MatMulInteger", &["x", "w"], &["y"], vec![])],
+        &[
+            ("x", dtype::UINT8, &[3, 600]),
+            ("w", dtype::UINT8, &[600, 4]),
+        ],
+        &[("y", dtype::INT32, &[3, 4])],
+        vec![],
+        10,
+    );
+    let imported = import(&m);
+    let (x, w) = (bytes(3 * 600, 600, 3), bytes(600 * 4, 1200, 4));
+    let outs = run_both(&imported, &[("x", x.clone()), ("w", w.clone())]);
+    let got = int32s(&outs.tensors.iter().find(|t| t.name == "y").expect("y").data);
+    let want: Vec<i64> = (0..3)
+        .flat_map(|r| {
+            let (x, w) = (&x, &w);
+            (0..4).map(move |col| {
+                (0..600)
+                    .map(|k| x[r * 600 + k] as i64 * w[k * 4 + col] as i64)
+                    .sum::<i64>()
+            })
+        })
+        .collect();
+    assert!(want.iter().any(|&v| v > 1 << 24), "{want:?}");
+    assert_eq!(got, want);
+}
+
+/// Chunks of input channels need one group: a grouped ConvInteger with too
+/// many products per output is refused, saying why.
+#[test]
+fn large_grouped_integer_convolutions_are_refused() {
+    use common::{attr_int, model, node};
+    use glow_import::onnx::dtype;
+    let m = model(
+        vec![node(
+            "ConvInteger",
+            &["x", "w"],
+            &["y"],
+            vec![attr_int("group", 2)],
+        )],
+        &[
+            ("x", dtype::UINT8, &[1, 128, 5, 5]),
+            ("w", dtype::UINT8, &[2, 64, 3, 3]),
+        ],
+        &[("y", dtype::INT32, &[1, 2, 3, 3])],
+        vec![],
+        10,
+    );
     let e = import_err(&m);
-    assert!(e.contains("576 products per output"), "{e}");
-    assert!(e.contains("`i32` result"), "{e}");
+    assert!(e.contains("576 products per output in 2 groups"), "{e}");
 }

@@ -1403,42 +1403,70 @@ fn centred(
 
 /// ConvInteger and MatMulInteger: the int32 result `sum (x - zx)(w - zw)`.
 /// The IR's integer products write `i8`/`ui8` only, so the sum is formed in
-/// float, which is exact while every partial sum stays below 2^24: the
-/// lowering is refused when `K * 255 * 255` (K the terms per output) could
-/// pass that.
+/// float, which is exact while every partial sum stays below 2^24 (at most
+/// 258 products of two centred bytes, |p| <= 255 * 255). More products are
+/// summed in chunks that each stay exact (input channels of a convolution,
+/// the inner dimension of a product), each chunk converted to int32 and the
+/// chunks added in int32, which is exact too.
 pub(super) fn integer(l: &mut Lowerer, node: &NodeProto) -> Result<Vec<Val>> {
     let conv = node.op_type == "ConvInteger";
     let x = l.input(node, 0)?;
     let w = l.input(node, 1)?;
-    let terms: u64 = if conv {
-        w.dims().iter().skip(1).product()
+    let (wd, xd) = (w.dims().to_vec(), x.dims().to_vec());
+    // Products per output of one input channel (convolution) or one inner index.
+    let per_unit: u64 = if conv { wd.iter().skip(2).product() } else { 1 };
+    let units: u64 = if conv {
+        wd.get(1).copied().unwrap_or(1)
     } else {
-        x.dims().last().copied().unwrap_or(1)
+        xd.last().copied().unwrap_or(1)
     };
-    if terms.saturating_mul(255 * 255) > 1 << 24 {
+    const EXACT_TERMS: u64 = (1 << 24) / (255 * 255);
+    let group = Attrs(&node.attribute).int("group", 1);
+    let chunk = (EXACT_TERMS / per_unit.max(1)).min(units);
+    if units * per_unit > EXACT_TERMS && (chunk == 0 || group != 1 || (!conv && wd.len() < 2)) {
         return Err(l.unsupported(format!(
-            "{} with {terms} products per output: the int32 sum needs an integer product \
-             kernel with an `i32` result, which the IR does not have yet (the float form is \
-             exact only up to 258 terms)",
-            node.op_type
+            "{} with {} products per output{}: the float form is exact only up to              {EXACT_TERMS} products, and chunks of input channels need one group and a window              of at most {EXACT_TERMS} taps",
+            node.op_type,
+            units * per_unit,
+            if group != 1 { format!(" in {group} groups") } else { String::new() },
         )));
     }
     let names: Vec<Option<String>> = (0..4)
         .map(|i| input_name(node, i).map(str::to_string))
         .collect();
     let (xn, wn) = (node.input[0].clone(), node.input[1].clone());
-    let wrank = w.dims().len();
+    let wrank = wd.len();
+    let xrank = xd.len();
     let base = compose::base_of(node);
     let attrs = node.attribute.clone();
     compose::with(l, &base, |c| {
         let xf = centred(c, &xn, names[2].as_deref(), None)?;
         let wf = centred(c, &wn, names[3].as_deref(), conv.then_some(wrank))?;
-        let acc = if conv {
-            c.op("Conv", &[&xf, &wf], attrs)?
-        } else {
-            c.op("MatMul", &[&xf, &wf], vec![])?
-        };
-        let y = c.op("Cast", &[&acc], vec![attr_int("to", dtype::INT32 as i64)])?;
+        let mut y: Option<String> = None;
+        for u0 in (0..units).step_by(chunk.max(1) as usize) {
+            let u1 = (u0 + chunk).min(units);
+            let (xs, ws) = if u0 == 0 && u1 == units {
+                (xf.clone(), wf.clone())
+            } else if conv {
+                (c.slice(&xf, 1, u0, u1)?, c.slice(&wf, 1, u0, u1)?)
+            } else {
+                (
+                    c.slice(&xf, xrank - 1, u0, u1)?,
+                    c.slice(&wf, wrank - 2, u0, u1)?,
+                )
+            };
+            let acc = if conv {
+                c.op("Conv", &[&xs, &ws], attrs.clone())?
+            } else {
+                c.op("MatMul", &[&xs, &ws], vec![])?
+            };
+            let part = c.op("Cast", &[&acc], vec![attr_int("to", dtype::INT32 as i64)])?;
+            y = Some(match y {
+                None => part,
+                Some(sum) => c.op("Add", &[&sum, &part], vec![])?,
+            });
+        }
+        let y = y.expect("at least one chunk");
         Ok(vec![c.val(&y)])
     })
 }
