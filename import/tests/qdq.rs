@@ -196,6 +196,27 @@ fn an_op_without_a_quantized_form_stays_float() {
     );
 }
 
+/// Other functions of one 8-bit value become tables too.
+#[test]
+fn unary_functions_become_lookup_tables() {
+    for (name, float_op) in [
+        ("exp-lookup", "elementexp"),
+        ("log-lookup", "elementlog"),
+        ("sqrt-lookup", "elementsqrt"),
+        ("softplus-lookup", "softplus"),
+    ] {
+        case(name, &["intlookuptable"], &["dequantize", float_op]);
+    }
+}
+
+/// Max and Min of two dequantized activations: the quantized instruction
+/// (each side rescaled to the result's parameters).
+#[test]
+fn max_min_fold_into_quantized_instructions() {
+    case("max-binary", &["elementmax"], &["dequantize"]);
+    case("min-binary", &["elementmin"], &["dequantize"]);
+}
+
 #[test]
 fn sigmoid_becomes_a_lookup_table() {
     case(

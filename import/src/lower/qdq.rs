@@ -1049,7 +1049,7 @@ fn matmul_acts(
     }))
 }
 
-/// Add, Sub, Mul of two dequantized activations of the same dims.
+/// Add, Sub, Mul, Max, Min of two dequantized activations of the same dims.
 fn fold_binary(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val>> {
     let (Some(a), Some(b)) = (dq_input(l, node, 0), dq_input(l, node, 1)) else {
         return Ok(None);
@@ -1066,6 +1066,8 @@ fn fold_binary(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<V
     let op = match node.op_type.as_str() {
         "Add" => Opcode::ElementAdd,
         "Sub" => Opcode::ElementSub,
+        "Max" => Opcode::ElementMax,
+        "Min" => Opcode::ElementMin,
         _ => Opcode::ElementMul,
     };
     let dest = l.alloc_kind(&out, &a.phys(), q.kind);
@@ -1089,17 +1091,24 @@ fn fold_pool(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val
     Ok(v.pop())
 }
 
-/// Sigmoid, Tanh: a function of one 8-bit value is a 256-entry table,
-/// computed here with the float operator both engines use
-/// (`intlookuptable`; docs/quantization.md).
+/// Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Softplus, Sin, Cos: a function of
+/// one 8-bit value is a 256-entry table, computed here with the float
+/// operator both engines use (`intlookuptable`; docs/quantization.md).
 fn fold_lookup(l: &mut Lowerer, node: &NodeProto, q: &QAfter) -> Result<Option<Val>> {
     let Some(x) = dq_input(l, node, 0) else {
         return Ok(None);
     };
-    let op = if node.op_type == "Sigmoid" {
-        Opcode::Sigmoid
-    } else {
-        Opcode::Tanh
+    let op = match node.op_type.as_str() {
+        "Sigmoid" => Opcode::Sigmoid,
+        "Tanh" => Opcode::Tanh,
+        "Exp" => Opcode::ElementExp,
+        "Log" => Opcode::ElementLog,
+        "Sqrt" => Opcode::ElementSqrt,
+        "Erf" => Opcode::ElementErf,
+        "Softplus" => Opcode::SoftPlus,
+        "Sin" => Opcode::ElementSin,
+        "Cos" => Opcode::ElementCos,
+        _ => return Ok(None),
     };
     let (sk, dk) = (l.kind(&x), q.kind);
     let (Some((ss, so)), Some((ds, doff)), Some((lo, _)), Some(range), Some(f)) = (

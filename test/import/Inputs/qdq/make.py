@@ -259,3 +259,19 @@ q = g.node("QuantizeLinear", [c, s, z], axis=1)
 d = g.node("DequantizeLinear", [q, s, z], axis=1)
 g.q_out(d, 0.04, 128)
 g.save("per-axis-channels-last", None, feeds={"x": normal(1, 2, 3, 3)})
+
+# More functions of one 8-bit value (lookup tables): Exp, Log and Sqrt of
+# a uint8 input with zero point 0 (Log(0) = -inf saturates), Softplus.
+for op, zp, oscale, ozp in [("Exp", 100, 0.05, 0), ("Log", 0, 0.03, 200),
+                            ("Sqrt", 0, 0.01, 0), ("Softplus", 128, 0.02, 0)]:
+    g = G()
+    x = g.input("x", [2, 6])
+    g.q_out(g.node(op, [g.qdq(x, 0.02, zp)]), oscale, ozp)
+    g.save(f"{op.lower()}-lookup", None, feeds={"x": normal(2, 6) * 1.5})
+
+# Max and Min of two dequantized activations with different parameters.
+for op in ["Max", "Min"]:
+    g = G()
+    x, x2 = g.input("x", [2, 5]), g.input("x2", [2, 5])
+    g.q_out(g.node(op, [g.qdq(x, 0.02, 128), g.qdq(x2, 0.03, 100)]), 0.025, 120)
+    g.save(f"{op.lower()}-binary", None, feeds={"x": normal(2, 5), "x2": normal(2, 5)})
