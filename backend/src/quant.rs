@@ -267,7 +267,7 @@ impl Binary {
     }
 }
 
-pub use glow_ir::quant::has_integer_binary;
+pub use glow_ir::quant::{has_integer_binary, rescale_per_axis};
 
 /// `rescalequantized`, `relu`, `clip`, `maxpool`: a rescale to `Dest`, then
 /// `relu`'s and `clip`'s clamp.

@@ -708,6 +708,37 @@ fn build() -> String {
             p.inst(&format!(
                 "dequantize @out %{d}, @in %{q}, @in %{sc}, @in %{off} {{ Axis: {axis} }}"
             ));
+            // Per-axis rescalequantized: constant parameters in range.
+            let list = |v: Vec<String>| v.join(", ");
+            let scales = list(
+                (0..n)
+                    .map(|c| format!("{}", 0.05 * (c + 1) as f32))
+                    .collect(),
+            );
+            let offs = list(
+                (0..n)
+                    .map(|c| {
+                        (if byte == "int8" {
+                            c as i64 * 7 - 9
+                        } else {
+                            c as i64 * 40
+                        })
+                        .to_string()
+                    })
+                    .collect(),
+            );
+            let rsc = p.weight_of(
+                &format!("float<{n}>"),
+                &format!("const {{ Data: [{scales}] }}"),
+            );
+            let roff = p.weight_of(
+                &format!("index32<{n}>"),
+                &format!("const {{ Data: [{offs}] }}"),
+            );
+            let r = p.weight("ui8[S:0.125 O:100]<3 x 4 x 5>");
+            p.inst(&format!(
+                "rescalequantized @out %{r}, @in %{q}, @in %{rsc}, @in %{roff} {{ Axis: {axis} }}"
+            ));
         }
     }
     quantized_cases(&mut p);

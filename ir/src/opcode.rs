@@ -686,7 +686,10 @@ opcodes! {
         [extra(m::AXIS, Default::Int(0))], &[], shapes::quantize, Quantization;
     Dequantize = "dequantize", [op("Dest", Out), op("Src", In), opt_op("Scales", In), opt_op("Offsets", In)],
         [extra(m::AXIS, Default::Int(0))], &[], shapes::dequantize, Quantization;
-    RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In)], [], &[], shapes::rescale_quantized, Quantization;
+    // Per axis: `Scales`/`Offsets` give the plain int8/uint8 `Src`'s
+    // parameters along `Axis` (constants: the multipliers are derived when compiling).
+    RescaleQuantized = "rescalequantized", [op("Dest", Out), op("Src", In), opt_op("Scales", In), opt_op("Offsets", In)],
+        [extra(m::AXIS, Default::Int(0))], &[], shapes::rescale_quantized, Quantization;
     ConvertTo = "convertto", [op("Dest", Out), op("Src", In)], [], &[], shapes::convert_to, Convert;
     IntLookupTable = "intlookuptable", [op("Dest", Out), op("Src", In), op("Mapping", In)], [], &[], shapes::int_lookup_table, LookupTable;
     // Runtime profiling state, updated in place (Glow's): min, max and a histogram.

@@ -545,6 +545,31 @@ impl Rescale {
     }
 }
 
+/// The per-channel rescales of a per-axis `rescalequantized`: channel c of
+/// the plain `int8`/`uint8` source has scale `scales[c]` and offset
+/// `offsets[c]`; each is rescaled to `dest` as per tensor.
+pub fn rescale_per_axis(
+    src: ElemKind,
+    scales: &[f32],
+    offsets: &[i64],
+    dest: ElemKind,
+) -> Result<Vec<Rescale>, String> {
+    scales
+        .iter()
+        .zip(offsets)
+        .enumerate()
+        .map(|(c, (&scale, &o))| {
+            let offset = i32::try_from(o).map_err(|_| format!("offset {o} of channel {c}"))?;
+            let k = if src == ElemKind::UInt8 {
+                ElemKind::UInt8Q { scale, offset }
+            } else {
+                ElemKind::Int8Q { scale, offset }
+            };
+            Rescale::new(k, dest).map_err(|e| format!("channel {c}: {e}"))
+        })
+        .collect()
+}
+
 /// `elementadd`/`elementsub`/`batchedadd`: `clamp(Oo + round_shift((l - Ol)
 /// * a +- (r - Or) * b, shift))` with `a/2^shift = Sl/So`, `b/2^shift = Sr/So`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2722,6 +2722,23 @@ impl Gen<'_> {
         let d = self.dims(rank);
         let base = *self.rng.pick(&QUANT_BASES);
         let (a, b) = (self.quant_kind(base), self.quant_kind(base));
+        if self.rng.chance(30) && a.quant_range().is_some_and(|r| r.1 <= 255) {
+            // Per axis: the bytes' parameters are constants in their range
+            // (the multipliers are derived when compiling).
+            let (byte, [scales, offsets], members) = self.per_axis(&d);
+            let (lo, hi) = if byte == ElemKind::Int8 {
+                (-128, 127)
+            } else {
+                (0, 255)
+            };
+            let n = self.bufs[offsets].ty.size() as usize;
+            let offs: Vec<String> = (0..n).map(|_| self.rng.range(lo, hi).to_string()).collect();
+            self.bufs[offsets].data = Some(format!("[{}]", offs.join(", ")));
+            let src = self.input(&Type::new(byte, &d));
+            let ins = [src, scales, offsets];
+            self.simple("rescalequantized", &Type::new(b, &d), &ins, &[], &members);
+            return;
+        }
         let src = self.input(&Type::new(a, &d));
         self.simple("rescalequantized", &Type::new(b, &d), &[src], &[], "");
     }
@@ -2777,7 +2794,10 @@ impl Gen<'_> {
         let printable: Vec<usize> = (0..self.bufs.len())
             .filter(|&b| {
                 self.readable(b)
-                    && !matches!(self.bufs[b].ty.elem, ElemKind::Float16 | ElemKind::BFloat16)
+                    && !matches!(
+                        self.bufs[b].ty.elem,
+                        ElemKind::Float16 | ElemKind::BFloat16 | ElemKind::Fused(_)
+                    )
             })
             .collect();
         let src = if printable.is_empty() {

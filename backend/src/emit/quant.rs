@@ -791,6 +791,9 @@ pub fn binary(c: &mut KCtx) -> R {
 
 /// `relu`, `clip`, `rescalequantized`.
 pub fn activation(c: &mut KCtx) -> R {
+    if c.inst.operand_named("Scales").is_some() {
+        return rescale_per_axis(c);
+    }
     let a = q::Activation::of(c.f, c.id)?;
     let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
     c.rt.use_kernel(Kernel::Quant);
@@ -803,6 +806,44 @@ pub fn activation(c: &mut KCtx) -> R {
         rescale_expr("Src[i]", a.rescale.in_off, &a.rescale.out),
         a.lo,
         a.hi
+    ));
+    c.w.close();
+    Ok(())
+}
+
+/// Per-axis `rescalequantized` (the interpreter's `rescale_per_axis`): the
+/// per-channel multipliers derived from the constant `Scales` and `Offsets`
+/// when compiling.
+fn rescale_per_axis(c: &mut KCtx) -> R {
+    let (d, s) = (c.ty("Dest")?, c.ty("Src")?);
+    let axis = c.m().get(m::AXIS)? as usize;
+    let n = s.dims.get(axis).copied().unwrap_or(1).max(1);
+    let inner = s.dims.iter().skip(axis + 1).product::<u64>().max(1);
+    let (scales, offsets) = (const_f32s(c, "Scales")?, const_i32s(c, "Offsets")?);
+    let r = q::rescale_per_axis(s.elem, &scales, &offsets, d.elem).map_err(|e| c.err(e))?;
+    let Some(r0) = r.first().copied() else {
+        return Err(c.err("no channels"));
+    };
+    c.rt.use_kernel(Kernel::Quant);
+    c.decl("Dest", ctype(d.elem))?;
+    c.decl("Src", ctype(s.elem))?;
+    c.w.line(&format!(
+        "static const int64_t ioff[{n}] = {{{}}}, rm[{n}] = {{{}}};",
+        list(r.iter().map(|x| x.in_off)),
+        list(r.iter().map(|x| x.out.m.mult))
+    ));
+    c.w.line(&format!(
+        "static const int rs[{n}] = {{{}}};",
+        list(r.iter().map(|x| x.out.m.shift))
+    ));
+    c.w.for_loop("i", d.size());
+    c.w.line(&format!("const size_t ch = (i / {inner}u) % {n}u;"));
+    c.w.line(&format!(
+        "Dest[i] = ({})glow_clamp64({} + glow_rq((int64_t)Src[i] - ioff[ch], rm[ch], rs[ch]), {}, {});",
+        ctype(d.elem),
+        r0.out.offset,
+        r0.out.lo,
+        r0.out.hi
     ));
     c.w.close();
     Ok(())

@@ -189,8 +189,27 @@ pub fn binary(x: &mut Exec) -> R {
 
 /// `relu`, `clip`, `rescalequantized`.
 pub fn activation(x: &mut Exec) -> R {
+    if x.inst.operand_named("Scales").is_some() {
+        return rescale_per_axis(x);
+    }
     let a = q::Activation::of(x.f, x.id)?;
     let out: Vec<i64> = x.ints("Src")?.iter().map(|&v| a.apply(v)).collect();
+    x.put_ints("Dest", &out)
+}
+
+/// Per-axis `rescalequantized`: element i through the rescale of its index
+/// along `Axis`, `(i / inner) % n` (docs/quantization.md).
+fn rescale_per_axis(x: &mut Exec) -> R {
+    let (d, s) = (x.ty("Dest")?, x.ty("Src")?);
+    let axis = x.m().get(m::AXIS)? as usize;
+    let n = s.dims.get(axis).copied().unwrap_or(1).max(1) as usize;
+    let inner = s.dims.iter().skip(axis + 1).product::<u64>().max(1) as usize;
+    let (scales, offsets) = (x.f32s("Scales")?, x.ints("Offsets")?);
+    let r = q::rescale_per_axis(s.elem, &scales, &offsets, d.elem).map_err(|e| x.err(e))?;
+    let src = x.ints("Src")?;
+    let out: Vec<i64> = (0..src.len())
+        .map(|i| r[(i / inner) % n].apply(src[i]))
+        .collect();
     x.put_ints("Dest", &out)
 }
 

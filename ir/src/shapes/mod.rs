@@ -466,11 +466,18 @@ pub fn dequantize(ctx: &ShapeCtx) -> Vec<ShapeError> {
     errs
 }
 
-/// The per-axis form of `quantize`/`dequantize`: operand `q` (Dest or Src)
-/// holds the bytes, the other side is float; `Scales` (float) and `Offsets`
+/// The per-axis form of `quantize`/`dequantize`/`rescalequantized`: operand
+/// `q` (Dest or Src) holds the bytes, the other side is float (quantized for
+/// `rescalequantized`); `Scales` (float) and `Offsets`
 /// (index32) both given, each with one value per index along `Axis`.
 fn per_axis(ctx: &ShapeCtx, q: usize) -> Vec<ShapeError> {
-    let mut errs = if q == 0 {
+    let mut errs = if ctx.inst.opcode == crate::opcode::Opcode::RescaleQuantized {
+        let mut errs = convert(ctx, Kinds::Byte, Kinds::Quantized);
+        if errs.is_empty() {
+            quant::params(ctx, 0, &mut errs);
+        }
+        errs
+    } else if q == 0 {
         convert(ctx, Kinds::Float, Kinds::Byte)
     } else {
         convert(ctx, Kinds::Byte, Kinds::Float)
@@ -513,6 +520,9 @@ fn per_axis(ctx: &ShapeCtx, q: usize) -> Vec<ShapeError> {
 /// `rescalequantized`: quantized → quantized of the same shape, any kinds
 /// (`i32` accumulators to `i8`, `ui8` to `i8`, ...).
 pub fn rescale_quantized(ctx: &ShapeCtx) -> Vec<ShapeError> {
+    if ctx.types.len() > 2 {
+        return per_axis(ctx, 1);
+    }
     let mut errs = convert(ctx, Kinds::Quantized, Kinds::Quantized);
     if errs.is_empty() {
         quant::rescale(ctx, &mut errs);
