@@ -8,7 +8,7 @@ For each model of ../shared/corpus/models/torchvision (or $GLOW_CORPUS/models/to
 each batch size:
 
 - the step: glow-import (stripped weights filled, seed 1), `glow-opt --pass=differentiate`,
-  then `glow-run -O --engine=c --keep-c` builds it once (and once more with
+  then `glow-run -O --engine=c --keep-c --cflags="-O3 -march=native"` builds it once (and once more with
   `-O --pass=remat{budget=B}`, B a third of PyTorch's saved activations measured below); the
   built program then runs one step per call and reports the CPU time of that step (clock(),
   weights loaded before it);
@@ -25,6 +25,10 @@ Needs torch and torchvision (CPU); without them it says so and exits 0.
 import argparse, os, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# This folder's profile.py would shadow the standard library's `profile`,
+# which torch imports (through cProfile).
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 try:
     import numpy as np
     import torch
@@ -103,7 +107,7 @@ class GlowStep:
         os.makedirs(d, exist_ok=True)
         cmd = [bins["glow-run"], step, "-O", *passes, "--engine=c", "--weights", wts,
                "--input", f"input={x}", "--input", f"labels={labels}", "--keep-c", d,
-               f"--threads={threads}"]
+               f"--threads={threads}", "--cflags=-O3 -march=native"]
         run(cmd)
         exe = [f for f in os.listdir(d) if f.endswith(".run")][0]
         self.cmd = [os.path.join(d, exe)] + [os.path.join(d, f) for f in
