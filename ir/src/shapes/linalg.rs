@@ -65,16 +65,7 @@ pub fn rowwise_fully_connected(ctx: &ShapeCtx) -> Vec<ShapeError> {
         & check_rank(ctx, bias, 1, &mut errs)
         & check_rank(ctx, dest, 2, &mut errs);
     for (k, want) in [(scales, ElemKind::Float), (offsets, ElemKind::Index32)] {
-        let e = ctx.ty(k).elem;
-        if e != want {
-            errs.push(ShapeError::at_operand(
-                k,
-                format!(
-                    "`{}` has element type {e} but must be `{want}`",
-                    ctx.name(k)
-                ),
-            ));
-        }
+        exact_kind(ctx, k, want, &mut errs);
     }
     if !ok {
         return errs;

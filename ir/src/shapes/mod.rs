@@ -190,6 +190,22 @@ pub(crate) enum Same {
     Exact,
 }
 
+/// Operand `k` must have exactly the element kind `want` (a parameter
+/// operand: `float` scales, `index32` offsets).
+fn exact_kind(ctx: &ShapeCtx, k: usize, want: ElemKind, errs: &mut Vec<ShapeError>) -> bool {
+    let e = ctx.ty(k).elem;
+    if e != want {
+        errs.push(ShapeError::at_operand(
+            k,
+            format!(
+                "`{}` has element type {e} but must be `{want}`",
+                ctx.name(k)
+            ),
+        ));
+    }
+    e == want
+}
+
 /// Operand `k` must have an element kind in `kinds`.
 fn check_kind(ctx: &ShapeCtx, k: usize, kinds: Kinds, errs: &mut Vec<ShapeError>) -> bool {
     let e = ctx.ty(k).elem;
@@ -497,20 +513,8 @@ fn per_axis(ctx: &ShapeCtx, q: usize) -> Vec<ShapeError> {
         return errs;
     };
     let n = dims[axis];
-    for (k, want, name) in [
-        (2, ElemKind::Float, "float"),
-        (3, ElemKind::Index32, "index32"),
-    ] {
-        let e = ctx.ty(k).elem;
-        if e != want {
-            errs.push(ShapeError::at_operand(
-                k,
-                format!(
-                    "`{}` has element type {e} but must be `{name}`",
-                    ctx.name(k)
-                ),
-            ));
-        } else {
+    for (k, want) in [(2, ElemKind::Float), (3, ElemKind::Index32)] {
+        if exact_kind(ctx, k, want, &mut errs) {
             check_dims(ctx, k, &[n], "expects", &mut errs);
         }
     }
