@@ -15,6 +15,8 @@
 //! their first dependent, so a gradient is not live across a recomputation
 //! it does not take part in.
 
+mod dp;
+
 use crate::edit::rebuild_layout;
 use crate::edit::Origins;
 use crate::pass::{Pass, PassContext, PassInfo, PassOption, PassOptions, Stats};
@@ -150,6 +152,9 @@ enum Mode {
 /// Sweeps of the local search at most (each tries every candidate's other
 /// modes once; it usually settles in two or three).
 const MAX_SWEEPS: usize = 8;
+
+/// Bounds the search for the dynamic program's bound measures at most.
+const DP_PROBES: usize = 16;
 
 /// One choice of modes, rewritten and measured.
 #[derive(Clone)]
@@ -686,10 +691,105 @@ impl Pass for Remat {
                 }
             }
         }
+        // The exact program on the forward order (dp.rs): for a bound on
+        // its model, the least-work checkpoints, the rest in segment mode.
+        // The model leaves out the gradients and what is not a candidate,
+        // so the bound that meets the budget is searched by measuring: the
+        // largest whose step fits (the peak grows with the bound).
+        let sizes: Vec<u64> = fwd
+            .iter()
+            .map(|&i| crate::planner::align_up(bytes(i), glow_ir::ALIGN))
+            .collect();
+        let works: Vec<u64> = fwd
+            .iter()
+            .map(|&i| cost(f, &origins, &step, &implicit, cands[i], 0))
+            .collect();
+        // The earliest candidate each one's recomputation reads (through
+        // the values recomputed with it): a segment is one only when each
+        // of its candidates reads nothing before its kept start.
+        let at: HashMap<Value, usize> = fwd
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (cands[i], k + 1))
+            .collect();
+        fn earliest(
+            f: &Function,
+            origins: &Origins,
+            step: &Step,
+            implicit: &HashSet<Value>,
+            at: &HashMap<Value, usize>,
+            x: Value,
+            depth: u32,
+        ) -> usize {
+            let mut e = usize::MAX;
+            for o in f
+                .inst(step.writer[&x])
+                .operands
+                .iter()
+                .filter(|o| o.kind == OperandKind::In)
+            {
+                let y = origins.origin(o.value);
+                if let Some(&p) = at.get(&y) {
+                    e = e.min(p);
+                } else if implicit.contains(&y) && depth < 64 {
+                    e = e.min(earliest(f, origins, step, implicit, at, y, depth + 1));
+                }
+            }
+            e
+        }
+        let reads: Vec<usize> = fwd
+            .iter()
+            .map(|&i| earliest(f, &origins, &step, &implicit, &at, cands[i], 0))
+            .collect();
+        let dp_trial = |m: u64, cx: &mut PassContext| {
+            let s = dp::solve(&sizes, &works, &reads, m)?;
+            let mut modes = vec![Mode::Keep; cands.len()];
+            for (k, &i) in fwd.iter().enumerate() {
+                if !s.keep[k] {
+                    modes[i] = Mode::Segment;
+                }
+            }
+            let t = eval(&modes);
+            cx.debug(|| {
+                format!(
+                    "program within {m} bytes{}: keeps {} of {}, a peak of {} bytes at {} extra FLOPs",
+                    if s.exact { "" } else { " (fronts thinned)" },
+                    s.keep.iter().filter(|&&k| k).count(),
+                    s.keep.len(),
+                    t.peak,
+                    t.work
+                )
+            });
+            Some(t)
+        };
+        let (lo, hi) = (
+            dp::least_bound(&sizes, &works, &reads),
+            sizes.iter().sum::<u64>(),
+        );
+        let mut program = dp_trial(lo, cx);
+        if program.as_ref().is_some_and(|t| t.peak <= budget) {
+            let (mut a, mut b) = (lo, hi);
+            for _ in 0..DP_PROBES {
+                if b - a <= (hi - lo) / 256 + 1 {
+                    break;
+                }
+                let mid = a + (b - a) / 2;
+                let Some(t) = dp_trial(mid, cx) else { break };
+                if t.peak <= budget {
+                    a = mid;
+                } else {
+                    b = mid;
+                }
+                if program.as_ref().is_none_or(|p| t.better_than(p, budget)) {
+                    program = Some(t);
+                }
+            }
+        }
         let seeds = [
             greedy(Mode::Segment, cx),
             greedy(Mode::Chain, cx),
             chen.unwrap_or_else(|| keep_all.clone()),
+            program.unwrap_or_else(|| keep_all.clone()),
         ];
         let mut finals = Vec::new();
         for mut cur in seeds {
@@ -740,6 +840,7 @@ impl Pass for Remat {
                 a
             }
         });
+        let best = best.unwrap_or(keep_all);
         let Trial {
             peak: p,
             work,
@@ -747,7 +848,7 @@ impl Pass for Remat {
             mut g,
             modes,
             ..
-        } = best.unwrap_or(keep_all);
+        } = best;
         let recomputed = modes.iter().filter(|&&m| m != Mode::Keep).count();
         if p > budget {
             return Err(err(format!(
