@@ -255,6 +255,15 @@ pub fn trace(f: &Function, weights: &BTreeMap<String, Vec<u8>>) -> Result<Vec<Wr
     Ok(out)
 }
 
+/// The kept build folder as an absolute path: the compiler runs in it, so a
+/// relative one would be looked up from inside itself.
+fn build_dir(opts: &RunOptions) -> Result<Option<std::path::PathBuf>, String> {
+    opts.build_dir
+        .as_deref()
+        .map(|d| std::path::absolute(d).map_err(|e| format!("cannot resolve {}: {e}", d.display())))
+        .transpose()
+}
+
 /// The same trace on the C engine: the bundle is built with
 /// `CodegenOptions::trace`, and the driver's `glow_trace_hook` writes each
 /// slot's bytes after its instruction, in the interpreter trace's order.
@@ -281,7 +290,8 @@ pub fn trace_c(
         .prefix("glow-trace")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let dir = opts.build_dir.as_deref().unwrap_or(tmp.path());
+    let kept = build_dir(opts)?;
+    let dir = kept.as_deref().unwrap_or(tmp.path());
     let hooks: Vec<cc::TraceSlot> = slots
         .iter()
         .map(|s| cc::TraceSlot {
@@ -349,7 +359,8 @@ pub fn run(
                 .prefix("glow-run")
                 .tempdir()
                 .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-            let dir = opts.build_dir.as_deref().unwrap_or(tmp.path());
+            let kept = build_dir(opts)?;
+            let dir = kept.as_deref().unwrap_or(tmp.path());
             let exe = cc::build(&bundle, dir, &opts.cc)?;
             let r = cc::run(&exe, dir, &bundle.weights, &mut mem, opts.repeat)?;
             outputs.stdout = r.stdout;
