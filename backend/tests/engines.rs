@@ -2217,7 +2217,50 @@ type GradCase = (
 /// wider than the kernel (inputs no output reads), asymmetric pads (outputs
 /// that read only padding) and dilations.
 fn conv_grads(p: &mut Prog) {
-    let cases: [GradCase; 8] = [
+    let cases: [GradCase; 11] = [
+        // The AVX-512 FilterGrad blocks: 4 output x 32 input channels with
+        // tails of 1 and 8 (stride 2, pads); 32 output x 4 input channels
+        // (a 7x7 stem of 3 channels, 40 outputs: a tail of 8); groups of 16
+        // input and 5 output channels.
+        (
+            "NHWC",
+            2,
+            40,
+            7,
+            6,
+            37,
+            1,
+            [3, 3],
+            [2, 2],
+            [1, 1, 1, 0],
+            [1, 1],
+        ),
+        (
+            "NHWC",
+            1,
+            3,
+            11,
+            9,
+            40,
+            1,
+            [7, 7],
+            [2, 2],
+            [3, 3, 3, 3],
+            [1, 1],
+        ),
+        (
+            "NHWC",
+            1,
+            32,
+            5,
+            5,
+            10,
+            2,
+            [3, 1],
+            [1, 1],
+            [1, 0, 1, 0],
+            [1, 1],
+        ),
         // Depthwise (the C kernel's sums run across all channels).
         (
             "NHWC",

@@ -4,6 +4,7 @@
 //! shapes as constants, summing in exactly the order the interpreter's
 //! `interp/grad.rs` does.
 
+use super::runtime::Kernel;
 use super::spatial::{idx, open_window, Window};
 use super::KCtx;
 use crate::error::BackendError;
@@ -191,6 +192,54 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     c.w.line("for (size_t i = 0; i < ni; i++) BiasGrad[i0 + i] = acc[i];");
     c.w.close();
     // FilterGrad[o, kh, kw, ic]: over (n, oh, ow), taps outside Src skipped.
+    // With AVX-512 and the channels contiguous, register-blocked kernels
+    // (the same terms in the same order per element); SrcGrad's also needs
+    // the filter's channels contiguous and a vector's worth of them.
+    let blocked = !depthwise && g.ss[1] == 1 && g.ds[1] == 1;
+    let src_blocked = blocked && g.fs[3] == 1 && cg >= 16;
+    if blocked {
+        c.rt.use_kernel(Kernel::ConvGrad);
+        let win = &g.win;
+        let fields = [
+            n,
+            h,
+            w,
+            oh,
+            ow,
+            kh,
+            kw,
+            win.strides[0],
+            win.strides[1],
+            win.dilation[0],
+            win.dilation[1],
+            win.pads[0],
+            win.pads[1],
+            ch / cg,
+            cg,
+            ocg,
+            g.ss[0],
+            g.ss[2],
+            g.ss[3],
+            g.ds[0],
+            g.ds[2],
+            g.ds[3],
+            g.fs[0],
+            g.fs[1],
+            g.fs[2],
+            g.fs[3],
+        ];
+        let list: Vec<String> = fields.iter().map(|v| format!("{v}u")).collect();
+        c.w.line("#if defined(GLOW_VEC16)");
+        c.w.line(&format!(
+            "static const glow_cg_t cgp = {{{}}};",
+            list.join(", ")
+        ));
+        c.w.line("glow_cg_filter_f32(FilterGrad, Src, DestGrad, &cgp);");
+        if src_blocked {
+            c.w.line("glow_cg_src_f32(SrcGrad, DestGrad, Filter, &cgp);");
+        }
+        c.w.line("#else");
+    }
     let groups_o = if depthwise { 1 } else { oc };
     c.w.for_loop("o", groups_o);
     let src_ch = if depthwise {
@@ -216,6 +265,9 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     ));
     for _ in 0..4 {
         c.w.close();
+    }
+    if blocked && !src_blocked {
+        c.w.line("#endif");
     }
     // SrcGrad[n, c, ih, iw]: over (kh, kw, output channel of c's group), the
     // taps whose output position reads (ih, iw).
@@ -246,6 +298,9 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     ));
     for _ in 0..5 {
         c.w.close();
+    }
+    if src_blocked {
+        c.w.line("#endif");
     }
     Ok(())
 }

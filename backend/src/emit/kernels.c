@@ -3011,3 +3011,212 @@ static void glow_qadd8(void *dst, const void *lhs, const void *rhs, size_t n,
   }
 }
 /*@end*/
+
+/*@convgrad*/
+/* convolutiongrad's FilterGrad on AVX-512 (docs/training.md, "Spatial
+ * gradients"): FG[o][ky][kx][c] = the sum over (b, y, x) ascending, taps
+ * outside Src skipped, of DG[b][y][x][o] * Src[b][ih][iw][g*cg + c], each
+ * term one fused multiply-add from 0.0f, exactly the interpreter's order. A
+ * block is 4 output channels x 32 input channels (8 accumulators, each
+ * input vector used 4 times) or, with fewer than 16 input channels, 32
+ * output channels x 4 input channels (the stem); lanes past the end are
+ * loaded as zero and never stored. Element strides: s_*, d_* of (b, c, h,
+ * w) in Src and DestGrad (the channels contiguous), f_* of (o, ky, kx, c)
+ * in FilterGrad. */
+typedef struct {
+  size_t n, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group, cg, ocg;
+  size_t s_b, s_h, s_w, d_b, d_h, d_w, f_o, f_y, f_x, f_c;
+} glow_cg_t;
+
+#if defined(GLOW_VEC16)
+static inline __mmask16 glow_cg_mask(size_t n) {
+  return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+}
+
+/* The (b, y, x) terms of tap (ky, kx) in order: ih, iw inside Src. */
+#define GLOW_CG_TERMS(p, ky, kx, ...)                                               \
+  for (size_t b = 0; b < (p)->n; b++)                                               \
+    for (size_t y = 0; y < (p)->oh; y++) {                                          \
+      const long long ih = (long long)(y * (p)->sh + (ky) * (p)->dh) - (long long)(p)->pt; \
+      if (ih < 0 || ih >= (long long)(p)->h) continue;                              \
+      for (size_t x = 0; x < (p)->ow; x++) {                                        \
+        const long long iw = (long long)(x * (p)->sw + (kx) * (p)->dw) - (long long)(p)->pl; \
+        if (iw < 0 || iw >= (long long)(p)->w) continue;                            \
+        const float *s = src + b * (p)->s_b + (size_t)ih * (p)->s_h + (size_t)iw * (p)->s_w; \
+        const float *d = dg + b * (p)->d_b + y * (p)->d_h + x * (p)->d_w;          \
+        __VA_ARGS__                                                                 \
+      }                                                                             \
+    }
+
+/* 4 output channels (o .. o + no) x 32 input channels (c .. c + nc). */
+static void glow_cg_filter_c(float *fg, const float *src, const float *dg, const glow_cg_t *p,
+                             size_t g, size_t o, size_t no, size_t c, size_t nc, size_t ky,
+                             size_t kx) {
+  const __mmask16 m0 = glow_cg_mask(nc), m1 = glow_cg_mask(nc > 16 ? nc - 16 : 0);
+  const size_t sc = g * p->cg + c;
+  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
+         a30 = a00, a31 = a00;
+  GLOW_CG_TERMS(p, ky, kx, {
+    const __m512 s0 = _mm512_maskz_loadu_ps(m0, s + sc), s1 = _mm512_maskz_loadu_ps(m1, s + sc + 16);
+    const float *dd = d + o;
+    const __m512 d0 = _mm512_set1_ps(dd[0]);
+    const __m512 d1 = _mm512_set1_ps(no > 1 ? dd[1] : 0.0f);
+    const __m512 d2 = _mm512_set1_ps(no > 2 ? dd[2] : 0.0f);
+    const __m512 d3 = _mm512_set1_ps(no > 3 ? dd[3] : 0.0f);
+    a00 = _mm512_fmadd_ps(d0, s0, a00);
+    a01 = _mm512_fmadd_ps(d0, s1, a01);
+    a10 = _mm512_fmadd_ps(d1, s0, a10);
+    a11 = _mm512_fmadd_ps(d1, s1, a11);
+    a20 = _mm512_fmadd_ps(d2, s0, a20);
+    a21 = _mm512_fmadd_ps(d2, s1, a21);
+    a30 = _mm512_fmadd_ps(d3, s0, a30);
+    a31 = _mm512_fmadd_ps(d3, s1, a31);
+  })
+  const __m512 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+  for (size_t j = 0; j < no; j++) {
+    float *out = fg + (o + j) * p->f_o + ky * p->f_y + kx * p->f_x + c * p->f_c;
+    if (p->f_c == 1) {
+      _mm512_mask_storeu_ps(out, m0, acc[j][0]);
+      _mm512_mask_storeu_ps(out + 16, m1, acc[j][1]);
+    } else {
+      float t[32];
+      _mm512_storeu_ps(t, acc[j][0]);
+      _mm512_storeu_ps(t + 16, acc[j][1]);
+      for (size_t i = 0; i < nc; i++) out[i * p->f_c] = t[i];
+    }
+  }
+}
+
+/* 32 output channels (o .. o + no) x 4 input channels (c .. c + nc). */
+static void glow_cg_filter_o(float *fg, const float *src, const float *dg, const glow_cg_t *p,
+                             size_t g, size_t o, size_t no, size_t c, size_t nc, size_t ky,
+                             size_t kx) {
+  const __mmask16 m0 = glow_cg_mask(no), m1 = glow_cg_mask(no > 16 ? no - 16 : 0);
+  const size_t sc = g * p->cg + c;
+  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
+         a30 = a00, a31 = a00;
+  GLOW_CG_TERMS(p, ky, kx, {
+    const __m512 d0 = _mm512_maskz_loadu_ps(m0, d + o), d1 = _mm512_maskz_loadu_ps(m1, d + o + 16);
+    const __m512 s0 = _mm512_set1_ps(s[sc]);
+    const __m512 s1 = _mm512_set1_ps(nc > 1 ? s[sc + 1] : 0.0f);
+    const __m512 s2 = _mm512_set1_ps(nc > 2 ? s[sc + 2] : 0.0f);
+    const __m512 s3 = _mm512_set1_ps(nc > 3 ? s[sc + 3] : 0.0f);
+    a00 = _mm512_fmadd_ps(d0, s0, a00);
+    a01 = _mm512_fmadd_ps(d1, s0, a01);
+    a10 = _mm512_fmadd_ps(d0, s1, a10);
+    a11 = _mm512_fmadd_ps(d1, s1, a11);
+    a20 = _mm512_fmadd_ps(d0, s2, a20);
+    a21 = _mm512_fmadd_ps(d1, s2, a21);
+    a30 = _mm512_fmadd_ps(d0, s3, a30);
+    a31 = _mm512_fmadd_ps(d1, s3, a31);
+  })
+  const __m512 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+  for (size_t i = 0; i < nc; i++) {
+    float t[32];
+    _mm512_storeu_ps(t, acc[i][0]);
+    _mm512_storeu_ps(t + 16, acc[i][1]);
+    for (size_t j = 0; j < no; j++)
+      fg[(o + j) * p->f_o + ky * p->f_y + kx * p->f_x + (c + i) * p->f_c] = t[j];
+  }
+}
+#undef GLOW_CG_TERMS
+
+/* SrcGrad[b][ih][iw][g*cg + c] = the sum over ky, then kx, then the
+ * group's output channels og (each ascending) of DG[b][y][x][g*ocg + og] *
+ * F[g*ocg + og][ky][kx][c], for the one (y, x) whose tap (ky, kx) reads
+ * (ih, iw): 4 pixels of a row (iw .. iw + np) x 32 channels (c .. c + nc)
+ * at once. A tap that every pixel has runs the 4 x 2 block; otherwise each
+ * pixel that has it runs alone, so every element keeps its order. */
+#define GLOW_CG_PIXEL(J)                                                               \
+  if (dp[J])                                                                           \
+    for (size_t og = 0; og < p->ocg; og++) {                                           \
+      const float *wr = fr + og * p->f_o;                                              \
+      const __m512 dj = _mm512_set1_ps(dp[J][og]);                                     \
+      a##J##0 = _mm512_fmadd_ps(dj, _mm512_maskz_loadu_ps(m0, wr), a##J##0);           \
+      a##J##1 = _mm512_fmadd_ps(dj, _mm512_maskz_loadu_ps(m1, wr + 16), a##J##1);      \
+    }
+static void glow_cg_src_px(float *sg, const float *dg, const float *f, const glow_cg_t *p,
+                           size_t b, size_t ih, size_t iw, size_t np, size_t g, size_t c,
+                           size_t nc) {
+  const __mmask16 m0 = glow_cg_mask(nc), m1 = glow_cg_mask(nc > 16 ? nc - 16 : 0);
+  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
+         a30 = a00, a31 = a00;
+  for (size_t ky = 0; ky < p->kh; ky++) {
+    const long long fy = (long long)(ih + p->pt) - (long long)(ky * p->dh);
+    if (fy < 0 || fy % (long long)p->sh != 0) continue;
+    const size_t y = (size_t)(fy / (long long)p->sh);
+    if (y >= p->oh) continue;
+    for (size_t kx = 0; kx < p->kw; kx++) {
+      const float *dp[4] = {0, 0, 0, 0};
+      int all = np == 4;
+      for (size_t j = 0; j < np; j++) {
+        const long long fx = (long long)(iw + j + p->pl) - (long long)(kx * p->dw);
+        if (fx >= 0 && fx % (long long)p->sw == 0 && (size_t)(fx / (long long)p->sw) < p->ow)
+          dp[j] = dg + b * p->d_b + y * p->d_h + (size_t)(fx / (long long)p->sw) * p->d_w +
+                  g * p->ocg;
+        else
+          all = 0;
+      }
+      const float *fr = f + g * p->ocg * p->f_o + ky * p->f_y + kx * p->f_x + c;
+      if (all) {
+        for (size_t og = 0; og < p->ocg; og++) {
+          const float *wr = fr + og * p->f_o;
+          const __m512 w0 = _mm512_maskz_loadu_ps(m0, wr), w1 = _mm512_maskz_loadu_ps(m1, wr + 16);
+          const __m512 d0 = _mm512_set1_ps(dp[0][og]), d1 = _mm512_set1_ps(dp[1][og]);
+          const __m512 d2 = _mm512_set1_ps(dp[2][og]), d3 = _mm512_set1_ps(dp[3][og]);
+          a00 = _mm512_fmadd_ps(d0, w0, a00);
+          a01 = _mm512_fmadd_ps(d0, w1, a01);
+          a10 = _mm512_fmadd_ps(d1, w0, a10);
+          a11 = _mm512_fmadd_ps(d1, w1, a11);
+          a20 = _mm512_fmadd_ps(d2, w0, a20);
+          a21 = _mm512_fmadd_ps(d2, w1, a21);
+          a30 = _mm512_fmadd_ps(d3, w0, a30);
+          a31 = _mm512_fmadd_ps(d3, w1, a31);
+        }
+      } else {
+        GLOW_CG_PIXEL(0)
+        GLOW_CG_PIXEL(1)
+        GLOW_CG_PIXEL(2)
+        GLOW_CG_PIXEL(3)
+      }
+    }
+  }
+  const __m512 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+  for (size_t j = 0; j < np; j++) {
+    float *out = sg + b * p->s_b + ih * p->s_h + (iw + j) * p->s_w + g * p->cg + c;
+    _mm512_mask_storeu_ps(out, m0, acc[j][0]);
+    _mm512_mask_storeu_ps(out + 16, m1, acc[j][1]);
+  }
+}
+#undef GLOW_CG_PIXEL
+
+/* Needs f_c == 1 (the filter's channels contiguous). */
+static void glow_cg_src_f32(float *sg, const float *dg, const float *f, const glow_cg_t *p) {
+  for (size_t b = 0; b < p->n; b++)
+    for (size_t g = 0; g < p->group; g++)
+      for (size_t ih = 0; ih < p->h; ih++)
+        for (size_t iw = 0; iw < p->w; iw += 4)
+          for (size_t c = 0; c < p->cg; c += 32)
+            glow_cg_src_px(sg, dg, f, p, b, ih, iw, glow_min(4, p->w - iw), g, c,
+                           glow_min(32, p->cg - c));
+}
+
+static void glow_cg_filter_f32(float *fg, const float *src, const float *dg, const glow_cg_t *p) {
+  const int wide = p->cg >= 16;
+  const size_t ob = wide ? 4 : 32, cb = wide ? 32 : 4;
+  for (size_t g = 0; g < p->group; g++)
+    for (size_t o = g * p->ocg; o < (g + 1) * p->ocg; o += ob) {
+      const size_t no = glow_min(ob, (g + 1) * p->ocg - o);
+      for (size_t ky = 0; ky < p->kh; ky++)
+        for (size_t kx = 0; kx < p->kw; kx++)
+          for (size_t c = 0; c < p->cg; c += cb) {
+            const size_t nc = glow_min(cb, p->cg - c);
+            if (wide)
+              glow_cg_filter_c(fg, src, dg, p, g, o, no, c, nc, ky, kx);
+            else
+              glow_cg_filter_o(fg, src, dg, p, g, o, no, c, nc, ky, kx);
+          }
+    }
+}
+#endif
+/*@end*/

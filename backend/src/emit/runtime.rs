@@ -90,6 +90,8 @@ pub enum Kernel {
     QProfile,
     /// The quantized addition of two 8-bit operands.
     QAdd,
+    /// `convolutiongrad`'s register-blocked FilterGrad.
+    ConvGrad,
 }
 
 impl Kernel {
@@ -118,6 +120,7 @@ impl Kernel {
             Kernel::QDyn => "qdyn",
             Kernel::QProfile => "qprofile",
             Kernel::QAdd => "qadd",
+            Kernel::ConvGrad => "convgrad",
         }
     }
 
@@ -133,6 +136,7 @@ impl Kernel {
             | Kernel::Binary
             | Kernel::Fill
             | Kernel::Quant
+            | Kernel::ConvGrad
             | Kernel::Detection => &[Kernel::Common],
             Kernel::QProfile => &[Kernel::Common],
             Kernel::Conv | Kernel::Depthwise | Kernel::ConvRef => {
