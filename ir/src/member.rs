@@ -192,6 +192,9 @@ keys! {
     FUSED_ACTIVATION_ARGS: Floats = "FusedActivationArgs";
     OUTPUT_PADDING: Ints = "OutputPadding";
     COUNT_INCLUDE_PADS: Bool = "CountIncludePads";
+    /// `convolutiongrad`: false sets `SrcGrad` to zeros instead (the
+    /// gradient of a step's input, which nothing reads).
+    COMPUTE_SRC_GRAD: Bool = "ComputeSrcGrad";
     AXIS: Int = "Axis";
     KEEP_DIMS: Bool = "KeepDims";
     SELECT_LAST_INDEX: Bool = "SelectLastIndex";

@@ -706,7 +706,8 @@ opcodes! {
          opt(m::PADS, Default::IntArray(&[0, 0, 0, 0])).rule(R::Pads),
          opt(m::GROUP, Default::Int(1)).rule(R::AtLeastOne),
          opt(m::DILATION, Default::IntArray(&[1, 1])).rule(R::TwoPositive),
-         opt(m::LAYOUT, Default::Enum("NHWC"))],
+         opt(m::LAYOUT, Default::Enum("NHWC")),
+         opt(m::COMPUTE_SRC_GRAD, Default::Bool(true))],
         &[], shapes::convolution_grad, ConvolutionGrad;
     MaxPoolWithArgmax = "maxpoolwithargmax", [op("Dest", Out), op("Src", In), op("Argmax", Out)],
         [req(m::KERNELS).rule(R::TwoPositive),

@@ -975,7 +975,11 @@ impl Diff {
                 };
                 let src_grad = match &src {
                     Some(t) => t.dest,
-                    None => self.unused(f, &format!("{name}.srcgrad"), ops[1]),
+                    None => {
+                        // Nothing reads it: zeros instead of the sums.
+                        members.push(m::COMPUTE_SRC_GRAD.to(false));
+                        self.unused(f, &format!("{name}.srcgrad"), ops[1])
+                    }
                 };
                 let filt = self.target(f, origins, ops[2]);
                 let bias = self.target(f, origins, ops[3]);

@@ -1146,8 +1146,14 @@ impl Gen<'_> {
             taken.push(o);
             outs.push(o);
         }
+        // Sometimes SrcGrad is zeros (an input's gradient).
+        let zeros = if self.rng.chance(20) {
+            ", ComputeSrcGrad: false"
+        } else {
+            ""
+        };
         let members = format!(
-            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, Layout: {}",
+            "Kernels: {}, Strides: {}, Pads: {}, Group: {group}, Dilation: {}, Layout: {}{zeros}",
             Self::list(&k),
             Self::list(&st),
             Self::list(&pads),

@@ -196,7 +196,9 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     // (the same terms in the same order per element); SrcGrad's also needs
     // the filter's channels contiguous and a vector's worth of them.
     let blocked = !depthwise && g.ss[1] == 1 && g.ds[1] == 1;
-    let src_blocked = blocked && g.fs[3] == 1 && cg >= 16;
+    // `ComputeSrcGrad: false`: SrcGrad is zeros (an input's gradient).
+    let compute_src = c.inst.get(m::COMPUTE_SRC_GRAD).unwrap_or(true);
+    let src_blocked = compute_src && blocked && g.fs[3] == 1 && cg >= 16;
     if blocked {
         c.rt.use_kernel(Kernel::ConvGrad);
         let win = &g.win;
@@ -268,6 +270,14 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     }
     if blocked && !src_blocked {
         c.w.line("#endif");
+    }
+    if !compute_src {
+        c.w.line("(void)Filter;");
+        c.w.line(&format!(
+            "for (size_t i = 0; i < {}u; i++) SrcGrad[i] = 0.0f;",
+            n * ch * h * w
+        ));
+        return Ok(());
     }
     // SrcGrad[n, c, ih, iw]: over (kh, kw, output channel of c's group), the
     // taps whose output position reads (ih, iw).

@@ -78,8 +78,9 @@ pub fn convolution_grad(x: &mut Exec) -> R {
         }
     });
     let mut sgrad = x.scratch(src.len(), 0f32)?;
+    let compute_src = x.inst.get(m::COMPUTE_SRC_GRAD).unwrap_or(true);
     with_fma!({
-        for b in 0..n {
+        for b in (0..n).filter(|_| compute_src) {
             for c in 0..ch {
                 let (gi, ic) = (c / cg, c % cg);
                 for ih in 0..h {
