@@ -1181,18 +1181,28 @@ static int glow_conv_pack_f32(float *out, const float *f, const glow_conv_t *p,
   const size_t cg = p->c / p->group, ocg = p->oc / p->group;
   const size_t panels = (ocg + GLOW_PW - 1) / GLOW_PW;
   int finite = 1;
-  size_t at = 0;
+  float *blk = out;
+  /* Each tap's block of cg x GLOW_PW stays in L1 while the panel's rows are
+   * read along their channels (the filter's channels contiguous in NHWC). */
   for (size_t g = 0; g < p->group; g++)
     for (size_t pb = 0; pb < panels; pb++)
       for (size_t a = 0; a < p->kh; a++)
-        for (size_t b = 0; b < p->kw; b++)
-          for (size_t c = 0; c < cg; c++)
-            for (size_t l = 0; l < GLOW_PW; l++, at++) {
-              const size_t o = pb * GLOW_PW + l;
-              const float v = o < ocg ? f[(g * ocg + o) * fs[0] + a * fs[1] + b * fs[2] + c * fs[3]] : 0.0f;
-              finite &= isfinite(v) != 0;
-              out[at] = v;
+        for (size_t b = 0; b < p->kw; b++, blk += cg * GLOW_PW)
+          for (size_t l = 0; l < GLOW_PW; l++) {
+            const size_t o = pb * GLOW_PW + l;
+            if (o >= ocg) {
+              for (size_t c = 0; c < cg; c++) blk[c * GLOW_PW + l] = 0.0f;
+              continue;
             }
+            const float *row = f + (g * ocg + o) * fs[0] + a * fs[1] + b * fs[2];
+            int ok = 1;
+            for (size_t c = 0; c < cg; c++) {
+              const float v = row[c * fs[3]];
+              ok &= isfinite(v) != 0;
+              blk[c * GLOW_PW + l] = v;
+            }
+            finite &= ok;
+          }
   return finite;
 }
 /*@end*/
