@@ -3043,29 +3043,57 @@ static inline __mmask16 glow_cg_mask(size_t n) {
   return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
 }
 
-/* The (b, y, x) terms of tap (ky, kx) in order: ih, iw inside Src. */
-#define GLOW_CG_TERMS(p, ky, kx, ...)                                               \
-  for (size_t b = 0; b < (p)->n; b++)                                               \
-    for (size_t y = 0; y < (p)->oh; y++) {                                          \
-      const long long ih = (long long)(y * (p)->sh + (ky) * (p)->dh) - (long long)(p)->pt; \
-      if (ih < 0 || ih >= (long long)(p)->h) continue;                              \
-      for (size_t x = 0; x < (p)->ow; x++) {                                        \
-        const long long iw = (long long)(x * (p)->sw + (kx) * (p)->dw) - (long long)(p)->pl; \
-        if (iw < 0 || iw >= (long long)(p)->w) continue;                            \
-        const float *s = src + b * (p)->s_b + (size_t)ih * (p)->s_h + (size_t)iw * (p)->s_w; \
-        const float *d = dg + b * (p)->d_b + y * (p)->d_h + x * (p)->d_w;          \
-        __VA_ARGS__                                                                 \
-      }                                                                             \
-    }
+/* The (b, y, x) terms of tap (ky, kx) in order, for the output rows r0 ..
+ * r1 of all the images (row r is image r / oh, row r % oh): ih, iw inside
+ * Src. */
+#define GLOW_CG_TERMS(p, ky, kx, ...)                                              \
+  for (size_t r = r0; r < r1; r++) {                                               \
+    const size_t b = r / (p)->oh, y = r % (p)->oh;                                 \
+    const long long ih = (long long)(y * (p)->sh + (ky) * (p)->dh) - (long long)(p)->pt; \
+    if (ih < 0 || ih >= (long long)(p)->h) continue;                               \
+    for (size_t x = 0; x < (p)->ow; x++) {                                         \
+      const long long iw = (long long)(x * (p)->sw + (kx) * (p)->dw) - (long long)(p)->pl; \
+      if (iw < 0 || iw >= (long long)(p)->w) continue;                             \
+      const float *s = src + b * (p)->s_b + (size_t)ih * (p)->s_h + (size_t)iw * (p)->s_w; \
+      const float *d = dg + b * (p)->d_b + y * (p)->d_h + x * (p)->d_w;           \
+      __VA_ARGS__                                                                  \
+    }                                                                              \
+  }
+
+/* A block's 4 x 2 accumulators from FilterGrad (the sums of the rows before
+ * r0, so each element goes on in order) or zeros at the first rows; elem(j,
+ * i) is the FilterGrad index of accumulator row j, lane i. */
+#define GLOW_CG_LOAD(rows, lanes, ELEM)                                           \
+  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, \
+         a30 = a00, a31 = a00;                                                     \
+  if (r0 > 0) {                                                                    \
+    float t[4][32] = {{0}};                                                        \
+    for (size_t j = 0; j < (rows); j++)                                            \
+      for (size_t i = 0; i < (lanes); i++) t[j][i] = fg[ELEM(j, i)];               \
+    a00 = _mm512_loadu_ps(t[0]), a01 = _mm512_loadu_ps(t[0] + 16);                 \
+    a10 = _mm512_loadu_ps(t[1]), a11 = _mm512_loadu_ps(t[1] + 16);                 \
+    a20 = _mm512_loadu_ps(t[2]), a21 = _mm512_loadu_ps(t[2] + 16);                 \
+    a30 = _mm512_loadu_ps(t[3]), a31 = _mm512_loadu_ps(t[3] + 16);                 \
+  }
+#define GLOW_CG_STORE(rows, lanes, ELEM)                                          \
+  {                                                                                \
+    float t[4][32];                                                                \
+    _mm512_storeu_ps(t[0], a00), _mm512_storeu_ps(t[0] + 16, a01);                 \
+    _mm512_storeu_ps(t[1], a10), _mm512_storeu_ps(t[1] + 16, a11);                 \
+    _mm512_storeu_ps(t[2], a20), _mm512_storeu_ps(t[2] + 16, a21);                 \
+    _mm512_storeu_ps(t[3], a30), _mm512_storeu_ps(t[3] + 16, a31);                 \
+    for (size_t j = 0; j < (rows); j++)                                            \
+      for (size_t i = 0; i < (lanes); i++) fg[ELEM(j, i)] = t[j][i];               \
+  }
 
 /* 4 output channels (o .. o + no) x 32 input channels (c .. c + nc). */
+#define GLOW_CG_ELEM_C(j, i) ((o + (j)) * p->f_o + ky * p->f_y + kx * p->f_x + (c + (i)) * p->f_c)
 static void glow_cg_filter_c(float *fg, const float *src, const float *dg, const glow_cg_t *p,
                              size_t g, size_t o, size_t no, size_t c, size_t nc, size_t ky,
-                             size_t kx) {
+                             size_t kx, size_t r0, size_t r1) {
   const __mmask16 m0 = glow_cg_mask(nc), m1 = glow_cg_mask(nc > 16 ? nc - 16 : 0);
   const size_t sc = g * p->cg + c;
-  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
-         a30 = a00, a31 = a00;
+  GLOW_CG_LOAD(no, nc, GLOW_CG_ELEM_C)
   GLOW_CG_TERMS(p, ky, kx, {
     const __m512 s0 = _mm512_maskz_loadu_ps(m0, s + sc), s1 = _mm512_maskz_loadu_ps(m1, s + sc + 16);
     const float *dd = d + o;
@@ -3082,29 +3110,19 @@ static void glow_cg_filter_c(float *fg, const float *src, const float *dg, const
     a30 = _mm512_fmadd_ps(d3, s0, a30);
     a31 = _mm512_fmadd_ps(d3, s1, a31);
   })
-  const __m512 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
-  for (size_t j = 0; j < no; j++) {
-    float *out = fg + (o + j) * p->f_o + ky * p->f_y + kx * p->f_x + c * p->f_c;
-    if (p->f_c == 1) {
-      _mm512_mask_storeu_ps(out, m0, acc[j][0]);
-      _mm512_mask_storeu_ps(out + 16, m1, acc[j][1]);
-    } else {
-      float t[32];
-      _mm512_storeu_ps(t, acc[j][0]);
-      _mm512_storeu_ps(t + 16, acc[j][1]);
-      for (size_t i = 0; i < nc; i++) out[i * p->f_c] = t[i];
-    }
-  }
+  GLOW_CG_STORE(no, nc, GLOW_CG_ELEM_C)
 }
+#undef GLOW_CG_ELEM_C
 
-/* 32 output channels (o .. o + no) x 4 input channels (c .. c + nc). */
+/* 32 output channels (o .. o + no) x 4 input channels (c .. c + nc):
+ * accumulator row i is input channel c + i, lane j output channel o + j. */
+#define GLOW_CG_ELEM_O(i, j) ((o + (j)) * p->f_o + ky * p->f_y + kx * p->f_x + (c + (i)) * p->f_c)
 static void glow_cg_filter_o(float *fg, const float *src, const float *dg, const glow_cg_t *p,
                              size_t g, size_t o, size_t no, size_t c, size_t nc, size_t ky,
-                             size_t kx) {
+                             size_t kx, size_t r0, size_t r1) {
   const __mmask16 m0 = glow_cg_mask(no), m1 = glow_cg_mask(no > 16 ? no - 16 : 0);
   const size_t sc = g * p->cg + c;
-  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
-         a30 = a00, a31 = a00;
+  GLOW_CG_LOAD(nc, no, GLOW_CG_ELEM_O)
   GLOW_CG_TERMS(p, ky, kx, {
     const __m512 d0 = _mm512_maskz_loadu_ps(m0, d + o), d1 = _mm512_maskz_loadu_ps(m1, d + o + 16);
     const __m512 s0 = _mm512_set1_ps(s[sc]);
@@ -3120,15 +3138,11 @@ static void glow_cg_filter_o(float *fg, const float *src, const float *dg, const
     a30 = _mm512_fmadd_ps(d0, s3, a30);
     a31 = _mm512_fmadd_ps(d1, s3, a31);
   })
-  const __m512 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
-  for (size_t i = 0; i < nc; i++) {
-    float t[32];
-    _mm512_storeu_ps(t, acc[i][0]);
-    _mm512_storeu_ps(t + 16, acc[i][1]);
-    for (size_t j = 0; j < no; j++)
-      fg[(o + j) * p->f_o + ky * p->f_y + kx * p->f_x + (c + i) * p->f_c] = t[j];
-  }
+  GLOW_CG_STORE(nc, no, GLOW_CG_ELEM_O)
 }
+#undef GLOW_CG_ELEM_O
+#undef GLOW_CG_LOAD
+#undef GLOW_CG_STORE
 #undef GLOW_CG_TERMS
 
 /* SrcGrad[b][ih][iw][g*cg + c] = the sum over ky, then kx, then the
@@ -3211,22 +3225,36 @@ static void glow_cg_src_f32(float *sg, const float *dg, const float *f, const gl
                            glow_min(32, p->cg - c));
 }
 
+/* The output rows are taken in chunks whose Src and DestGrad rows fit
+ * GLOW_CG_CHUNK bytes (L2), each chunk running every block before the
+ * next, so a large batch does not stream its activations once per block;
+ * a block goes on from the sums FilterGrad holds. */
+#ifndef GLOW_CG_CHUNK
+#define GLOW_CG_CHUNK (256u * 1024u)
+#endif
 static void glow_cg_filter_f32(float *fg, const float *src, const float *dg, const glow_cg_t *p) {
   const int wide = p->cg >= 16;
   const size_t ob = wide ? 4 : 32, cb = wide ? 32 : 4;
-  for (size_t g = 0; g < p->group; g++)
-    for (size_t o = g * p->ocg; o < (g + 1) * p->ocg; o += ob) {
-      const size_t no = glow_min(ob, (g + 1) * p->ocg - o);
-      for (size_t ky = 0; ky < p->kh; ky++)
-        for (size_t kx = 0; kx < p->kw; kx++)
-          for (size_t c = 0; c < p->cg; c += cb) {
-            const size_t nc = glow_min(cb, p->cg - c);
-            if (wide)
-              glow_cg_filter_c(fg, src, dg, p, g, o, no, c, nc, ky, kx);
-            else
-              glow_cg_filter_o(fg, src, dg, p, g, o, no, c, nc, ky, kx);
-          }
-    }
+  const size_t row_bytes = 4 * (p->ow * p->d_w + p->sh * p->w * p->s_w);
+  const size_t chunk = glow_max(1, GLOW_CG_CHUNK / glow_max(1, row_bytes));
+  const size_t rows = p->n * p->oh;
+  for (size_t r0 = 0; r0 < rows; r0 += chunk) {
+    const size_t r1 = glow_min(rows, r0 + chunk);
+    for (size_t g = 0; g < p->group; g++)
+      for (size_t o = g * p->ocg; o < (g + 1) * p->ocg; o += ob) {
+        const size_t no = glow_min(ob, (g + 1) * p->ocg - o);
+        for (size_t ky = 0; ky < p->kh; ky++)
+          for (size_t kx = 0; kx < p->kw; kx++)
+            for (size_t c = 0; c < p->cg; c += cb) {
+              const size_t nc = glow_min(cb, p->cg - c);
+              if (wide)
+                glow_cg_filter_c(fg, src, dg, p, g, o, no, c, nc, ky, kx, r0, r1);
+              else
+                glow_cg_filter_o(fg, src, dg, p, g, o, no, c, nc, ky, kx, r0, r1);
+            }
+      }
+  }
 }
+
 #endif
 /*@end*/
