@@ -22,8 +22,20 @@ use glow_ir::builder::Builder;
 use glow_ir::fxhash::FxHashMap as HashMap;
 use glow_ir::member as m;
 use glow_ir::{
-    Diagnostic, ElemKind, Function, InstData, InstId, Mutability, Opcode, Type, Value, WeightId,
+    Diagnostic, ElemKind, Function, InstData, InstId, Mutability, Opcode, OperandKind, Type, Value,
+    WeightId,
 };
+
+/// The buffer under any views of `v`.
+fn root(f: &Function, mut v: Value) -> Value {
+    while let Value::Inst(i) = v {
+        if f.inst(i).opcode != Opcode::TensorView {
+            break;
+        }
+        v = f.inst(i).operands[0].value;
+    }
+    v
+}
 use std::collections::HashSet;
 
 pub static INFO: PassInfo = PassInfo {
@@ -586,6 +598,17 @@ impl Diff {
         }
     }
 
+    /// The gradient of `v` when an earlier contribution made it (viewed as
+    /// `v` is viewed).
+    fn existing_grad(&mut self, f: &mut Function, origins: &Origins, v: Value) -> Option<Value> {
+        let (origin, _) = origins.of(v);
+        if self.grads.contains_key(&origin) {
+            self.grad_of(f, v)
+        } else {
+            None
+        }
+    }
+
     /// A gradient-only buffer no one reads (a `SrcGrad` of an input).
     fn unused(&mut self, f: &mut Function, name: &str, v: Value) -> Value {
         let ty = f
@@ -968,14 +991,28 @@ impl Diff {
                 if let Some(dl) = inst.get(m::DILATION) {
                     members.push(m::DILATION.to(dl));
                 }
-                let src = if need(1) {
+                // A later contribution to Src's gradient is added by the
+                // instruction itself (an @inout SrcGrad) instead of through a
+                // `.part` buffer and an `elementadd` (the same `prev + sum`),
+                // unless that gradient is one of the instruction's inputs.
+                let sum_into = if need(1) {
+                    self.existing_grad(f, origins, ops[1]).filter(|&g| {
+                        [ops[1], ops[2], dd]
+                            .iter()
+                            .all(|&v| root(f, v) != root(f, g))
+                    })
+                } else {
+                    None
+                };
+                let src = if need(1) && sum_into.is_none() {
                     Some(self.target(f, origins, ops[1]))
                 } else {
                     None
                 };
-                let src_grad = match &src {
-                    Some(t) => t.dest,
-                    None => {
+                let src_grad = match (&src, sum_into) {
+                    (_, Some(g)) => g,
+                    (Some(t), None) => t.dest,
+                    (None, None) => {
                         // Nothing reads it: zeros instead of the sums.
                         members.push(m::COMPUTE_SRC_GRAD.to(false));
                         self.unused(f, &format!("{name}.srcgrad"), ops[1])
@@ -983,12 +1020,15 @@ impl Diff {
                 };
                 let filt = self.target(f, origins, ops[2]);
                 let bias = self.target(f, origins, ops[3]);
-                Builder::new(f).inst(
+                let g = Builder::new(f).inst(
                     &format!("{name}.grad"),
                     Opcode::ConvolutionGrad,
                     &[ops[1], ops[2], dd, src_grad, filt.dest, bias.dest],
                     &members,
                 );
+                if sum_into.is_some() {
+                    f.inst_mut(g).operands[3].kind = OperandKind::InOut;
+                }
                 self.added += 1;
                 for t in src.into_iter().chain([filt, bias]) {
                     self.finish(f, t);

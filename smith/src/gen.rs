@@ -1141,8 +1141,21 @@ impl Gen<'_> {
         let dest_grad = self.input(&Type::float(&dest_d));
         let mut taken = vec![src, filter, dest_grad];
         let mut outs = Vec::new();
-        for ty in [src_ty, filt_ty, Type::float(&[oc])] {
-            let o = self.output(&ty, &taken);
+        // Sometimes SrcGrad is @inout: the sums are added to what it holds.
+        let sum_into = self.rng.chance(25);
+        for (k, ty) in [src_ty, filt_ty, Type::float(&[oc])]
+            .into_iter()
+            .enumerate()
+        {
+            let o = if k == 0 && sum_into {
+                let mut b = self.inout(&ty);
+                if self.overlaps_any(b, &taken) {
+                    b = self.new_weight(&ty, true, false);
+                }
+                b
+            } else {
+                self.output(&ty, &taken)
+            };
             taken.push(o);
             outs.push(o);
         }
@@ -1162,6 +1175,9 @@ impl Gen<'_> {
         );
         let mut ops: Ops = vec![("@in", src), ("@in", filter), ("@in", dest_grad)];
         ops.extend(outs.iter().map(|&o| ("@out", o)));
+        if sum_into {
+            ops[3].0 = "@inout";
+        }
         let name = self.fresh("i");
         self.emit(&name, "convolutiongrad", &ops, &members);
         self.wrote(&outs);

@@ -198,6 +198,9 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     let blocked = !depthwise && g.ss[1] == 1 && g.ds[1] == 1;
     // `ComputeSrcGrad: false`: SrcGrad is zeros (an input's gradient).
     let compute_src = c.inst.get(m::COMPUTE_SRC_GRAD).unwrap_or(true);
+    // An @inout SrcGrad gets the sums added: `prev + sum`, as the
+    // `elementadd` of a separate gradient would.
+    let accumulate = c.inst.operands[3].kind == glow_ir::OperandKind::InOut;
     let src_blocked = compute_src && blocked && g.fs[3] == 1 && cg >= 16;
     if blocked {
         c.rt.use_kernel(Kernel::ConvGrad);
@@ -229,6 +232,7 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
             g.fs[1],
             g.fs[2],
             g.fs[3],
+            u64::from(accumulate),
         ];
         let list: Vec<String> = fields.iter().map(|v| format!("{v}u")).collect();
         c.w.line("#if defined(GLOW_VEC16)");
@@ -273,6 +277,9 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     }
     if !compute_src {
         c.w.line("(void)Filter;");
+        if accumulate {
+            return Ok(());
+        }
         c.w.line(&format!(
             "for (size_t i = 0; i < {}u; i++) SrcGrad[i] = 0.0f;",
             n * ch * h * w
@@ -302,9 +309,14 @@ pub fn convolution_grad(c: &mut KCtx) -> Result<(), BackendError> {
     for _ in 0..3 {
         c.w.close();
     }
+    let at = idx(["b", &in_ch, "ih", "iw"], g.ss);
+    let prev = if accumulate {
+        format!("SrcGrad[{at}] + ")
+    } else {
+        String::new()
+    };
     c.w.line(&format!(
-        "for (size_t i = 0; i < ni; i++) SrcGrad[{}] = acc[i];",
-        idx(["b", &in_ch, "ih", "iw"], g.ss)
+        "for (size_t i = 0; i < ni; i++) SrcGrad[{at}] = {prev}acc[i];"
     ));
     for _ in 0..5 {
         c.w.close();

@@ -3036,6 +3036,8 @@ static void glow_qadd8(void *dst, const void *lhs, const void *rhs, size_t n,
 typedef struct {
   size_t n, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group, cg, ocg;
   size_t s_b, s_h, s_w, d_b, d_h, d_w, f_o, f_y, f_x, f_c;
+  /* SrcGrad is @inout: the sums are added to it (prev + sum). */
+  size_t accumulate;
 } glow_cg_t;
 
 #if defined(GLOW_VEC16)
@@ -3208,8 +3210,13 @@ static void glow_cg_src_px(float *sg, const float *dg, const float *f, const glo
   const __m512 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
   for (size_t j = 0; j < np; j++) {
     float *out = sg + b * p->s_b + ih * p->s_h + (iw + j) * p->s_w + g * p->cg + c;
-    _mm512_mask_storeu_ps(out, m0, acc[j][0]);
-    _mm512_mask_storeu_ps(out + 16, m1, acc[j][1]);
+    __m512 v0 = acc[j][0], v1 = acc[j][1];
+    if (p->accumulate) {
+      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, out), v0);
+      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, out + 16), v1);
+    }
+    _mm512_mask_storeu_ps(out, m0, v0);
+    _mm512_mask_storeu_ps(out + 16, m1, v1);
   }
 }
 #undef GLOW_CG_PIXEL

@@ -109,6 +109,17 @@ pub fn convolution_grad(x: &mut Exec) -> R {
     });
     x.put_f32s("BiasGrad", &bias)?;
     x.put_f32s("FilterGrad", &fgrad)?;
+    // An @inout SrcGrad gets the sums added (none without ComputeSrcGrad).
+    if x.inst.operands[3].kind == glow_ir::OperandKind::InOut {
+        if !compute_src {
+            return Ok(());
+        }
+        let prev = x.f32s("SrcGrad")?;
+        for (s, p) in sgrad.iter_mut().zip(prev.iter()) {
+            // prev + sum (f32 addition commutes).
+            *s += *p;
+        }
+    }
     x.put_f32s("SrcGrad", &sgrad)
 }
 

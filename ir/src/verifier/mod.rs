@@ -256,13 +256,22 @@ impl<'f> Checker<'f> {
         let info = inst.opcode.info();
         // A variadic list's kinds are checked with the split (`check_inst`).
         if let Some(def) = info.operands.get(k).filter(|d| !d.variadic) {
-            if def.kind != op.kind {
+            // `convolutiongrad`'s SrcGrad may be @inout: the sums are added
+            // to it (docs/training.md).
+            let accumulates = inst.opcode == crate::Opcode::ConvolutionGrad
+                && k == 3
+                && op.kind == crate::OperandKind::InOut;
+            if def.kind != op.kind && !accumulates {
                 self.errors.push(VerifyError::OperandKind {
                     inst: i,
                     k,
                     opcode: info.name,
                     operand: def.name,
-                    expected: def.kind.as_str(),
+                    expected: if inst.opcode == crate::Opcode::ConvolutionGrad && k == 3 {
+                        "@out` or `@inout"
+                    } else {
+                        def.kind.as_str()
+                    },
                     found: op.kind.as_str(),
                 });
             }
