@@ -363,6 +363,10 @@ pub fn pool(c: &mut KCtx) -> Result<(), BackendError> {
     let [_, _, oh, ow] = win.nchw_of(&d.dims);
     c.decl("Dest", "float")?;
     c.decl("Src", "float")?;
+    if !win.nchw && ch <= 4096 {
+        pool_nhwc(c, &win, [n, ch, h, w], [oh, ow], (&s, &d), is_max, include);
+        return Ok(());
+    }
     c.w.for_loop("n", n);
     c.w.for_loop("oh", oh);
     c.w.for_loop("ow", ow);
@@ -408,6 +412,61 @@ pub fn pool(c: &mut KCtx) -> Result<(), BackendError> {
         c.w.close();
     }
     Ok(())
+}
+
+/// NHWC `pool`: a pixel's channels are contiguous, so the window is taken a
+/// row of channels at a time (loops the compiler vectorizes), each channel's
+/// elements in the loop nest's order: the first valid one, then `x > max`
+/// (`vmaxps`'s own rule), or the sum from `0.0f`.
+fn pool_nhwc(
+    c: &mut KCtx,
+    win: &Window,
+    [n, ch, h, w]: [u64; 4],
+    [oh, ow]: [u64; 2],
+    (s, d): (&Type, &Type),
+    is_max: bool,
+    include: bool,
+) {
+    c.w.for_loop("n", n);
+    c.w.for_loop("oh", oh);
+    c.w.for_loop("ow", ow);
+    c.w.line(&format!("float acc[{ch}];"));
+    c.w.line("size_t cnt = 0;");
+    if !is_max {
+        c.w.line("memset(acc, 0, sizeof acc);");
+    }
+    open_window(c, win, h, w);
+    let src = idx(
+        ["n", "0", "(size_t)ih", "(size_t)iw"],
+        win.act_strides(&s.dims),
+    );
+    c.w.line(&format!("const float *x = Src + {src};"));
+    if is_max {
+        c.w.line(&format!(
+            "if (cnt++ == 0) memcpy(acc, x, sizeof acc); else for (size_t ch = 0; ch < {ch}u; ch++) acc[ch] = x[ch] > acc[ch] ? x[ch] : acc[ch];"
+        ));
+    } else {
+        c.w.line("cnt++;");
+        c.w.line(&format!(
+            "for (size_t ch = 0; ch < {ch}u; ch++) acc[ch] += x[ch];"
+        ));
+    }
+    c.w.close();
+    c.w.close();
+    let dest = idx(["n", "0", "oh", "ow"], win.act_strides(&d.dims));
+    c.w.line(&format!("float *o = Dest + {dest};"));
+    c.w.for_loop("ch", ch);
+    if is_max {
+        c.w.line("o[ch] = cnt ? acc[ch] : 0.0f;");
+    } else if include {
+        let area = c_float((win.kernels[0] * win.kernels[1]) as f32);
+        c.w.line(&format!("o[ch] = acc[ch] / {area};"));
+    } else {
+        c.w.line("o[ch] = cnt ? acc[ch] / (float)cnt : 0.0f;");
+    }
+    for _ in 0..4 {
+        c.w.close();
+    }
 }
 
 /// `convolution3d` (float, NTHWC): the reference loop nest, per output
