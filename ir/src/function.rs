@@ -567,6 +567,45 @@ pub fn linear_offset(offsets: &[i64], dims: &[u64]) -> u64 {
     lin
 }
 
+/// An `inserttensor`'s window in its destination (per dimension, start and
+/// end), or `None` for any other instruction and for an insert whose source
+/// lies in its destination (that one reads what it overwrites).
+pub fn insert_window(f: &Function, id: InstId) -> Option<Vec<(u64, u64)>> {
+    let inst = f.inst(id);
+    if inst.opcode != Opcode::InsertTensor {
+        return None;
+    }
+    let (dest, src) = (inst.operands.first()?.value, inst.operands.get(1)?.value);
+    if f.origin(src).0 == f.origin(dest).0 {
+        return None;
+    }
+    let s = &f.value_type(src)?.dims;
+    let offs = inst.get(m::OFFSETS)?;
+    let count = inst.get(m::COUNT).unwrap_or(1).max(1) as u64;
+    let axis = inst.get(m::AXIS).unwrap_or(0).max(0) as usize;
+    (offs.len() == s.len()).then(|| {
+        let at = |i: usize| offs[i].max(0) as u64;
+        (0..s.len())
+            .map(|i| (at(i), at(i) + if i == axis { count * s[i] } else { s[i] }))
+            .collect()
+    })
+}
+
+/// Whether windows inside `dims` are pairwise disjoint and add up to all of
+/// it: a run of inserts that overwrites its whole destination.
+pub fn windows_cover(dims: &[u64], ws: &[Vec<(u64, u64)>]) -> bool {
+    let inside = |w: &Vec<(u64, u64)>| {
+        w.len() == dims.len() && w.iter().zip(dims).all(|(r, &d)| r.0 <= r.1 && r.1 <= d)
+    };
+    let volume = |w: &Vec<(u64, u64)>| w.iter().map(|r| r.1 - r.0).product::<u64>();
+    let overlap = |a: &Vec<(u64, u64)>, b: &Vec<(u64, u64)>| {
+        a.iter().zip(b).all(|(x, y)| x.0 < y.1 && y.0 < x.1)
+    };
+    ws.iter().all(inside)
+        && (0..ws.len()).all(|i| (0..i).all(|j| !overlap(&ws[i], &ws[j])))
+        && ws.iter().map(volume).sum::<u64>() == dims.iter().product::<u64>()
+}
+
 /// One use of a value: instruction and operand index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Use {

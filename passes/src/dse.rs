@@ -12,6 +12,11 @@
 //!   end, so the last write into a weight is always kept.
 //! - Only a full write kills: a write through a view smaller than its origin
 //!   (a partial write) neither hides earlier writes nor starts a new value.
+//!   The exception is a run of `inserttensor`s into the buffer itself whose
+//!   windows are disjoint and together cover it, with no read of the buffer
+//!   in between (a concatenation's inserts after its zero `splat`): the run
+//!   kills like a full write. An insert keeps the rest of its destination,
+//!   so it reads only what the run leaves uncovered, which here is nothing.
 //! - A removed instruction's reads do not count, so a chain of dead
 //!   computations disappears in one run.
 //! - Instructions that write nothing (`debugprint`) are never removed;
@@ -19,6 +24,7 @@
 
 use crate::edit::{dense, dense_len, elems, erase_marked, show, Origins};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions};
+use glow_ir::function::{insert_window, windows_cover};
 use glow_ir::{Diagnostic, Function, InstId, Opcode, OperandKind};
 
 pub static INFO: PassInfo = PassInfo {
@@ -62,6 +68,8 @@ impl Pass for Dse {
         for w in f.weight_ids() {
             state[w.index()].reader = Reader::End;
         }
+        // Per origin, the windows of the inserts that follow with no read between.
+        let mut cover: Vec<Vec<Vec<(u64, u64)>>> = vec![Vec::new(); dense_len(f)];
         let mut dead = vec![false; f.insts.len()];
         let mut removed = 0u64;
         for id in f.layout.iter().rev() {
@@ -106,10 +114,21 @@ impl Pass for Dse {
                     )),
                     _ => {}
                 }
-                // Only a full write starts a new value.
-                if elems(f, op.value) >= elems(f, origin) {
+                // Only a full write starts a new value, or a run of inserts
+                // that covers the buffer.
+                let slot = &mut cover[dense(f, origin)];
+                if let Some(w) = insert_window(f, id).filter(|_| op.value == origin) {
+                    slot.push(w);
+                    let dims = f.value_type(origin).map(|t| t.dims.as_slice());
+                    if dims.is_some_and(|d| windows_cover(d, slot)) {
+                        st.reader = Reader::None;
+                        st.killer = Some(id);
+                        slot.clear();
+                    }
+                } else if elems(f, op.value) >= elems(f, origin) {
                     st.reader = Reader::None;
                     st.killer = Some(id);
+                    slot.clear();
                 }
             }
             if mutated > 0 && mutated == unread && cx.should_execute("dse") {
@@ -121,10 +140,17 @@ impl Pass for Dse {
             if mutated > 0 {
                 cx.debug(|| format!("keeping %{}: {}", inst.name, why.join("; ")));
             }
-            for op in &inst.operands {
+            let insert = insert_window(f, id).is_some();
+            for (i, op) in inst.operands.iter().enumerate() {
+                let origin = origins.origin(op.value);
+                // An insert's own destination is a partial write, read only
+                // where the run leaves it uncovered: the later reader stays.
+                if insert && i == 0 && op.value == origin {
+                    continue;
+                }
                 if op.kind != OperandKind::Out {
-                    let origin = origins.origin(op.value);
                     state[dense(f, origin)].reader = Reader::Inst(id);
+                    cover[dense(f, origin)].clear();
                 }
             }
         }

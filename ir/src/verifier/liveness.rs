@@ -6,7 +6,7 @@
 //! neither a read nor a write.
 
 use super::{Buf, Checker, VerifyError};
-use crate::function::{InstId, Value};
+use crate::function::{insert_window, windows_cover, InstId, Value};
 use crate::fxhash::FxHashSet as HashSet;
 use crate::opcode::Opcode;
 
@@ -71,6 +71,7 @@ impl Liveness {
         if reads
             && matches!(origin, Value::Inst(_))
             && !self.written.contains(&origin)
+            && !(k == 0 && covering_inserts(c, i, origin))
             && self.reported.insert(origin)
         {
             c.errors.push(VerifyError::UseBeforeWrite {
@@ -124,4 +125,35 @@ impl Liveness {
             }
         }
     }
+}
+
+/// Whether `i` starts a run of inserts into `origin` itself whose windows
+/// cover it before any other instruction touches it: such inserts read
+/// nothing of the unwritten buffer (a concatenation without its zero splat).
+fn covering_inserts(c: &Checker, i: InstId, origin: Value) -> bool {
+    let (Some(p), Some(ty)) = (
+        c.pos.get(i.index()).copied().flatten(),
+        c.f.value_type(origin),
+    ) else {
+        return false;
+    };
+    let mut windows = Vec::new();
+    for id in c.f.layout.iter().skip(p) {
+        let inst = c.f.inst(id);
+        let into = inst.operands.first().is_some_and(|o| o.value == origin);
+        if let Some(w) = insert_window(c.f, id).filter(|_| into) {
+            windows.push(w);
+            if windows_cover(&ty.dims, &windows) {
+                return true;
+            }
+        } else if inst.opcode != Opcode::AllocActivation
+            && inst
+                .operands
+                .iter()
+                .any(|o| c.f.origin(o.value).0 == origin)
+        {
+            return false;
+        }
+    }
+    false
 }

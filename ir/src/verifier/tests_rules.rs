@@ -138,8 +138,8 @@ fn reads_need_an_earlier_write() {
     let src = func(
         XY,
         &[
-            "%t = allocactivation { Ty: float<2 x 3> }",
-            "%v = tensorview @in %t { Ty: float<6>, Offsets: [0, 0] }",
+            "%t = allocactivation { Ty: float<4 x 3> }",
+            "%v = tensorview @in %t { Ty: float<12>, Offsets: [0, 0] }",
             "%i = inserttensor @inout %t, @in %x { Offsets: [0, 0] }",
             "%d = deallocactivation @out %t",
         ],

@@ -14,6 +14,9 @@
 //!   write slot and clear `same_value` (the value changes inside it); a
 //!   partial write into a weight with no interval yet starts a live-in one
 //!   (the rest of the weight keeps its input value);
+//! - an `inserttensor` into an activation with no interval yet only writes
+//!   (the verifier accepts it only as the start of inserts covering the
+//!   buffer, a concatenation without its zero splat);
 //! - alloc, dealloc and tensorview instructions are neither reads nor writes,
 //!   and `copy %x <- %x` (same origin and offset) is only a read;
 //! - every weight's last interval is extended to the function end
@@ -110,8 +113,15 @@ impl LiveIntervals {
             }
             // Reads before writes, so `relu @out %a, @in %a` ends one
             // interval at the read slot and starts the next at the write slot.
+            // An insert into an activation nothing wrote yet starts a run
+            // of inserts that covers it (the verifier's rule): a write only.
+            let fresh = (inst.opcode == Opcode::InsertTensor)
+                .then(|| f.origin(inst.operands[0].value).0)
+                .filter(|o| matches!(o, Value::Inst(_)) && lv.intervals(*o).is_empty());
             for a in accesses.iter().filter(|a| a.kind.reads()) {
-                lv.read(a.origin, read_slot(pos), a.kind == OperandKind::InOut);
+                if Some(a.origin) != fresh || a.kind != OperandKind::InOut {
+                    lv.read(a.origin, read_slot(pos), a.kind == OperandKind::InOut);
+                }
             }
             for a in accesses.iter().filter(|a| a.kind.writes()) {
                 lv.write(
