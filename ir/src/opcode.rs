@@ -458,7 +458,7 @@ opcodes! {
          opt(m::LAYOUT, Default::Enum("NHWC")),
          extra(m::FUSED_ACTIVATION, Default::Enum("NONE")),
          extra(m::FUSED_ACTIVATION_ARGS, Default::FloatArray(&[]))],
-        &[], shapes::convolution, Convolution;
+        &[(0, 4)], shapes::convolution, Convolution;
     ChannelwiseQuantizedConvolution = "channelwisequantizedconvolution",
         [op("Dest", Out), op("Src", In), op("Filter", In), op("Bias", In),
          op("FilterScales", In), op("FilterOffsets", In), op("BiasScales", In), op("BiasOffsets", In)],

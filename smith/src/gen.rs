@@ -887,7 +887,9 @@ impl Gen<'_> {
         if self.rng.chance(15) {
             ins.push(self.input(&dest_ty));
         }
-        let d = self.simple("convolution", &dest_ty, &ins, &[], &members);
+        // With a residual, sometimes written in place of it (an in-place pair).
+        let inplace: &[usize] = if ins.len() == 4 { &[3] } else { &[] };
+        let d = self.simple("convolution", &dest_ty, &ins, inplace, &members);
         // fuse-residual's pattern: the result plus another tensor.
         if ins.len() == 3
             && act == "NONE"
