@@ -401,6 +401,12 @@ typedef struct {
    * it is built, then whether the register path applies. */
   int taps;
   size_t entries, run;
+  /* The quad path's share of each output's products, [k0, k1) of the
+   * kk of the (kh, kw, c) sequence; where k0 > 0 the sums so far come from
+   * part ([GLOW_TP][4 * GLOW_PW]), and where k1 < kk they go back to it (see
+   * glow_conv_chunked). Without part, [0, kk). */
+  size_t k0, k1;
+  float *part;
   const float *spt[GLOW_KMAX][GLOW_TP];
 } glow_tile_t;
 
@@ -624,17 +630,31 @@ static int glow_conv_tile_regs(glow_tile_t *t, float acc[][2 * GLOW_PW]) {
 static inline __attribute__((always_inline)) void glow_conv_tile_quad_h(const glow_tile_t *t,
                                                                         const size_t H) {
   const glow_conv_t *p = t->q->p;
-  const size_t ps = t->kk * GLOW_PW, entries = t->entries, run = t->run;
+  const size_t ps = t->kk * GLOW_PW, run = t->run;
+  float *const part = t->part;
+  const size_t k0 = part ? t->k0 : 0, k1 = part ? t->k1 : t->kk;
   const glow_v16 z = {0};
 #define GLOW_ACC(T) glow_v16 c##T##a = z, c##T##b = z, c##T##c = z, c##T##d = z;
   GLOW_EACH_TP(GLOW_ACC)
 #undef GLOW_ACC
-  for (size_t ab = 0; ab < entries; ab++) {
+  if (k0 > 0) {
+    /* The sums so far: the same fmaf chain, continued. */
+#define GLOW_LOAD(T)                                                                        \
+  if (T < H) {                                                                              \
+    const float *a = part + (T) * 4 * GLOW_PW;                                              \
+    memcpy(&c##T##a, a, 64); memcpy(&c##T##b, a + GLOW_PW, 64);                             \
+    memcpy(&c##T##c, a + 2 * GLOW_PW, 64); memcpy(&c##T##d, a + 3 * GLOW_PW, 64);           \
+  }
+    GLOW_EACH_TP(GLOW_LOAD)
+#undef GLOW_LOAD
+  }
+  for (size_t ab = k0 / run; ab * run < k1; ab++) {
     const float *wp = t->panel + ab * run * GLOW_PW;
+    const size_t cb = k0 > ab * run ? k0 - ab * run : 0, ce = glow_min(run, k1 - ab * run);
 #define GLOW_SRC(T) const float *s##T = t->spt[ab][T];
     GLOW_EACH_TP(GLOW_SRC)
 #undef GLOW_SRC
-    for (size_t c = 0; c < run; c++) {
+    for (size_t c = cb; c < ce; c++) {
       glow_v16 w0, w1, w2, w3;
       memcpy(&w0, wp + c * GLOW_PW, 64);
       memcpy(&w1, wp + ps + c * GLOW_PW, 64);
@@ -649,6 +669,17 @@ static inline __attribute__((always_inline)) void glow_conv_tile_quad_h(const gl
       GLOW_EACH_TP(GLOW_STEP)
 #undef GLOW_STEP
     }
+  }
+  if (k1 < t->kk) {
+#define GLOW_SAVE(T)                                                                        \
+  if (T < H) {                                                                              \
+    float *a = part + (T) * 4 * GLOW_PW;                                                    \
+    memcpy(a, &c##T##a, 64); memcpy(a + GLOW_PW, &c##T##b, 64);                             \
+    memcpy(a + 2 * GLOW_PW, &c##T##c, 64); memcpy(a + 3 * GLOW_PW, &c##T##d, 64);           \
+  }
+    GLOW_EACH_TP(GLOW_SAVE)
+#undef GLOW_SAVE
+    return;
   }
   const glow_conv_args *q = t->q;
   const float a0 = p->a0, a1 = p->a1;
@@ -834,6 +865,74 @@ static void glow_inside(size_t in, size_t n, size_t s, size_t pad, size_t extent
 
 /* The share of L2 a packed filter may take while pixels sweep it. */
 #define GLOW_FILTER_CACHE ((size_t)256 << 10)
+
+#ifdef GLOW_VEC16
+/* At most this many products per chunk (a quad's chunk of filter: 32 KiB, in
+ * L1), and pixel tiles per group, for glow_conv_chunked. */
+#define GLOW_KCHUNK 128
+#define GLOW_KGROUP 4
+/* Whether a group's convolution takes glow_conv_chunked: every panel in
+ * quads, and a quad's filter larger than one chunk. */
+static inline int glow_conv_chunked_ok(const glow_conv_args *q, size_t ocg, size_t kk) {
+  const glow_conv_t *p = q->p;
+  return q->bias && p->d_c == 1 && p->s_c == 1 && ocg % (4 * GLOW_PW) == 0 &&
+         kk > GLOW_KCHUNK + GLOW_KCHUNK / 4 && p->kh * p->kw <= GLOW_KMAX;
+}
+/* Quads of panels whose filter outgrows L1: each output's products in
+ * chunks of GLOW_KCHUNK, a quad's chunk of filter (in L1) swept over a group
+ * of GLOW_KGROUP pixel tiles before the next chunk, the sums between chunks
+ * in acc. Each output's fmaf chain is the one of the whole tile; it only
+ * pauses between chunks. Work units are (quad, group), quad-major, so a
+ * quad's filter stays in L2 while its groups sweep it. base holds the
+ * group's per-convolution fields. */
+static void glow_conv_chunked(const glow_tile_t *base, const float *gpk, size_t g, size_t ocg,
+                              size_t part, size_t parts) {
+  const glow_conv_t *p = base->q->p;
+  const size_t kk = base->kk, npix = p->oh * p->ow, quads = ocg / (4 * GLOW_PW);
+  /* Chunks of equal length. */
+  const size_t chunks = (kk + GLOW_KCHUNK - 1) / GLOW_KCHUNK, chunk = (kk + chunks - 1) / chunks;
+  const size_t tiles = (npix + GLOW_TP - 1) / GLOW_TP;
+  const size_t groups = (tiles + GLOW_KGROUP - 1) / GLOW_KGROUP;
+  glow_tile_t ts[GLOW_KGROUP];
+  float acc[GLOW_KGROUP][GLOW_TP * 4 * GLOW_PW] __attribute__((aligned(64)));
+  size_t u0, u1;
+  glow_range(quads * groups, part, parts, &u0, &u1);
+  for (size_t u = u0; u < u1; u++) {
+    const size_t qd = u / groups, gr = u % groups;
+    size_t nt = 0;
+    for (; nt < GLOW_KGROUP && (gr * GLOW_KGROUP + nt) * GLOW_TP < npix; nt++) {
+      const size_t pix = (gr * GLOW_KGROUP + nt) * GLOW_TP;
+      glow_tile_t *t = &ts[nt];
+      memcpy(t, base, offsetof(glow_tile_t, spt));
+      t->panel = gpk + qd * 4 * kk * GLOW_PW;
+      t->o0 = g * ocg + qd * 4 * GLOW_PW;
+      t->np = glow_min(GLOW_TP, npix - pix);
+      t->np2 = 4;
+      t->lanes = 4 * GLOW_PW;
+      t->part = 0;
+      glow_tile_coords(p->ow, pix, t->oh, t->ow);
+      t->taps = glow_conv_tile_taps(t);
+      /* A window position to skip: the whole tile now, by the window path. */
+      if (!t->taps) glow_conv_tile_four(t);
+      t->part = acc[nt];
+    }
+    for (size_t k0 = 0; k0 < kk; k0 += chunk)
+      for (size_t i = 0; i < nt; i++) {
+        glow_tile_t *t = &ts[i];
+        if (!t->taps) continue;
+        t->k0 = k0;
+        t->k1 = glow_min(kk, k0 + chunk);
+        switch (t->np) {
+#define GLOW_QUAD_CASE(T) case T + 1: glow_conv_tile_quad##T(t); break;
+          GLOW_EACH_TP(GLOW_QUAD_CASE)
+#undef GLOW_QUAD_CASE
+        default: break;
+        }
+      }
+  }
+}
+#endif
+
 static void glow_conv_part(const void *args, size_t part, size_t parts) {
   const glow_conv_args *q = args;
   const glow_conv_t *p = q->p;
@@ -853,6 +952,7 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
       glow_tile_t t;
       const float *gpk = q->pk + g * panels * kk * GLOW_PW;
       t.q = q;
+      t.part = 0;
       t.sbase = q->src + n * p->s_n + g * cg * p->s_c;
       t.n = n;
       t.cg = cg;
@@ -862,6 +962,12 @@ static void glow_conv_part(const void *args, size_t part, size_t parts) {
       t.rows = p->kw == 1 || (p->dw == 1 && p->s_w == cg);
       glow_inside(p->h, p->oh, p->sh, p->pt, (p->kh - 1) * p->dh, &t.ih_lo, &t.ih_hi);
       glow_inside(p->w, p->ow, p->sw, p->pl, (p->kw - 1) * p->dw, &t.iw_lo, &t.iw_hi);
+#ifdef GLOW_VEC16
+      if (glow_conv_chunked_ok(q, ocg, kk)) {
+        glow_conv_chunked(&t, gpk, g, ocg, part, parts);
+        continue;
+      }
+#endif
       /* Tile (pix, panels pb ..) of the group, ending before panel PE; W is
        * set to its number of panels. */
 #define GLOW_TILE(PIX, PB, PE, W)                                           \
