@@ -870,7 +870,7 @@ static void glow_inside(size_t in, size_t n, size_t s, size_t pad, size_t extent
 /* At most this many products per chunk (a quad's chunk of filter: 32 KiB, in
  * L1), and pixel tiles per group, for glow_conv_chunked. */
 #define GLOW_KCHUNK 128
-#define GLOW_KGROUP 4
+#define GLOW_KGROUP 12
 /* Whether a group's convolution takes glow_conv_chunked: every panel in
  * quads, and a quad's filter larger than one chunk. */
 static inline int glow_conv_chunked_ok(const glow_conv_args *q, size_t ocg, size_t kk) {
@@ -892,7 +892,10 @@ static void glow_conv_chunked(const glow_tile_t *base, const float *gpk, size_t 
   /* Chunks of equal length. */
   const size_t chunks = (kk + GLOW_KCHUNK - 1) / GLOW_KCHUNK, chunk = (kk + chunks - 1) / chunks;
   const size_t tiles = (npix + GLOW_TP - 1) / GLOW_TP;
+  /* Groups of equal size: a short last group would stream the quad's
+   * filter through L1 again for a few pixels. */
   const size_t groups = (tiles + GLOW_KGROUP - 1) / GLOW_KGROUP;
+  const size_t per = (tiles + groups - 1) / groups;
   glow_tile_t ts[GLOW_KGROUP];
   float acc[GLOW_KGROUP][GLOW_TP * 4 * GLOW_PW] __attribute__((aligned(64)));
   size_t u0, u1;
@@ -900,8 +903,8 @@ static void glow_conv_chunked(const glow_tile_t *base, const float *gpk, size_t 
   for (size_t u = u0; u < u1; u++) {
     const size_t qd = u / groups, gr = u % groups;
     size_t nt = 0;
-    for (; nt < GLOW_KGROUP && (gr * GLOW_KGROUP + nt) * GLOW_TP < npix; nt++) {
-      const size_t pix = (gr * GLOW_KGROUP + nt) * GLOW_TP;
+    for (; nt < per && (gr * per + nt) * GLOW_TP < npix; nt++) {
+      const size_t pix = (gr * per + nt) * GLOW_TP;
       glow_tile_t *t = &ts[nt];
       memcpy(t, base, offsetof(glow_tile_t, spt));
       t->panel = gpk + qd * 4 * kk * GLOW_PW;
