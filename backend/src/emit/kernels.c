@@ -1396,6 +1396,54 @@ typedef struct {
   const glow_gemm_t *p;
 } glow_gemm_args;
 
+#ifdef GLOW_VEC
+/* Row `row` of a short matrix (fewer rows than a tile) against W packed
+ * panels from `panel` at once (W a constant once inlined): with one panel,
+ * each sum's fmaf chain waits on its last FMA, and a fully connected layer of
+ * batch 1 ran at the FMA latency with its weights' stream stalled behind it.
+ * Each sum is still one chain in k order. */
+static inline __attribute__((always_inline)) void glow_gemm_short_h(
+    const glow_gemm_args *q, const float *Ab, const float *panel, float *Cb, size_t j0,
+    size_t row, const size_t W) {
+  const glow_gemm_t *p = q->p;
+  const size_t ps = p->k * GLOW_PW;
+  const float *a = Ab + row * p->lda;
+  glow_v8 c[8] = {{0}};
+  for (size_t kk = 0; kk < p->k; kk++) {
+    const glow_v8 x = GLOW_SPLAT8(a[kk]);
+    for (size_t w = 0; w < W; w++) {
+      const float *pw = panel + w * ps + kk * GLOW_PW;
+      glow_v8 w0, w1;
+      /* The weights are read once: ask for them well ahead. */
+      __builtin_prefetch(pw + 32 * GLOW_PW);
+      memcpy(&w0, pw, 32);
+      memcpy(&w1, pw + 8, 32);
+      GLOW_FMA8(c[2 * w], x, w0);
+      GLOW_FMA8(c[2 * w + 1], x, w1);
+    }
+  }
+  for (size_t w = 0; w < W; w++) {
+    const size_t jw = j0 + w * GLOW_PW, lanes = glow_min(GLOW_PW, p->n - jw);
+    float acc[GLOW_PW];
+    memcpy(acc, &c[2 * w], 32);
+    memcpy(acc + 8, &c[2 * w + 1], 32);
+    glow_store_row(Cb + row * p->ldc + jw, 1, acc, q->bias ? q->bias + jw : 0, 0, lanes, p->act,
+                   p->a0, p->a1);
+  }
+}
+#define GLOW_SHORT_W(W)                                                                     \
+  static __attribute__((noinline)) void glow_gemm_short##W(                                 \
+      const glow_gemm_args *q, const float *Ab, const float *panel, float *Cb, size_t j0,   \
+      size_t row) {                                                                         \
+    glow_gemm_short_h(q, Ab, panel, Cb, j0, row, W);                                        \
+  }
+GLOW_SHORT_W(1)
+GLOW_SHORT_W(2)
+GLOW_SHORT_W(3)
+GLOW_SHORT_W(4)
+#undef GLOW_SHORT_W
+#endif
+
 static void glow_gemm_part(const void *args, size_t part, size_t parts) {
   const glow_gemm_args *q = args;
   const glow_gemm_t *p = q->p;
@@ -1407,6 +1455,24 @@ static void glow_gemm_part(const void *args, size_t part, size_t parts) {
     const size_t bt = u / panels, pb = u % panels;
     const float *Ab = q->A + bt * p->a_batch, *Bb = q->B + bt * p->b_batch;
     float *Cb = q->C + bt * p->c_batch;
+#ifdef GLOW_VEC
+    if (p->packed && p->m < GLOW_TP) {
+      /* A short matrix: up to four of the part's panels of this batch at once. */
+      size_t w = 1;
+      while (w < 4 && u + w < u1 && (u + w) / panels == bt) w++;
+      const float *panel = Bb + pb * p->k * GLOW_PW;
+      for (size_t row = 0; row < p->m; row++) {
+        switch (w) {
+        case 1: glow_gemm_short1(q, Ab, panel, Cb, pb * GLOW_PW, row); break;
+        case 2: glow_gemm_short2(q, Ab, panel, Cb, pb * GLOW_PW, row); break;
+        case 3: glow_gemm_short3(q, Ab, panel, Cb, pb * GLOW_PW, row); break;
+        default: glow_gemm_short4(q, Ab, panel, Cb, pb * GLOW_PW, row); break;
+        }
+      }
+      u += w - 1;
+      continue;
+    }
+#endif
     const size_t j0 = pb * GLOW_PW, lanes = glow_min(GLOW_PW, p->n - j0);
     const float *panel = p->packed ? Bb + pb * p->k * GLOW_PW : Bb + j0;
     const size_t pstride = p->packed ? GLOW_PW : p->ldb;
